@@ -1,0 +1,308 @@
+/**
+ * The `belay` command. `belay serve` runs the server in this process; every other
+ * command is a client of the running server's admin socket (CONTRACT.md "Admin
+ * commands"). Arguments are checked here for a friendly one-line error, and checked
+ * again by the server against the same Schema (src/schema/Admin.ts).
+ *
+ * Exit codes: 0 success, 1 the server refused the command (or none is running),
+ * 2 bad usage. `--json` prints machine-readable output on stdout.
+ */
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Schema } from "effect"
+import { type AdminRequest, AdminResponse } from "../schema/Admin.js"
+
+class UsageError extends Error {}
+
+const USAGE = `usage:
+  belay serve
+  belay account add NAME              (password on stdin)
+  belay account list
+  belay account pause NAME
+  belay account resume NAME
+  belay account recover NAME          (new password on stdin; revokes every OAuth app)
+  belay network add ACCOUNT --name N --host H --port P [--tls] [--tls-insecure] [--nick NICK]
+        [--username U] [--realname R] [--server-password P] [--sasl-plain USER:PASS] [--join '#a,#b']
+  belay network list ACCOUNT
+  belay network remove ACCOUNT ID
+  belay token add ACCOUNT --name N --scope read|read-write
+  belay token list ACCOUNT
+  belay token revoke ACCOUNT NAME
+  belay channel encrypt ACCOUNT NETWORK_ID TARGET   (FiSH key on stdin)
+  belay channel decrypt ACCOUNT NETWORK_ID TARGET
+options: --json  machine-readable output`
+
+interface Parsed {
+  readonly positional: ReadonlyArray<string>
+  readonly flags: ReadonlyMap<string, string | true>
+}
+
+const BOOLEAN_FLAGS = new Set(["tls", "tls-insecure", "json", "help"])
+
+const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
+  const positional: Array<string> = []
+  const flags = new Map<string, string | true>()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=")
+      const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+      if (BOOLEAN_FLAGS.has(name)) {
+        if (eq !== -1) throw new UsageError(`--${name} takes no value`)
+        flags.set(name, true)
+      } else if (eq !== -1) {
+        flags.set(name, arg.slice(eq + 1))
+      } else {
+        const value = argv[++i]
+        if (value === undefined) throw new UsageError(`--${name} needs a value`)
+        flags.set(name, value)
+      }
+    } else {
+      positional.push(arg)
+    }
+  }
+  return { positional, flags }
+}
+
+const readStdinSecret = (what: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    if (process.stdin.isTTY) process.stderr.write(`${what}: `)
+    const chunks: Array<Buffer> = []
+    process.stdin.on("data", (c: Buffer) => {
+      chunks.push(c)
+      // On a terminal, one line is the answer.
+      if (process.stdin.isTTY && c.includes(10)) process.stdin.pause(), process.stdin.emit("end")
+    })
+    process.stdin.once("end", () => {
+      // Exactly one trailing newline is removed (CONTRACT.md), so a secret may end in spaces.
+      const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
+      text === "" ? reject(new UsageError(`${what} is empty: pass it on stdin`)) : resolve(text)
+    })
+    process.stdin.once("error", reject)
+  })
+
+const positiveInt = (value: string | undefined, what: string): number => {
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1) {
+    throw new UsageError(`${what} must be a positive integer, got ${JSON.stringify(value ?? "")}`)
+  }
+  return Number(value)
+}
+
+const flag = (p: Parsed, name: string): string | undefined => {
+  const v = p.flags.get(name)
+  return typeof v === "string" ? v : undefined
+}
+
+const requireFlag = (p: Parsed, name: string): string => {
+  const v = flag(p, name)
+  if (v === undefined || v === "") throw new UsageError(`--${name} is required`)
+  return v
+}
+
+const arity = (p: Parsed, n: number, shape: string) => {
+  if (p.positional.length !== n) throw new UsageError(`usage: belay ${shape}`)
+}
+
+/** Turns argv into an admin request, reading secrets from stdin where the command takes one. */
+const toRequest = async (p: Parsed): Promise<AdminRequest> => {
+  const [group, verb] = p.positional
+  const arg = (i: number) => p.positional[i]!
+  switch (`${group} ${verb}`) {
+    case "account add":
+      arity(p, 3, "account add NAME")
+      return { _tag: "AccountAdd", name: arg(2), password: await readStdinSecret("password") }
+    case "account list":
+      arity(p, 2, "account list")
+      return { _tag: "AccountList" }
+    case "account pause":
+      arity(p, 3, "account pause NAME")
+      return { _tag: "AccountPause", name: arg(2) }
+    case "account resume":
+      arity(p, 3, "account resume NAME")
+      return { _tag: "AccountResume", name: arg(2) }
+    case "account recover":
+      arity(p, 3, "account recover NAME")
+      return { _tag: "AccountRecover", name: arg(2), password: await readStdinSecret("new password") }
+    case "network add": {
+      arity(p, 3, "network add ACCOUNT --name N --host H --port P …")
+      const port = Number(requireFlag(p, "port"))
+      if (!/^\d+$/.test(requireFlag(p, "port")) || port < 1 || port > 65535) {
+        throw new UsageError(`--port must be a port number between 1 and 65535, got ${JSON.stringify(flag(p, "port"))}`)
+      }
+      const sasl = flag(p, "sasl-plain")
+      let saslPlain: { username: string; password: string } | undefined
+      if (sasl !== undefined) {
+        const colon = sasl.indexOf(":")
+        if (colon < 1 || colon === sasl.length - 1) throw new UsageError("--sasl-plain must be USER:PASS")
+        saslPlain = { username: sasl.slice(0, colon), password: sasl.slice(colon + 1) }
+      }
+      const optional = <K extends string>(key: K, value: string | undefined) =>
+        (value === undefined ? {} : { [key]: value }) as Partial<Record<K, string>>
+      return {
+        _tag: "NetworkAdd",
+        account: arg(2),
+        name: requireFlag(p, "name"),
+        host: requireFlag(p, "host"),
+        port,
+        tls: p.flags.has("tls") || p.flags.has("tls-insecure"),
+        tlsInsecure: p.flags.has("tls-insecure"),
+        ...optional("nick", flag(p, "nick")),
+        ...optional("username", flag(p, "username")),
+        ...optional("realname", flag(p, "realname")),
+        ...optional("serverPassword", flag(p, "server-password")),
+        ...(saslPlain ? { saslPlain } : {}),
+        join: (flag(p, "join") ?? "").split(",").map((c) => c.trim()).filter((c) => c !== "")
+      }
+    }
+    case "network list":
+      arity(p, 3, "network list ACCOUNT")
+      return { _tag: "NetworkList", account: arg(2) }
+    case "network remove":
+      arity(p, 4, "network remove ACCOUNT ID")
+      return { _tag: "NetworkRemove", account: arg(2), id: positiveInt(arg(3), "ID") }
+    case "token add": {
+      arity(p, 3, "token add ACCOUNT --name N --scope read|read-write")
+      const scope = requireFlag(p, "scope")
+      if (scope !== "read" && scope !== "read-write") {
+        throw new UsageError(`--scope must be read or read-write, got ${JSON.stringify(scope)}`)
+      }
+      return { _tag: "TokenAdd", account: arg(2), name: requireFlag(p, "name"), scope }
+    }
+    case "token list":
+      arity(p, 3, "token list ACCOUNT")
+      return { _tag: "TokenList", account: arg(2) }
+    case "token revoke":
+      arity(p, 4, "token revoke ACCOUNT NAME")
+      return { _tag: "TokenRevoke", account: arg(2), name: arg(3) }
+    case "channel encrypt":
+      arity(p, 5, "channel encrypt ACCOUNT NETWORK_ID TARGET")
+      return {
+        _tag: "ChannelEncrypt",
+        account: arg(2),
+        networkId: positiveInt(arg(3), "NETWORK_ID"),
+        target: arg(4),
+        key: await readStdinSecret("key")
+      }
+    case "channel decrypt":
+      arity(p, 5, "channel decrypt ACCOUNT NETWORK_ID TARGET")
+      return { _tag: "ChannelDecrypt", account: arg(2), networkId: positiveInt(arg(3), "NETWORK_ID"), target: arg(4) }
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(p.positional.join(" "))}\n${USAGE}`)
+  }
+}
+
+const adminSocketPath = (): string =>
+  process.env.BELAY_ADMIN_SOCKET || Path.join(Path.resolve(process.env.BELAY_DATA_DIR || "./data"), "belay.sock")
+
+const call = (socketPath: string, request: AdminRequest): Promise<AdminResponse> =>
+  new Promise((resolve, reject) => {
+    const socket = Net.connect(socketPath)
+    let data = ""
+    socket.setEncoding("utf8")
+    socket.once("connect", () => socket.write(JSON.stringify(request) + "\n"))
+    socket.on("data", (c: string) => (data += c))
+    socket.once("end", () => {
+      try {
+        resolve(Schema.decodeUnknownSync(Schema.parseJson(AdminResponse))(data.trim()))
+      } catch {
+        reject(new Error("the server sent an unreadable response"))
+      }
+    })
+    socket.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT" || e.code === "ECONNREFUSED") {
+        reject(new Error(`no belay server is running (no admin socket at ${socketPath}); start one with 'belay serve'`))
+      } else reject(e)
+    })
+  })
+
+const printHuman = (request: AdminRequest, result: unknown): string => {
+  const r = result as Record<string, unknown>
+  switch (request._tag) {
+    case "AccountAdd":
+      return `account ${request.name} created`
+    case "AccountList":
+      return (result as Array<{ name: string; status: string }>).map((a) => `${a.name}\t${a.status}`).join("\n")
+    case "AccountPause":
+    case "AccountResume":
+      return `account ${request.name} is ${String(r.status)}`
+    case "AccountRecover":
+      return `password of ${request.name} reset; ${String(r.revokedApps)} app token(s) revoked`
+    case "NetworkAdd":
+      return String(r.id)
+    case "NetworkList":
+      return (result as Array<{ id: number; name: string; host: string; port: number; tls: boolean; nick: string }>)
+        .map((n) => `${n.id}\t${n.name}\t${n.host}:${n.port}${n.tls ? " (tls)" : ""}\t${n.nick}`)
+        .join("\n")
+    case "NetworkRemove":
+      return `network ${request.id} removed`
+    case "TokenAdd":
+      return String(r.token)
+    case "TokenList":
+      return (result as Array<{ name: string; scope: string; revoked: boolean; createdAt: string }>)
+        .map((t) => `${t.name}\t${t.scope}\t${t.createdAt}${t.revoked ? "\trevoked" : ""}`)
+        .join("\n")
+    case "TokenRevoke":
+      return `token ${request.name} revoked`
+    case "ChannelEncrypt":
+      return `${request.target} on network ${request.networkId} is now end-to-end encrypted`
+    case "ChannelDecrypt":
+      return `${request.target} on network ${request.networkId} is no longer encrypted`
+  }
+}
+
+const runClient = async (argv: ReadonlyArray<string>): Promise<number> => {
+  let parsed: Parsed
+  let request: AdminRequest
+  const asJson = argv.includes("--json")
+  try {
+    parsed = parseArgs(argv)
+    if (parsed.flags.has("help") || parsed.positional.length === 0) {
+      process.stdout.write(USAGE + "\n")
+      return parsed.flags.has("help") ? 0 : 2
+    }
+    request = await toRequest(parsed)
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`belay: ${e.message}\n`)
+      return 2
+    }
+    throw e
+  }
+  try {
+    const response = await call(adminSocketPath(), request)
+    if (!response.ok) {
+      if (asJson) process.stdout.write(JSON.stringify({ ok: false, error: response.error }) + "\n")
+      process.stderr.write(`belay: ${response.error}\n`)
+      return 1
+    }
+    const out = asJson ? JSON.stringify(response.result) : printHuman(request, response.result)
+    if (out !== "") process.stdout.write(out + "\n")
+    return 0
+  } catch (e) {
+    process.stderr.write(`belay: ${e instanceof Error ? e.message : String(e)}\n`)
+    return 1
+  }
+}
+
+const main = async () => {
+  const argv = process.argv.slice(2)
+  if (argv[0] === "serve") {
+    const { serve } = await import("../main.js")
+    NodeRuntime.runMain(
+      serve.pipe(
+        Effect.catchTag("StartupError", (e) =>
+          Effect.sync(() => {
+            process.stderr.write(`belay: ${e.message}\n`)
+            process.exit(1)
+          })
+        )
+      ),
+      { disableErrorReporting: false }
+    )
+    return
+  }
+  process.exitCode = await runClient(argv)
+}
+
+void main()

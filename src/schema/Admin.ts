@@ -1,0 +1,48 @@
+/**
+ * The admin protocol between `belay <command>` and the running server, over the Unix
+ * admin socket: one JSON request line, one JSON response line. Both sides decode with
+ * these Schemas, so the server re-validates whatever a CLI (or anything else able to
+ * open the socket) sends.
+ */
+import { Schema } from "effect"
+
+const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+const Secret = Schema.String.pipe(Schema.maxLength(4096))
+const Port = Schema.Number.pipe(Schema.int(), Schema.between(1, 65535))
+const Id = Schema.Number.pipe(Schema.int(), Schema.positive())
+
+export const AdminRequest = Schema.Union(
+  Schema.TaggedStruct("AccountAdd", { name: Name, password: Secret }),
+  Schema.TaggedStruct("AccountList", {}),
+  Schema.TaggedStruct("AccountPause", { name: Name }),
+  Schema.TaggedStruct("AccountResume", { name: Name }),
+  Schema.TaggedStruct("AccountRecover", { name: Name, password: Secret }),
+  Schema.TaggedStruct("NetworkAdd", {
+    account: Name,
+    name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+    host: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9.:\-[\]]{1,253}$/)),
+    port: Port,
+    tls: Schema.Boolean,
+    tlsInsecure: Schema.Boolean,
+    nick: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\s,*?!@#&:$][^\s,*?!@]{0,63}$/))),
+    username: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\s@]{1,64}$/))),
+    realname: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\r\n\0]{1,256}$/))),
+    serverPassword: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\r\n\0 ]{1,512}$/))),
+    saslPlain: Schema.optional(Schema.Struct({ username: Name, password: Secret })),
+    join: Schema.Array(Schema.String.pipe(Schema.pattern(/^[^\s,\x07\0]{1,200}$/)))
+  }),
+  Schema.TaggedStruct("NetworkList", { account: Name }),
+  Schema.TaggedStruct("NetworkRemove", { account: Name, id: Id }),
+  Schema.TaggedStruct("TokenAdd", { account: Name, name: Name, scope: Schema.Literal("read", "read-write") }),
+  Schema.TaggedStruct("TokenList", { account: Name }),
+  Schema.TaggedStruct("TokenRevoke", { account: Name, name: Name }),
+  Schema.TaggedStruct("ChannelEncrypt", { account: Name, networkId: Id, target: Name, key: Secret }),
+  Schema.TaggedStruct("ChannelDecrypt", { account: Name, networkId: Id, target: Name })
+)
+export type AdminRequest = typeof AdminRequest.Type
+
+export const AdminResponse = Schema.Union(
+  Schema.Struct({ ok: Schema.Literal(true), result: Schema.Unknown }),
+  Schema.Struct({ ok: Schema.Literal(false), error: Schema.String })
+)
+export type AdminResponse = typeof AdminResponse.Type

@@ -1,0 +1,167 @@
+/**
+ * Accounts owns members: name, argon2id password hash, status (active | paused),
+ * password checks for sign-in, and account recovery (which revokes every OAuth app,
+ * interface "States and transitions"; a plain password change does not).
+ * All state is in PostgreSQL; methods are safe to call concurrently.
+ */
+import { hash, verify } from "@node-rs/argon2"
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option, PubSub } from "effect"
+
+export type AccountStatus = "active" | "paused"
+
+export interface Account {
+  readonly id: number
+  readonly name: string
+  readonly status: AccountStatus
+  readonly createdAt: Date
+}
+
+export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ readonly name: string }> {
+  override get message() {
+    return `no account named ${JSON.stringify(this.name)}`
+  }
+}
+export class AccountExists extends Data.TaggedError("AccountExists")<{ readonly name: string }> {
+  override get message() {
+    return `an account named ${JSON.stringify(this.name)} already exists`
+  }
+}
+export class InvalidAccountInput extends Data.TaggedError("InvalidAccountInput")<{ readonly message: string }> {}
+
+export const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const MIN_PASSWORD = 8
+const MAX_PASSWORD = 1024
+
+// OWASP's argon2id baseline (m=19 MiB, t=2, p=1).
+// algorithm 2 = Argon2id (the package exports it as an ambient const enum).
+const ARGON2 = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
+// Verified against when the account does not exist, so a miss costs the same as a hit.
+const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$b1NIdofJhgG3nshWvbYgBA$sQgnYlWeoptTXbE6PSB5f7tR8Xi/WyrRvYzfgBYq4VA"
+
+/** Emitted when tokens of an account are revoked wholesale, so open sockets can be closed. */
+export interface AccountRecovered {
+  readonly accountId: number
+}
+
+interface AccountRow {
+  readonly id: number
+  readonly name: string
+  readonly status: AccountStatus
+  readonly createdAt: Date
+}
+
+const validatePassword = (password: string) =>
+  password.length < MIN_PASSWORD || password.length > MAX_PASSWORD
+    ? Effect.fail(new InvalidAccountInput({ message: `password must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters` }))
+    : Effect.void
+
+export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const recovered = yield* PubSub.unbounded<AccountRecovered>()
+
+    const hashPassword = (password: string) => Effect.promise(() => hash(password, ARGON2))
+
+    const findByName = Effect.fn("Accounts.findByName")(function*(name: string) {
+      const rows = yield* sql<AccountRow>`
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE name = ${name}`.pipe(Effect.orDie)
+      return Option.fromNullable(rows[0])
+    })
+
+    const require = (name: string) =>
+      findByName(name).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(new AccountNotFound({ name })), onSome: Effect.succeed }))
+      )
+
+    const findById = Effect.fn("Accounts.findById")(function*(id: number) {
+      const rows = yield* sql<AccountRow>`
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
+      return Option.fromNullable(rows[0])
+    })
+
+    const create = Effect.fn("Accounts.create")(function*(name: string, password: string) {
+      if (!ACCOUNT_NAME.test(name)) {
+        return yield* new InvalidAccountInput({
+          message: "account name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        })
+      }
+      yield* validatePassword(password)
+      const passwordHash = yield* hashPassword(password)
+      const rows = yield* sql<AccountRow>`
+        INSERT INTO accounts (name, password_hash) VALUES (${name}, ${passwordHash})
+        ON CONFLICT (name) DO NOTHING
+        RETURNING id, name, status, created_at AS "createdAt"`.pipe(Effect.orDie)
+      const row = rows[0]
+      if (!row) return yield* new AccountExists({ name })
+      yield* Effect.logInfo("account created").pipe(Effect.annotateLogs("account", name))
+      return row
+    })
+
+    const list = Effect.fn("Accounts.list")(function*() {
+      return yield* sql<AccountRow>`
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts ORDER BY name`.pipe(Effect.orDie)
+    })
+
+    const setStatus = Effect.fn("Accounts.setStatus")(function*(name: string, status: AccountStatus) {
+      const rows = yield* sql<AccountRow>`
+        UPDATE accounts SET status = ${status} WHERE name = ${name}
+        RETURNING id, name, status, created_at AS "createdAt"`.pipe(Effect.orDie)
+      const row = rows[0]
+      if (!row) return yield* new AccountNotFound({ name })
+      yield* Effect.logInfo("account status changed").pipe(Effect.annotateLogs({ account: name, status }))
+      return row
+    })
+
+    /** Some(account) when the password matches; constant work whether or not the name exists. */
+    const verifyPassword = Effect.fn("Accounts.verifyPassword")(function*(name: string, password: string) {
+      const rows = yield* sql<AccountRow & { readonly passwordHash: string }>`
+        SELECT id, name, status, created_at AS "createdAt", password_hash AS "passwordHash"
+        FROM accounts WHERE name = ${name}`.pipe(Effect.orDie)
+      const row = rows[0]
+      const ok = yield* Effect.promise(() => verify(row?.passwordHash ?? DUMMY_HASH, password).catch(() => false))
+      if (!row || !ok) return Option.none<Account>()
+      return Option.some<Account>({ id: row.id, name: row.name, status: row.status, createdAt: row.createdAt })
+    })
+
+    /** A normal password change: sessions and apps stay signed in. */
+    const changePassword = Effect.fn("Accounts.changePassword")(function*(name: string, password: string) {
+      yield* validatePassword(password)
+      const passwordHash = yield* hashPassword(password)
+      const rows = yield* sql<{ id: number }>`
+        UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now()
+        WHERE name = ${name} RETURNING id`.pipe(Effect.orDie)
+      if (!rows[0]) return yield* new AccountNotFound({ name })
+    })
+
+    /**
+     * Account recovery: new password, every browser session ended and every OAuth app
+     * token revoked (interface: "account recovery → revoked (every app)").
+     */
+    const recover = Effect.fn("Accounts.recover")(function*(name: string, password: string) {
+      yield* validatePassword(password)
+      const passwordHash = yield* hashPassword(password)
+      const result = yield* sql.withTransaction(
+        Effect.gen(function*() {
+          const rows = yield* sql<{ id: number }>`
+            UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now(), recovered_at = now()
+            WHERE name = ${name} RETURNING id`
+          const account = rows[0]
+          if (!account) return Option.none<{ accountId: number; revokedApps: number }>()
+          const revoked = yield* sql<{ id: number }>`
+            UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = ${account.id} AND revoked_at IS NULL RETURNING id`
+          yield* sql`DELETE FROM browser_sessions WHERE account_id = ${account.id}`
+          return Option.some({ accountId: account.id, revokedApps: revoked.length })
+        })
+      ).pipe(Effect.orDie)
+      if (Option.isNone(result)) return yield* new AccountNotFound({ name })
+      yield* PubSub.publish(recovered, { accountId: result.value.accountId })
+      yield* Effect.logInfo("account recovered; every app token revoked").pipe(
+        Effect.annotateLogs({ account: name, revokedApps: result.value.revokedApps })
+      )
+      return result.value
+    })
+
+    return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover, recovered } as const
+  })
+}) {}

@@ -1,0 +1,167 @@
+/**
+ * AppConfig owns every operator setting of CONTRACT.md "Names", read once at start-up
+ * through Effect `Config` (so tests swap them with a ConfigProvider). Immutable after
+ * construction; safe to share across fibers.
+ *
+ * A bad value fails with a ConfigError whose message names the variable; `main.ts`
+ * prints that one line and exits non-zero.
+ */
+import * as Path from "node:path"
+import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+
+export interface AppSettings {
+  readonly host: string
+  readonly port: number
+  /** Real PostgreSQL when set; otherwise the embedded PGlite under `dataDir`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+  readonly adminSocket: string
+  /** An origin (scheme://host[:port]) without a trailing slash. */
+  readonly publicBaseUrl: Option.Option<string>
+  readonly trustProxy: boolean
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly hosted: boolean
+  readonly serverName: Option.Option<string>
+  /** Lower-cased IRC hosts networks may connect to; None means every host is allowed. */
+  readonly allowedHosts: Option.Option<ReadonlySet<string>>
+  /** 32-byte key for secrets at rest (upstream passwords, FiSH keys); None → generated into dataDir. */
+  readonly secretKey: Option.Option<Redacted.Redacted<string>>
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "pretty" | "json"
+}
+
+export class AppConfig extends Context.Tag("belay/AppConfig")<AppConfig, AppSettings>() {}
+
+const invalid = (name: string, message: string) => ConfigError.InvalidData([name], message)
+
+/** PUBLIC_BASE_URL must be an origin: the issuer is derived from it byte for byte (RFC 8414 §2). */
+const publicBaseUrl = Config.option(Config.string("PUBLIC_BASE_URL")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value === "") return Either.right(Option.none<string>())
+    const raw = value.value
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      return Either.left(invalid("PUBLIC_BASE_URL", `PUBLIC_BASE_URL must be an absolute URL, got ${JSON.stringify(raw)}`))
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      return Either.left(invalid("PUBLIC_BASE_URL", "PUBLIC_BASE_URL must use http or https"))
+    }
+    if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "" || url.username !== "") {
+      return Either.left(
+        invalid("PUBLIC_BASE_URL", `PUBLIC_BASE_URL must be an origin without a path, got ${JSON.stringify(raw)}`)
+      )
+    }
+    return Either.right(Option.some(url.origin))
+  })
+)
+
+const commaList = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((s) => s.split(",").map((x) => x.trim()).filter((x) => x !== ""))
+  )
+
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.withDefault("info"),
+  Config.mapOrFail((s) => {
+    const level = LogLevel.allLevels.find((l) => l.label.toLowerCase() === s.toLowerCase())
+    return level
+      ? Either.right(level)
+      : Either.left(invalid("LOG_LEVEL", `LOG_LEVEL must be one of trace, debug, info, warning, error, fatal, none; got ${JSON.stringify(s)}`))
+  })
+)
+
+const strictBoolean = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault("false"),
+    Config.mapOrFail((s) => {
+      const v = s.trim().toLowerCase()
+      if (v === "true" || v === "1" || v === "yes") return Either.right(true)
+      if (v === "false" || v === "0" || v === "no" || v === "") return Either.right(false)
+      return Either.left(invalid(name, `${name} must be true or false, got ${JSON.stringify(s)}`))
+    })
+  )
+
+const port = Config.string("PORT").pipe(
+  Config.withDefault("8080"),
+  Config.mapOrFail((s) => {
+    const n = /^\d+$/.test(s) ? Number(s) : NaN
+    return Number.isInteger(n) && n >= 0 && n <= 65535
+      ? Either.right(n)
+      : Either.left(invalid("PORT", `PORT must be a port number between 0 and 65535, got ${JSON.stringify(s)}`))
+  })
+)
+
+export const appSettings: Config.Config<AppSettings> = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port,
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => Redacted.value(url) !== ""))
+  ),
+  dataDir: Config.string("BELAY_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => Path.resolve(d))),
+  adminSocket: Config.option(Config.string("BELAY_ADMIN_SOCKET")),
+  publicBaseUrl,
+  trustProxy: strictBoolean("BELAY_TRUST_PROXY"),
+  corsOrigins: commaList("BELAY_CORS_ORIGINS"),
+  hosted: strictBoolean("BELAY_HOSTED"),
+  serverName: Config.option(Config.string("BELAY_SERVER_NAME")).pipe(
+    Config.mapOrFail((name) =>
+      Option.isSome(name) && !/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/.test(name.value)
+        ? Either.left(invalid("BELAY_SERVER_NAME", "BELAY_SERVER_NAME must be 1-63 letters, digits, dots or hyphens"))
+        : Either.right(name)
+    )
+  ),
+  allowedHosts: Config.option(commaList("BELAY_ALLOWED_HOSTS")).pipe(
+    Config.map(Option.flatMap((hosts) => hosts.length === 0 ? Option.none() : Option.some(new Set(hosts.map((h) => h.toLowerCase())) as ReadonlySet<string>)))
+  ),
+  secretKey: Config.option(Config.redacted("BELAY_SECRET_KEY")),
+  logLevel,
+  logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT"))
+}).pipe(
+  Config.mapOrFail((s) => {
+    if (s.hosted && Option.isNone(s.publicBaseUrl)) {
+      return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires PUBLIC_BASE_URL"))
+    }
+    return Either.right<AppSettings>({
+      ...s,
+      adminSocket: Option.getOrElse(s.adminSocket, () => Path.join(s.dataDir, "belay.sock")),
+      logFormat: Option.getOrElse(s.logFormat, () => (process.stdout.isTTY ? "pretty" : "json"))
+    })
+  })
+)
+
+export const AppConfigLive = Layer.effect(AppConfig, appSettings)
+
+/** For tests: settings from a plain map, the same validation as production. */
+export const appConfigFromMap = (env: Record<string, string>) =>
+  Layer.effect(AppConfig, Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+
+/** One line naming the variable, for start-up failures. */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+        lines.push(e.message.includes(e.path.join(".")) ? e.message : `${e.path.join(".")}: ${e.message}`)
+        return
+      case "MissingData":
+        lines.push(`${e.path.join(".")} is required: ${e.message}`)
+        return
+      case "SourceUnavailable":
+        lines.push(`${e.path.join(".")}: ${e.message}`)
+        return
+      case "Unsupported":
+        lines.push(`${e.path.join(".")}: ${e.message}`)
+        return
+    }
+  }
+  walk(error)
+  return `configuration error: ${lines[0] ?? String(error)}`
+}

@@ -1,0 +1,283 @@
+/**
+ * Networks owns the stored IRC network configurations of every account and the
+ * channels each network should be in (with their keys). Secrets (server password,
+ * SASL password, channel keys) are sealed by SecretBox before they reach SQL.
+ *
+ * Changes are published on `changes` so the network supervisor can start and stop
+ * actors without a restart. All state is in PostgreSQL; safe to call concurrently.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option, PubSub } from "effect"
+import { foldCase, type CaseMapping } from "../actors/irc/CaseMapping.js"
+import { Accounts } from "./Accounts.js"
+import { SecretBox } from "./SecretBox.js"
+
+export interface NetworkSettings {
+  readonly name: string
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  readonly tlsInsecure: boolean
+  readonly nick: string
+  readonly username: Option.Option<string>
+  readonly realname: Option.Option<string>
+  readonly serverPassword: Option.Option<string>
+  readonly sasl: Option.Option<{ readonly username: string; readonly password: string }>
+  readonly join: ReadonlyArray<string>
+}
+
+/** A network as the actor needs it, secrets opened. Never logged or returned by a tool. */
+export interface NetworkConfig {
+  readonly id: number
+  readonly accountId: number
+  readonly name: string
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  readonly tlsInsecure: boolean
+  readonly nick: string
+  readonly username: string | null
+  readonly realname: string | null
+  readonly serverPassword: string | null
+  readonly sasl: { readonly username: string; readonly password: string } | null
+  readonly enabled: boolean
+  readonly awayMessage: string | null
+}
+
+/** What listings show: no secrets, only whether they are set. */
+export interface NetworkSummary {
+  readonly id: number
+  readonly accountId: number
+  readonly name: string
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  readonly tlsInsecure: boolean
+  readonly nick: string
+  readonly enabled: boolean
+  readonly hasServerPassword: boolean
+  readonly hasSasl: boolean
+}
+
+export interface StoredChannel {
+  readonly name: string
+  readonly key: string | null
+}
+
+export type NetworkChange =
+  | { readonly _tag: "Added"; readonly networkId: number }
+  | { readonly _tag: "Removed"; readonly networkId: number }
+
+export class NetworkNotFound extends Data.TaggedError("NetworkNotFound")<{ readonly networkId: number }> {
+  override get message() {
+    return `no network with id ${this.networkId} on this account`
+  }
+}
+export class NetworkExists extends Data.TaggedError("NetworkExists")<{ readonly name: string }> {
+  override get message() {
+    return `a network named ${JSON.stringify(this.name)} already exists on this account`
+  }
+}
+
+interface NetworkRow {
+  readonly id: number
+  readonly accountId: number
+  readonly name: string
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  readonly tlsInsecure: boolean
+  readonly nick: string
+  readonly username: string | null
+  readonly realname: string | null
+  readonly serverPasswordEnc: Uint8Array | null
+  readonly saslUsername: string | null
+  readonly saslPasswordEnc: Uint8Array | null
+  readonly enabled: boolean
+  readonly awayMessage: string | null
+}
+
+export class Networks extends Effect.Service<Networks>()("belay/Networks", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const box = yield* SecretBox
+    const accounts = yield* Accounts
+    const changes = yield* PubSub.unbounded<NetworkChange>()
+
+    const columns = sql`
+      id, account_id AS "accountId", name, host, port, tls, tls_insecure AS "tlsInsecure", nick, username, realname,
+      server_password_enc AS "serverPasswordEnc", sasl_username AS "saslUsername", sasl_password_enc AS "saslPasswordEnc",
+      enabled, away_message AS "awayMessage"`
+
+    const toConfig = (row: NetworkRow): NetworkConfig => ({
+      id: row.id,
+      accountId: row.accountId,
+      name: row.name,
+      host: row.host,
+      port: row.port,
+      tls: row.tls,
+      tlsInsecure: row.tlsInsecure,
+      nick: row.nick,
+      username: row.username,
+      realname: row.realname,
+      serverPassword: row.serverPasswordEnc ? box.open("server-password", row.serverPasswordEnc) : null,
+      sasl: row.saslUsername && row.saslPasswordEnc
+        ? { username: row.saslUsername, password: box.open("sasl-password", row.saslPasswordEnc) }
+        : null,
+      enabled: row.enabled,
+      awayMessage: row.awayMessage
+    })
+
+    const toSummary = (row: NetworkRow): NetworkSummary => ({
+      id: row.id,
+      accountId: row.accountId,
+      name: row.name,
+      host: row.host,
+      port: row.port,
+      tls: row.tls,
+      tlsInsecure: row.tlsInsecure,
+      nick: row.nick,
+      enabled: row.enabled,
+      hasServerPassword: row.serverPasswordEnc !== null,
+      hasSasl: row.saslUsername !== null
+    })
+
+    const add = Effect.fn("Networks.add")(function*(accountName: string, settings: NetworkSettings) {
+      const account = yield* accounts.require(accountName)
+      const id = yield* sql.withTransaction(
+        Effect.gen(function*() {
+          const rows = yield* sql<{ id: number }>`
+            INSERT INTO networks ${
+            sql.insert({
+              account_id: account.id,
+              name: settings.name,
+              host: settings.host,
+              port: settings.port,
+              tls: settings.tls,
+              tls_insecure: settings.tlsInsecure,
+              nick: settings.nick,
+              username: Option.getOrNull(settings.username),
+              realname: Option.getOrNull(settings.realname),
+              server_password_enc: Option.getOrNull(Option.map(settings.serverPassword, (p) => box.seal("server-password", p))),
+              sasl_username: Option.getOrNull(Option.map(settings.sasl, (s) => s.username)),
+              sasl_password_enc: Option.getOrNull(Option.map(settings.sasl, (s) => box.seal("sasl-password", s.password)))
+            })
+          }
+            ON CONFLICT (account_id, name) DO NOTHING
+            RETURNING id`
+          const row = rows[0]
+          if (!row) return Option.none<number>()
+          for (const channel of settings.join) {
+            yield* sql`
+              INSERT INTO channels (network_id, name, name_folded) VALUES (${row.id}, ${channel}, ${foldCase("rfc1459", channel)})
+              ON CONFLICT (network_id, name_folded) DO NOTHING`
+          }
+          return Option.some(row.id)
+        })
+      ).pipe(Effect.orDie)
+      if (Option.isNone(id)) return yield* new NetworkExists({ name: settings.name })
+      yield* PubSub.publish(changes, { _tag: "Added", networkId: id.value } as const)
+      yield* Effect.logInfo("network added").pipe(Effect.annotateLogs({ account: accountName, networkId: id.value }))
+      return id.value
+    })
+
+    const listForAccount = Effect.fn("Networks.listForAccount")(function*(accountId: number) {
+      const rows = yield* sql<NetworkRow>`SELECT ${columns} FROM networks WHERE account_id = ${accountId} ORDER BY id`.pipe(
+        Effect.orDie
+      )
+      return rows.map(toSummary)
+    })
+
+    const list = Effect.fn("Networks.list")(function*(accountName: string) {
+      const account = yield* accounts.require(accountName)
+      return yield* listForAccount(account.id)
+    })
+
+    const remove = Effect.fn("Networks.remove")(function*(accountName: string, networkId: number) {
+      const account = yield* accounts.require(accountName)
+      const rows = yield* sql<{ id: number }>`
+        DELETE FROM networks WHERE id = ${networkId} AND account_id = ${account.id} RETURNING id`.pipe(Effect.orDie)
+      if (!rows[0]) return yield* new NetworkNotFound({ networkId })
+      yield* PubSub.publish(changes, { _tag: "Removed", networkId } as const)
+      yield* Effect.logInfo("network removed").pipe(Effect.annotateLogs({ account: accountName, networkId }))
+    })
+
+    /** The network with its secrets opened, for the actor. */
+    const config = Effect.fn("Networks.config")(function*(networkId: number) {
+      const rows = yield* sql<NetworkRow>`SELECT ${columns} FROM networks WHERE id = ${networkId}`.pipe(Effect.orDie)
+      return Option.map(Option.fromNullable(rows[0]), toConfig)
+    })
+
+    /** Summary of a network if it belongs to the account: the ownership check of every tool. */
+    const owned = Effect.fn("Networks.owned")(function*(accountId: number, networkId: number) {
+      const rows = yield* sql<NetworkRow>`
+        SELECT ${columns} FROM networks WHERE id = ${networkId} AND account_id = ${accountId}`.pipe(Effect.orDie)
+      return Option.map(Option.fromNullable(rows[0]), toSummary)
+    })
+
+    const allIds = Effect.fn("Networks.allIds")(function*() {
+      const rows = yield* sql<{ id: number }>`SELECT id FROM networks ORDER BY id`.pipe(Effect.orDie)
+      return rows.map((r) => r.id)
+    })
+
+    const setEnabled = Effect.fn("Networks.setEnabled")(function*(networkId: number, enabled: boolean) {
+      yield* sql`UPDATE networks SET enabled = ${enabled} WHERE id = ${networkId}`.pipe(Effect.orDie)
+    })
+
+    const setAwayMessage = Effect.fn("Networks.setAwayMessage")(function*(networkId: number, message: string | null) {
+      yield* sql`UPDATE networks SET away_message = ${message} WHERE id = ${networkId}`.pipe(Effect.orDie)
+    })
+
+    const channels = Effect.fn("Networks.channels")(function*(networkId: number) {
+      const rows = yield* sql<{ name: string; keyEnc: Uint8Array | null }>`
+        SELECT name, key_enc AS "keyEnc" FROM channels WHERE network_id = ${networkId} ORDER BY id`.pipe(Effect.orDie)
+      return rows.map((r): StoredChannel => ({ name: r.name, key: r.keyEnc ? box.open("channel-key", r.keyEnc) : null }))
+    })
+
+    /**
+     * Remember a joined channel. `key`: a string stores it, null clears it, undefined
+     * keeps what is stored (a JOIN without a key must not forget the key).
+     */
+    const rememberChannel = Effect.fn("Networks.rememberChannel")(
+      function*(networkId: number, mapping: CaseMapping, name: string, key?: string | null) {
+        const folded = foldCase(mapping, name)
+        const keyEnc = key === undefined || key === null ? null : box.seal("channel-key", key)
+        if (key === undefined) {
+          yield* sql`
+            INSERT INTO channels (network_id, name, name_folded) VALUES (${networkId}, ${name}, ${folded})
+            ON CONFLICT (network_id, name_folded) DO UPDATE SET name = EXCLUDED.name`.pipe(Effect.orDie)
+        } else {
+          yield* sql`
+            INSERT INTO channels (network_id, name, name_folded, key_enc) VALUES (${networkId}, ${name}, ${folded}, ${keyEnc})
+            ON CONFLICT (network_id, name_folded) DO UPDATE SET name = EXCLUDED.name, key_enc = EXCLUDED.key_enc`.pipe(
+            Effect.orDie
+          )
+        }
+      }
+    )
+
+    const forgetChannel = Effect.fn("Networks.forgetChannel")(
+      function*(networkId: number, mapping: CaseMapping, name: string) {
+        yield* sql`DELETE FROM channels WHERE network_id = ${networkId} AND name_folded = ${foldCase(mapping, name)}`.pipe(
+          Effect.orDie
+        )
+      }
+    )
+
+    return {
+      add,
+      list,
+      listForAccount,
+      remove,
+      config,
+      owned,
+      allIds,
+      setEnabled,
+      setAwayMessage,
+      channels,
+      rememberChannel,
+      forgetChannel,
+      changes
+    } as const
+  })
+}) {}
