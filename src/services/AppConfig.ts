@@ -63,10 +63,22 @@ const commaList = (name: string) =>
     Config.map((s) => s.split(",").map((x) => x.trim()).filter((x) => x !== ""))
   )
 
+const LOG_LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
 const logLevel = Config.string("LOG_LEVEL").pipe(
   Config.withDefault("info"),
   Config.mapOrFail((s) => {
-    const level = LogLevel.allLevels.find((l) => l.label.toLowerCase() === s.toLowerCase())
+    const level = LOG_LEVELS[s.toLowerCase()]
     return level
       ? Either.right(level)
       : Either.left(invalid("LOG_LEVEL", `LOG_LEVEL must be one of trace, debug, info, warning, error, fatal, none; got ${JSON.stringify(s)}`))

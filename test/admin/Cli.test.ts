@@ -1,0 +1,98 @@
+/**
+ * The admin commands end to end, as an operator runs them: `bin/belay serve` in a child
+ * process, then `bin/belay …` against its admin socket. Afterwards the database is
+ * opened directly to prove what was (and was not) stored.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../../src/services/AppConfig.js"
+import { DatabaseLive } from "../../src/services/Database.js"
+import { runCli, startBelay } from "../support/BelayProcess.js"
+import { describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
+
+describe(`belay admin commands on ${describeMode}`, () => {
+  it.scoped("manage accounts, networks and tokens; the database holds no raw token or password", () =>
+    Effect.gen(function*() {
+      const env = yield* testEnvironment()
+      const belay = yield* startBelay(env)
+      const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
+
+      const added = yield* cli(["account", "add", "alice"], "correct horse battery\n")
+      expect(added).toMatchObject({ code: 0, stderr: "" })
+      expect((yield* cli(["account", "add", "alice"], "another password\n")).stderr).toBe(
+        "belay: an account named \"alice\" already exists\n"
+      )
+      expect((yield* cli(["account", "add", "bob"], "")).code).not.toBe(0)
+
+      const net = yield* cli([
+        "network", "add", "alice", "--name", "libera", "--host", "irc.example.org", "--port", "6697", "--tls",
+        "--nick", "alice", "--server-password", "upstream-secret-1", "--sasl-plain", "alice:sasl-secret-2", "--join", "#a,#b"
+      ])
+      expect(net.code).toBe(0)
+      expect(net.stdout).toMatch(/^\d+\n$/)
+      const networkId = Number(net.stdout)
+
+      const badPort = yield* cli(["network", "add", "alice", "--name", "x", "--host", "h", "--port", "abc"])
+      expect(badPort.code).toBe(2)
+      expect(badPort.stderr).toContain("--port")
+      const dup = yield* cli(["network", "add", "alice", "--name", "libera", "--host", "h", "--port", "6667"])
+      expect(dup).toMatchObject({ code: 1 })
+      expect(dup.stderr).toContain("already exists")
+      const unknown = yield* cli(["network", "list", "nobody"])
+      expect(unknown).toMatchObject({ code: 1, stderr: "belay: no account named \"nobody\"\n" })
+
+      const listed = JSON.parse((yield* cli(["network", "list", "alice", "--json"])).stdout)
+      expect(listed).toEqual([
+        expect.objectContaining({ id: networkId, name: "libera", host: "irc.example.org", port: 6697, tls: true, hasSasl: true })
+      ])
+      expect(JSON.stringify(listed)).not.toContain("secret")
+
+      const token = yield* cli(["token", "add", "alice", "--name", "agent", "--scope", "read"])
+      expect(token.code).toBe(0)
+      const raw = token.stdout.trim()
+      expect(raw).toMatch(/^belay_[A-Za-z0-9_-]{43}$/)
+      expect((yield* cli(["token", "add", "alice", "--name", "x", "--scope", "admin"])).code).toBe(2)
+      expect((yield* cli(["token", "revoke", "alice", "agent"])).code).toBe(0)
+      const tokens = JSON.parse((yield* cli(["token", "list", "alice", "--json"])).stdout)
+      expect(tokens).toEqual([expect.objectContaining({ name: "agent", scope: "read", revoked: true })])
+
+      expect((yield* cli(["account", "pause", "alice"])).stdout).toBe("account alice is paused\n")
+      const accounts = JSON.parse((yield* cli(["account", "list", "--json"])).stdout)
+      expect(accounts).toEqual([expect.objectContaining({ name: "alice", status: "paused" })])
+      expect((yield* cli(["account", "resume", "alice"])).stdout).toBe("account alice is active\n")
+      expect((yield* cli(["network", "remove", "alice", String(networkId + 100)])).code).toBe(1)
+
+      // Clean shutdown on SIGTERM, then the stored bytes are inspected directly.
+      expect(yield* belay.stop("SIGTERM")).toBe(0)
+      expect((yield* cli(["account", "list"])).stderr).toContain("no belay server is running")
+
+      const dump = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tables = yield* sql<{ name: string }>`
+          SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`
+        let text = ""
+        for (const { name } of tables) {
+          const rows = yield* sql.unsafe<Record<string, unknown>>(`SELECT * FROM ${name}`)
+          text += JSON.stringify(rows, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString("latin1") : v))
+        }
+        return text
+      }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.effect(AppConfig, settingsFrom(env))))))
+      expect(dump).toContain("libera")
+      for (const secret of [raw, raw.slice(6), "correct horse battery", "upstream-secret-1", "sasl-secret-2"]) {
+        expect(dump).not.toContain(secret)
+      }
+    }), { timeout: 120_000 })
+
+  it.scoped("start-up refuses a bad setting with one line naming it", () =>
+    Effect.gen(function*() {
+      const env = yield* testEnvironment()
+      for (const [variable, value] of [["PORT", "abc"], ["PUBLIC_BASE_URL", "https://x.example/path"], ["BELAY_HOSTED", "true"]] as const) {
+        const result = yield* runCli({ ...env, [variable]: value }, ["serve"])
+        expect(result.code).not.toBe(0)
+        const lines = result.stderr.trim().split("\n")
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain(variable)
+      }
+    }), { timeout: 60_000 })
+})

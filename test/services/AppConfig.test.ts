@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Option } from "effect"
+import { describeConfigError } from "../../src/services/AppConfig.js"
+import { settingsFrom } from "../support/TestDatabase.js"
+import { appSettings } from "../../src/services/AppConfig.js"
+import { ConfigProvider } from "effect"
+
+const load = (env: Record<string, string>) =>
+  Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))).pipe(Effect.either)
+
+describe("AppConfig", () => {
+  it.effect("defaults match CONTRACT.md", () =>
+    Effect.gen(function*() {
+      const s = yield* settingsFrom({ LOG_FORMAT: "json" })
+      expect(s.host).toBe("127.0.0.1")
+      expect(s.port).toBe(8080)
+      expect(Option.isNone(s.databaseUrl)).toBe(true)
+      expect(s.dataDir.endsWith("/data")).toBe(true)
+      expect(s.adminSocket).toBe(`${s.dataDir}/belay.sock`)
+      expect(s.trustProxy).toBe(false)
+      expect(s.hosted).toBe(false)
+      expect(Option.isNone(s.allowedHosts)).toBe(true)
+    }))
+
+  it.effect("PUBLIC_BASE_URL keeps the origin without a trailing slash", () =>
+    Effect.gen(function*() {
+      const s = yield* settingsFrom({ PUBLIC_BASE_URL: "https://belay.example.org/" })
+      expect(s.publicBaseUrl).toEqual(Option.some("https://belay.example.org"))
+    }))
+
+  it.effect.each([
+    ["non-numeric port", { PORT: "abc" }, "PORT"],
+    ["port out of range", { PORT: "70000" }, "PORT"],
+    ["PUBLIC_BASE_URL with a path", { PUBLIC_BASE_URL: "https://example.org/belay" }, "PUBLIC_BASE_URL"],
+    ["PUBLIC_BASE_URL not a URL", { PUBLIC_BASE_URL: "example.org" }, "PUBLIC_BASE_URL"],
+    ["hosted without PUBLIC_BASE_URL", { BELAY_HOSTED: "true" }, "BELAY_HOSTED"],
+    ["bad boolean", { BELAY_TRUST_PROXY: "maybe" }, "BELAY_TRUST_PROXY"],
+    ["bad log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    ["bad server name", { BELAY_SERVER_NAME: "a b" }, "BELAY_SERVER_NAME"]
+  ] as const)("refuses %s with one line naming the variable", ([, env, variable]) =>
+    Effect.gen(function*() {
+      const result = yield* load(env)
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) {
+        const line = describeConfigError(result.left)
+        expect(line).toContain(variable)
+        expect(line.includes("\n")).toBe(false)
+      }
+    }))
+
+  it.effect("BELAY_ALLOWED_HOSTS is a lower-cased set", () =>
+    Effect.gen(function*() {
+      const s = yield* settingsFrom({ BELAY_ALLOWED_HOSTS: "IRC.Libera.Chat, irc.oftc.net" })
+      expect(Option.map(s.allowedHosts, (h) => [...h])).toEqual(Option.some(["irc.libera.chat", "irc.oftc.net"]))
+    }))
+})

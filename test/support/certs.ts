@@ -1,0 +1,61 @@
+/**
+ * A fixed self-signed TLS certificate and key for FakeIrcServer, owned by the test suite and never used outside it.
+ * Shipped as constants instead of generated with openssl at test time so TLS tests are deterministic and need no
+ * external binary. CN=localhost, subjectAltName DNS:localhost and IP:127.0.0.1, valid 2000-01-01 to 2199-12-31 (so a
+ * skewed test clock cannot make it "not yet valid"), basicConstraints CA:TRUE so a client can trust it with `ca: cert`.
+ * Concurrency rule: immutable data.
+ */
+import { X509Certificate } from "node:crypto"
+
+export const FAKE_IRC_TLS_CERT = `-----BEGIN CERTIFICATE-----
+MIIC5zCCAc+gAwIBAgIUa4rvqW9w+H5e5uAzwLZ6kEfywvowDQYJKoZIhvcNAQEL
+BQAwFDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTAwMDEwMTAwMDAwMFoYDzIxOTkx
+MjMxMDAwMDAwWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwggEiMA0GCSqGSIb3DQEB
+AQUAA4IBDwAwggEKAoIBAQCoZikbYUHpTnwwj7St8RA1QayEnx2/Jjgua6vbtaGI
+bt0NWvechF2W6570LaAqrWJZiXa5h59Y9Sr2wATT2O1qxGeT6rX5RJe68w3leHmh
+FrRIFsfrFmOp+y6FOLsYhTzVBHUzlwaH7xH/OXaH+2kUiWNfccaR6KsUbUFabBN4
+kAEA5xzJDLDJmRHqa+Osw8788gtR3C3IzKDlD5npLABWP4j+6XpWj7fg84qKkbSm
+LCfgWE4xk3m767jupnX+kqP+2IqBM3xMSEpdEdmj8EafOx5UXm5wecAyrv4ySe6a
+X2dCvjZ1JMURZKJEbvIqC6pkABGAhoxqzztVPLmaLYB1AgMBAAGjLzAtMBoGA1Ud
+EQQTMBGCCWxvY2FsaG9zdIcEfwAAATAPBgNVHRMBAf8EBTADAQH/MA0GCSqGSIb3
+DQEBCwUAA4IBAQCNePrpOVriinlsKyDAZ/smNnPrDjsPhWNsd1zmK3eKCeBmaJFT
+Lf38S8rwyRpPTA8zFxO9Q+Flq7NSahAmG80Sr8XKUY308IWavCyWJ3T9x3Ch77Kb
+BJK/psF2yiG9KVDXY/kk1YjOJNJeuZZTVqHvM1pXWbqySYS4PT4hA3zDREvCYbci
+LmXEut43mSjdjVsiOPw9sFqDSmr9oTbjZD5SRO0bscWWmus0tXQ72R76ICT0xQci
+mzVcXUWv//oEKletcIzhOIFA/FIgfAPtdeFcvqAAFJp4AYwafDyggBgsKZHsBtlV
+UTvrk+SbuTheJzi6mVo6uMLSE2+OcSCMJNKT
+-----END CERTIFICATE-----
+`
+
+export const FAKE_IRC_TLS_KEY = `-----BEGIN PRIVATE KEY-----
+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCoZikbYUHpTnww
+j7St8RA1QayEnx2/Jjgua6vbtaGIbt0NWvechF2W6570LaAqrWJZiXa5h59Y9Sr2
+wATT2O1qxGeT6rX5RJe68w3leHmhFrRIFsfrFmOp+y6FOLsYhTzVBHUzlwaH7xH/
+OXaH+2kUiWNfccaR6KsUbUFabBN4kAEA5xzJDLDJmRHqa+Osw8788gtR3C3IzKDl
+D5npLABWP4j+6XpWj7fg84qKkbSmLCfgWE4xk3m767jupnX+kqP+2IqBM3xMSEpd
+Edmj8EafOx5UXm5wecAyrv4ySe6aX2dCvjZ1JMURZKJEbvIqC6pkABGAhoxqzztV
+PLmaLYB1AgMBAAECggEASmBQwJSMqXBuPn6CFR83AuaePTcPytilEK+iiJgon5sj
+i94FJf56XYl0u7EZIDBTE2u44cmqUf56ut/lYfHaLoFPpA+SzuUCROJL3XF/+uuN
+tZdGNik93JohmlqLnBFg5E6jOyV1j31CTCEDnpymdRkXKFUWmGQUh6GXr0mzsdfk
+TOpxITPfCLD5XLvZ9HgsQ2Bi6cvNovVqeLcx6oAdQ7w77R5+4120re/W+PuFAddb
+5qyYKTS69KAFRKeRrZ4cw6dttGoq8+cSKRToDMBr5cSSnUJHX49hDb0Xy3TnGmsv
+HBjKIpDAkwurCPYlBuAhDBQ/Um92gqKpF35iZoDkkwKBgQDjDlVrjWCIj9pd/3Il
+f7scGpmOo4cmZyM8w+y0aluuZYM9i5JjPge9uhP7wJb9/+C0RHmIdFqlLSFoV1KB
+ntzUbu1bGtEWNsBd+QoevBjDMa3pPW9Sg4R8Dk+sfGVtn6l/gi8ytSFgwPhoMFnp
+58blEjNdRruNnzEmepyEdEifcwKBgQC93aMcTwKln2MMwG25YSf7q+rFpyYTVien
+9Fopqi97PV7fN2h6VV6gK2xnDtYDuCA27I5SkleBSDEN8s83wHaX68FXDManSHFC
+cqz017b2AeQtjSfNv6kE7nYPz9gbrwzdnmBuHuCRCWNr96xIFTlFAqZ0JLgXXj59
+wzusCYqWdwKBgAnkKvZ3fzgTxDiKE0fs65LK2dur5gxXO+K+ykYFyB6tz2zT8rme
+DypFu+8gsbM4/Wn8/apjHzvI3oa0HyUEbaxXdMGeRnOISRMO8VDrcsy2ElRx17Kp
+hhD9cp0aAjUnWnPykOnNmDmlzmyDhrc44KJEC7bJiQwfXj3F46GlizBfAoGADF+Y
+VKz1gDOt8dPMkss5HtaqWy00dwgjV3e+NH7pzz9Foohq36YWn5uU2faGjgF+3/V0
+pP7ygvNgdwc+5+Q8FlR/6htkCtzWvLzadq5kNw4Sf8F2OZtm+XJM8WTbMZqr3PmI
+UUTj36/b8dpXOO9hJxUwIduOv78dlXaWufR5OqsCgYEArubobU2pdOXtkXXEVVFk
+oehmhgYlh9DxSl2UE1w7nxtzAB5eyChqKERhuokgVNtX7kuy7fnxBc6ybgDcQM54
+I0DQQWA0F601HMgMu0Dx+1BnPIn18v0S+Tf8ODNhmtTuXDj1teo7Z66ebqo0kvjr
+9QCqEW7pi5GH1ntVY7mZJMw=
+-----END PRIVATE KEY-----
+`
+
+/** SHA-256 fingerprint of FAKE_IRC_TLS_CERT as Node prints it ("AB:CD:..."), for fingerprint-pinning tests. */
+export const FAKE_IRC_TLS_FINGERPRINT256: string = new X509Certificate(FAKE_IRC_TLS_CERT).fingerprint256
