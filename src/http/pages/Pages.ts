@@ -1,0 +1,228 @@
+// The server-rendered pages of the authorization flow: sign-in, approval, out-of-band code,
+// denied, error. Plain HTML strings, no script, no third-party resource (RFC 9700 §4.2.4), a small
+// inline stylesheet (the pages' CSP is only `frame-ancestors 'none'`). Every interpolated value
+// goes through `escapeHtml` by way of the `html` template tag; client metadata is self-asserted
+// (RFC 7591 §5) and is shown as text, never as a link. Pure functions; safe from any fiber.
+import type { RedirectTarget } from "../../services/oauth/ClientMetadata.js"
+
+/** Headers for every page of the flow (research/oauth.md §2.2, H-07). No `form-action`: Chromium
+ * and Safari apply it to the redirect after the approve POST and would block it. */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  "Content-Security-Policy": "frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff"
+}
+
+export const HTML_CONTENT_TYPE = "text/html; charset=utf-8"
+
+/** Form field names shared with the endpoints (CONTRACT "HTTP routes beyond the interface"). */
+export const PageFields = {
+  username: "username",
+  password: "password",
+  decision: "decision",
+  csrf: "csrf_token"
+} as const
+
+export type Decision = "approve" | "deny"
+
+/** Escapes the five characters that matter in HTML text and quoted attribute values. */
+const htmlEntities: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  "\"": "&quot;",
+  "'": "&#39;"
+}
+
+export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => htmlEntities[c] ?? c)
+
+/** Markup already built by `html`; the only thing interpolated without escaping. */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value
+  }
+}
+
+export type HtmlValue = string | number | SafeHtml | undefined | null | false | ReadonlyArray<HtmlValue>
+
+const render = (value: HtmlValue): string => {
+  if (value === undefined || value === null || value === false) return ""
+  if (value instanceof SafeHtml) return value.value
+  if (typeof value === "string") return escapeHtml(value)
+  if (typeof value === "number") return String(value)
+  return value.map(render).join("")
+}
+
+/** Template tag: literal parts are markup, every interpolation is escaped unless it is SafeHtml. */
+export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<HtmlValue>): SafeHtml =>
+  new SafeHtml(strings.reduce((out, part, i) => out + part + (i < values.length ? render(values[i]) : ""), ""))
+
+const style = `
+:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--warn:#8a4b00}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--accent:#4493f8;--warn:#e3b341}}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
+main{max-width:32rem;margin:3rem auto;padding:2rem;background:var(--card);border:1px solid var(--line);border-radius:12px}
+h1{font-size:1.35rem;margin:0 0 1rem;overflow-wrap:anywhere}
+p{margin:.75rem 0}
+.muted{color:var(--muted);font-size:.9rem}
+.warn{color:var(--warn)}
+dl{margin:1rem 0;display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}
+dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input[type=text],input[type=password]{width:100%;padding:.55rem .7rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px}
+.actions{display:flex;gap:.75rem;margin-top:1.5rem}
+button{flex:1;padding:.6rem 1rem;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--line);background:var(--bg);color:inherit;cursor:pointer}
+button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+.code{display:block;margin:1rem 0;padding:1rem;font:1.05rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border:1px solid var(--line);border-radius:8px;overflow-wrap:anywhere;user-select:all}
+[role=alert]{padding:.6rem .8rem;border:1px solid var(--warn);border-radius:8px}
+`
+
+const page = (title: string, body: SafeHtml): string =>
+  html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${title} · Belay</title>
+<style>${new SafeHtml(style)}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.value
+
+const hiddenInputs = (fields: Readonly<Record<string, string>>): SafeHtml =>
+  html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}`
+
+/** Fields common to the forms that continue the flow: where to post, the CSRF token (bound to the
+ * session and checked together with a same-origin Origin, research/oauth.md A-16) and the hidden
+ * fields the endpoint needs to resume (for example the pending-approval id). */
+export interface FlowForm {
+  readonly action: string
+  readonly csrfToken: string
+  readonly hidden?: Readonly<Record<string, string>>
+}
+
+export interface SignInPageInput extends FlowForm {
+  /** The app waiting for approval, when the sign-in is part of an authorization. */
+  readonly clientName?: string
+  /** Pre-filled after a failed attempt. */
+  readonly username?: string
+  /** A failure to show, e.g. "Wrong username or password." */
+  readonly error?: string
+}
+
+export const signInPage = (input: SignInPageInput): string => {
+  const context = input.clientName === undefined
+    ? ""
+    : html`<p>Sign in to review the request from <strong>${input.clientName}</strong>.</p>`
+  return page(
+    "Sign in",
+    html`<h1>Sign in to Belay</h1>
+${context}
+${input.error === undefined ? "" : html`<p role="alert">${input.error}</p>`}
+<form method="post" action="${input.action}">
+<input type="hidden" name="${PageFields.csrf}" value="${input.csrfToken}">
+${hiddenInputs(input.hidden ?? {})}<label for="username">Username</label>
+<input type="text" id="username" name="${PageFields.username}" value="${input.username ?? ""}"
+ autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="${PageFields.password}" autocomplete="current-password" required>
+<div class="actions"><button type="submit" class="primary">Sign in</button></div>
+</form>`
+  )
+}
+
+export interface ApprovalPageInput extends FlowForm {
+  readonly clientName: string
+  /** The host of client_uri (`ClientMetadata.clientUriHost`), when one was registered. */
+  readonly clientUriHost?: string | undefined
+  readonly target: RedirectTarget
+  /** The signed-in member. */
+  readonly username?: string
+}
+
+const targetText = (target: RedirectTarget): SafeHtml => {
+  switch (target.kind) {
+    case "https":
+      return html`the website <strong>${target.host}</strong>`
+    case "loopback":
+      return html`an app on this computer, at <strong>${target.origin}</strong>`
+    case "custom":
+      return html`the app on this device that opens <strong>${target.scheme}:</strong> links`
+    case "oob":
+      return html`nowhere: the code is shown on screen for you to paste into the app`
+  }
+}
+
+/** Always shown, even for an app approved before (RFC 8252 §8.6, research/oauth.md A-03). One
+ * form, two buttons `decision=approve|deny`; GET never approves. */
+export const approvalPage = (input: ApprovalPageInput): string => {
+  const signedInAs = input.username === undefined
+    ? ""
+    : html`<p class="muted">Signed in as <strong>${input.username}</strong>.</p>`
+  const website = input.clientUriHost === undefined
+    ? html`<span class="muted">none given</span>`
+    : html`${input.clientUriHost} <span class="muted">(not verified)</span>`
+  return page(
+    "Approve app",
+    html`<h1>Allow <q>${input.clientName}</q> to use your Belay account?</h1>
+${signedInAs}
+<dl>
+<dt>App</dt><dd>${input.clientName} <span class="muted">(name chosen by the app, not verified)</span></dd>
+<dt>Website</dt><dd>${website}</dd>
+<dt>Access</dt><dd class="warn">Full access: read and write, same as signing in with your password.
+It can read your messages and act as you on every network.</dd>
+<dt>Approval goes to</dt><dd>${targetText(input.target)}</dd>
+</dl>
+<p class="muted">Only approve if you started this from the app yourself. You can revoke access later in Settings.</p>
+<form method="post" action="${input.action}">
+<input type="hidden" name="${PageFields.csrf}" value="${input.csrfToken}">
+${hiddenInputs(input.hidden ?? {})}<div class="actions">
+<button type="submit" name="${PageFields.decision}" value="approve" class="primary">Approve</button>
+<button type="submit" name="${PageFields.decision}" value="deny">Deny</button>
+</div>
+</form>`
+  )
+}
+
+const appName = (clientName: string | undefined, fallback: string): SafeHtml =>
+  clientName === undefined ? html`${fallback}` : html`<q>${clientName}</q>`
+
+/** Out-of-band approval: the code to paste. Served with Cache-Control: no-store and never logged. */
+export const oobCodePage = (input: { readonly code: string; readonly clientName?: string }): string =>
+  page(
+    "Your code",
+    html`<h1>Copy this code into ${appName(input.clientName, "the app")}</h1>
+<p>Paste it into the app you started. It works once and expires in 10 minutes.</p>
+<output class="code" aria-label="Authorization code">${input.code}</output>
+<p class="warn">Never give this code to anyone, and only paste it into an app you started yourself.</p>`
+  )
+
+export const deniedPage = (input: { readonly clientName?: string } = {}): string =>
+  page(
+    "Access denied",
+    html`<h1>Access denied</h1>
+<p>${appName(input.clientName, "The app")} was not given access to your account. You can close this page.</p>`
+  )
+
+/** An authorization that cannot continue (status 400 for an invalid request); nothing was sent to
+ * the app. `message` comes from us (e.g. InvalidAuthorizeRequest.message), never from input. */
+export const errorPage = (input: { readonly message: string; readonly title?: string }): string =>
+  page(
+    input.title ?? "Request not valid",
+    html`<h1>${input.title ?? "This request can't continue"}</h1>
+<p>${input.message}</p>
+<p class="muted">Nothing was sent to the app. Go back to the app and start again.</p>`
+  )
