@@ -1,0 +1,96 @@
+/**
+ * McpDispatcher answers the four MCP methods of the interface for an authenticated
+ * principal: initialize, notifications/initialized (handled by the route: 202),
+ * tools/list (pre-serialized per scope, so listing costs no schema work per call) and
+ * tools/call (scope gate → argument decoding → handler → result encoding). Every
+ * other method is -32601, `ping` included (CONTRACT.md). Stateless.
+ */
+import * as Fs from "node:fs"
+import { Effect, Either } from "effect"
+import {
+  decodeCallToolParams,
+  initializeResult,
+  type JsonRpcProtocolError,
+  type JsonRpcRequest,
+  jsonRpcSuccessResponse,
+  MethodNotFound,
+  unknownTool
+} from "../../schema/JsonRpc.js"
+import { isToolName, toolsByName, type ToolName } from "../../schema/McpTools.js"
+import { decodeToolArguments, toolFailureResult, toolsListResponseBody, toolSuccessResult } from "../../schema/ToolCatalog.js"
+import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
+import type { Principal } from "../../services/Authenticator.js"
+import { makeToolHandlers, type ToolHandler } from "./ToolHandlers.js"
+
+export type DispatchOutcome =
+  | { readonly _tag: "Result"; readonly body: string; readonly tool?: ToolName; readonly isError?: boolean }
+  | { readonly _tag: "Error"; readonly error: JsonRpcProtocolError }
+
+// dist/http/mcp and src/http/mcp are both three levels below the package root.
+const SERVER_VERSION: string = (() => {
+  try {
+    const pkg: unknown = JSON.parse(Fs.readFileSync(new URL("../../../package.json", import.meta.url), "utf8"))
+    return typeof pkg === "object" && pkg !== null && "version" in pkg && typeof pkg.version === "string" ? pkg.version : "0.0.0"
+  } catch {
+    return "0.0.0"
+  }
+})()
+
+export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDispatcher", {
+  effect: Effect.gen(function*() {
+    const handlers = yield* makeToolHandlers
+
+    /** The scope gate of interface "Authentication" 5 and 7. */
+    const gate = (principal: Principal, name: ToolName): ToolFailure | undefined => {
+      if (toolsByName[name].scope === "read" || principal.scope === "read-write") return undefined
+      return principal.paused && principal.grantedScope === "read-write"
+        ? new AccountPaused({ tool: name })
+        : new InsufficientScope({ tool: name })
+    }
+
+    const callTool = (principal: Principal, name: ToolName, args: unknown) =>
+      Effect.gen(function*() {
+        const refused = gate(principal, name)
+        if (refused) return { result: toolFailureResult(refused), isError: true }
+        const input = decodeToolArguments(name, args)
+        if (Either.isLeft(input)) return { result: toolFailureResult(input.left), isError: true }
+        // The table is keyed by name, so the handler and the input belong together.
+        const handler = handlers[name] as ToolHandler<ToolName>
+        return yield* handler(principal, input.right as never).pipe(
+          Effect.map((payload) => ({ result: toolSuccessResult(payload), isError: false })),
+          Effect.catchAll((failure) => Effect.succeed({ result: toolFailureResult(failure), isError: true }))
+        )
+      }).pipe(Effect.annotateLogs({ tool: name, accountId: principal.accountId }))
+
+    const handle = (principal: Principal, request: JsonRpcRequest): Effect.Effect<DispatchOutcome> => {
+      switch (request.method) {
+        case "initialize":
+          return Effect.succeed({
+            _tag: "Result",
+            body: JSON.stringify(jsonRpcSuccessResponse(request.id, initializeResult(request.params, SERVER_VERSION)))
+          })
+        case "tools/list":
+          return Effect.succeed({ _tag: "Result", body: toolsListResponseBody(principal.scope, request.id) })
+        case "tools/call": {
+          const params = decodeCallToolParams(request.params)
+          if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })
+          const name = params.right.name
+          if (!isToolName(name)) return Effect.succeed({ _tag: "Error", error: unknownTool(name) })
+          return Effect.map(callTool(principal, name, params.right.arguments), ({ result, isError }) => ({
+            _tag: "Result",
+            body: JSON.stringify(jsonRpcSuccessResponse(request.id, result)),
+            tool: name,
+            isError
+          }))
+        }
+        default:
+          return Effect.succeed({
+            _tag: "Error",
+            error: new MethodNotFound({ method: request.method })
+          })
+      }
+    }
+
+    return { handle } as const
+  })
+}) {}

@@ -1,0 +1,326 @@
+/**
+ * ToolHandlers binds each of the 23 tool contracts (src/schema/McpTools.ts) to the
+ * services that do the work: reads go to the stores, IRC actions to the network actors
+ * through `NetworkControl`. Handlers receive decoded, defaulted arguments and an
+ * authenticated principal whose scope the dispatcher has already checked; they fail
+ * only with the typed ToolFailures of src/schema/ToolErrors.ts. Stateless.
+ */
+import { Effect, Option } from "effect"
+import { type CommandFailure, NetworkControl, type NetworkStatus } from "../../actors/NetworkApi.js"
+import { messageTargetsOfRawLine } from "../../actors/irc/RawGuard.js"
+import { foldCase } from "../../actors/irc/CaseMapping.js"
+import { toIsoTime, serverBufferTarget } from "../../schema/Ids.js"
+import type { Message as MessageSchema } from "../../schema/Message.js"
+
+type Message = Schema.Schema.Encoded<typeof MessageSchema>
+import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
+import type { Schema } from "effect"
+import {
+  E2eChannelUseSendMessage,
+  InvalidArguments,
+  LockedDown,
+  NotConnected,
+  NotInChannel,
+  Refused,
+  Timeout,
+  type ToolFailure,
+  UnknownNetwork
+} from "../../schema/ToolErrors.js"
+import type { Principal } from "../../services/Authenticator.js"
+import { MessageStore, type StoredMessage } from "../../services/MessageStoreApi.js"
+import { Networks, type NetworkSummary } from "../../services/Networks.js"
+import { NickNotes } from "../../services/NickNotes.js"
+import { unwrapRelayed } from "../../services/RelayEnvelope.js"
+
+/** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
+export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N>["output"]>
+
+export type ToolHandler<N extends ToolName> = (
+  principal: Principal,
+  input: ToolInput<N>
+) => Effect.Effect<ToolPayload<N>, ToolFailure>
+
+export type ToolHandlerTable = { readonly [N in ToolName]: ToolHandler<N> }
+
+/** Mode-list requests wait this long for the end numeric (ngircd penalises bursts). */
+const MODE_LIST_TIMEOUT_SECONDS = 15
+
+const RELAYABLE = new Set(["privmsg", "notice", "action"])
+
+export const makeToolHandlers = Effect.gen(function*() {
+  const networks = yield* Networks
+  const store = yield* MessageStore
+  const notes = yield* NickNotes
+  const control = yield* NetworkControl
+
+  /** The network if it belongs to the principal's account; every tool with a networkId starts here. */
+  const owned = (principal: Principal, networkId: number) =>
+    Effect.flatMap(networks.owned(principal.accountId, networkId), (network) =>
+      Option.match(network, {
+        onNone: () => Effect.fail(new UnknownNetwork({ networkId })),
+        onSome: (n) => Effect.succeed(n)
+      }))
+
+  const ownedWithStatus = (principal: Principal, networkId: number) =>
+    Effect.zip(owned(principal, networkId), control.status(networkId))
+
+  /** The one mapping from an actor's failure to the tool failure on the wire. */
+  const fromCommandFailure = (network: NetworkSummary, failure: CommandFailure, context: { channel?: string; target?: string; operation?: string } = {}): ToolFailure => {
+    switch (failure.error) {
+      case "not-connected":
+        return new NotConnected({ networkId: network.id })
+      case "not-in-channel":
+        return new NotInChannel({ networkId: network.id, channel: context.channel ?? "" })
+      case "locked-down":
+        return new LockedDown({ networkId: network.id, host: network.host })
+      case "invalid-arguments":
+        return new InvalidArguments({ message: failure.message ?? "invalid arguments" })
+      case "refused":
+        return new Refused({ numeric: failure.numeric ?? "", text: failure.text ?? failure.message ?? "" })
+      case "timeout":
+        return new Timeout({ operation: context.operation ?? "the request", seconds: MODE_LIST_TIMEOUT_SECONDS })
+      case "e2e-channel-use-send-message":
+        return new E2eChannelUseSendMessage({ networkId: network.id, target: context.target ?? "" })
+      case "unknown-network":
+        return new UnknownNetwork({ networkId: network.id })
+    }
+  }
+
+  /** Runs an actor command and fails with the mapped ToolFailure when it answers {ok:false}. */
+  const command = <A extends { readonly ok: true }>(
+    network: NetworkSummary,
+    run: Effect.Effect<A | CommandFailure>,
+    context?: { channel?: string; target?: string; operation?: string }
+  ): Effect.Effect<A, ToolFailure> =>
+    Effect.flatMap(run, (result) => result.ok ? Effect.succeed(result as A) : Effect.fail(fromCommandFailure(network, result, context)))
+
+  /** Relay-bot marks applied when history is read; a message keeps its stored form otherwise. */
+  const renderer = (networkId: number, status: NetworkStatus) =>
+    Effect.map(notes.relayBots(networkId), (bots) => (m: StoredMessage): Message => {
+      const base = {
+        id: m.id,
+        networkId: m.networkId,
+        target: m.target,
+        time: toIsoTime(m.time),
+        kind: m.kind,
+        nick: m.nick,
+        text: m.text,
+        self: m.self,
+        ...(m.numeric !== null ? { numeric: m.numeric } : {}),
+        ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {})
+      }
+      const bot = m.nick !== null && RELAYABLE.has(m.kind) ? bots.get(foldCase(status.caseMapping, m.nick)) : undefined
+      if (!bot) return base
+      const inner = unwrapRelayed(m.text, bot.pattern)
+      return inner ? { ...base, nick: inner.nick, text: inner.message, relayBot: bot.nick } : base
+    })
+
+  const renderAll = (messages: ReadonlyArray<StoredMessage>) =>
+    Effect.gen(function*() {
+      const byNetwork = new Map<number, (m: StoredMessage) => Message>()
+      const out: Array<Message> = []
+      for (const m of messages) {
+        let render = byNetwork.get(m.networkId)
+        if (!render) {
+          render = yield* renderer(m.networkId, yield* control.status(m.networkId))
+          byNetwork.set(m.networkId, render)
+        }
+        out.push(render(m))
+      }
+      return out
+    })
+
+  const ok = { ok: true } as const
+
+  const handlers: ToolHandlerTable = {
+    list_networks: (principal) =>
+      Effect.gen(function*() {
+        const rows = yield* networks.listForAccount(principal.accountId)
+        const out = []
+        for (const n of rows) {
+          const status = yield* control.status(n.id)
+          out.push({ id: n.id, name: n.name, host: n.host, port: n.port, tls: n.tls, state: status.state, nick: status.nick })
+        }
+        return { networks: out }
+      }),
+
+    list_buffers: (principal, input) =>
+      Effect.gen(function*() {
+        if (input.networkId !== undefined) yield* owned(principal, input.networkId)
+        const buffers = yield* store.listBuffers(principal.accountId, Option.fromNullable(input.networkId))
+        return {
+          buffers: buffers.map((b) => ({
+            networkId: b.networkId,
+            target: b.target,
+            kind: b.kind,
+            lastMessageAt: b.lastMessageAt ? toIsoTime(b.lastMessageAt) : null
+          }))
+        }
+      }),
+
+    recent_messages: (principal, input) =>
+      Effect.gen(function*() {
+        const [, status] = yield* ownedWithStatus(principal, input.networkId)
+        const folded = foldCase(status.caseMapping, input.target)
+        const rows = yield* store.recent(input.networkId, folded, {
+          before: Option.fromNullable(input.before),
+          limit: input.limit
+        })
+        const render = yield* renderer(input.networkId, status)
+        return { networkId: input.networkId, target: input.target, messages: rows.map(render) }
+      }),
+
+    search_messages: (principal, input) =>
+      Effect.gen(function*() {
+        let targetFolded = Option.none<string>()
+        if (input.networkId !== undefined) {
+          const [, status] = yield* ownedWithStatus(principal, input.networkId)
+          if (input.target !== undefined) targetFolded = Option.some(foldCase(status.caseMapping, input.target))
+        } else if (input.target !== undefined) {
+          targetFolded = Option.some(foldCase("rfc1459", input.target))
+        }
+        const rows = yield* store.search({
+          accountId: principal.accountId,
+          query: input.query,
+          networkId: Option.fromNullable(input.networkId),
+          targetFolded,
+          nick: Option.fromNullable(input.nick),
+          limit: input.limit
+        })
+        return { messages: yield* renderAll(rows) }
+      }),
+
+    get_nick_note: (principal, input) =>
+      Effect.gen(function*() {
+        const [, status] = yield* ownedWithStatus(principal, input.networkId)
+        const note = yield* notes.get(input.networkId, status.caseMapping, input.nick)
+        return { networkId: input.networkId, nick: input.nick, note }
+      }),
+
+    set_nick_note: (principal, input) =>
+      Effect.gen(function*() {
+        const [, status] = yield* ownedWithStatus(principal, input.networkId)
+        yield* notes.set(principal.accountId, input.networkId, status.caseMapping, input.nick, input.note)
+        return { ok: true as const, networkId: input.networkId, nick: input.nick, note: input.note }
+      }),
+
+    set_relay_bot: (principal, input) =>
+      Effect.gen(function*() {
+        const [, status] = yield* ownedWithStatus(principal, input.networkId)
+        return yield* notes.setRelayBot(
+          principal.accountId,
+          input.networkId,
+          status.caseMapping,
+          input.nick,
+          input.marked,
+          Option.fromNullable(input.pattern)
+        )
+      }),
+
+    send_message: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.say(n.id, "privmsg", input.target, input.text), { target: input.target }), ok)),
+
+    send_action: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.say(n.id, "action", input.target, input.text), { target: input.target }), ok)),
+
+    send_notice: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.say(n.id, "notice", input.target, input.text), { target: input.target }), ok)),
+
+    send_raw: (principal, input) =>
+      Effect.gen(function*() {
+        const n = yield* owned(principal, input.networkId)
+        // The plaintext of a raw PRIVMSG (or NOTICE) would bypass encryption: refuse it
+        // for any encrypted target in the line's target list, before anything is sent.
+        for (const target of messageTargetsOfRawLine(input.line)) {
+          if (yield* control.isEncrypted(n.id, target)) {
+            return yield* new E2eChannelUseSendMessage({ networkId: n.id, target })
+          }
+        }
+        yield* command(n, control.raw(n.id, input.line))
+        return { ok: true as const, serverBuffer: serverBufferTarget(n.id) }
+      }),
+
+    join_channel: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.join(n.id, input.channel, Option.fromNullable(input.key)), { channel: input.channel }), ok)),
+
+    part_channel: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.part(n.id, input.channel, Option.fromNullable(input.reason)), { channel: input.channel }), ok)),
+
+    set_nick: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.nick(n.id, input.nick)), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
+
+    set_away: (principal, input) =>
+      Effect.gen(function*() {
+        const message = Option.fromNullable(input.message)
+        if (input.networkId !== undefined) {
+          const n = yield* owned(principal, input.networkId)
+          yield* command(n, control.away(n.id, message))
+        } else {
+          // Every network: connected ones are told now; the others pick the state up on
+          // their next registration (the actor keeps the away message).
+          for (const n of yield* networks.listForAccount(principal.accountId)) {
+            yield* control.away(n.id, message)
+          }
+        }
+        return { ok: true as const, away: Option.isSome(message) }
+      }),
+
+    list_members: (principal, input) =>
+      Effect.gen(function*() {
+        const n = yield* owned(principal, input.networkId)
+        const result = yield* command(n, control.members(n.id, input.channel), { channel: input.channel })
+        const members = result.members.slice(0, input.limit).map((m) => ({ nick: m.nick, prefix: m.prefix, modes: [...m.modes], away: m.away }))
+        return { channel: input.channel, count: result.members.length, truncated: result.members.length > input.limit, members }
+      }),
+
+    whois: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.whois(n.id, input.nick)), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
+
+    connect_network: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(command(n, control.connect(n.id, input.reconnect)), ok)),
+
+    disconnect_network: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(command(n, control.disconnect(n.id)), ok)),
+
+    get_topic: (principal, input) =>
+      Effect.gen(function*() {
+        const n = yield* owned(principal, input.networkId)
+        const { topic } = yield* command(n, control.topic(n.id, input.channel), { channel: input.channel })
+        return { channel: topic.channel, topic: topic.topic, setBy: topic.setBy, setAt: topic.setAt ? toIsoTime(topic.setAt) : null }
+      }),
+
+    set_topic: (principal, input) =>
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(command(n, control.setTopic(n.id, input.channel, input.topic), { channel: input.channel }), ok)),
+
+    get_mode_list: (principal, input) =>
+      Effect.gen(function*() {
+        const n = yield* owned(principal, input.networkId)
+        const result = yield* command(n, control.modeList(n.id, input.channel, input.letter), {
+          channel: input.channel,
+          operation: `the ${input.letter} list of ${input.channel}`
+        })
+        return {
+          ok: true as const,
+          channel: result.channel,
+          letter: input.letter,
+          entries: result.entries.map((e) => ({ mask: e.mask, setBy: e.setBy, setAt: e.setAt ? toIsoTime(e.setAt) : null }))
+        }
+      }),
+
+    set_channel_modes: (principal, input) =>
+      Effect.gen(function*() {
+        const n = yield* owned(principal, input.networkId)
+        const result = yield* command(n, control.setModes(n.id, input.channel, input.changes), { channel: input.channel })
+        return { ok: true as const, lines: [...result.lines] }
+      })
+  }
+  return handlers
+})

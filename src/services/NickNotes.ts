@@ -1,0 +1,81 @@
+/**
+ * NickNotes owns the member's free-form notes about nicks (≤ 4096 characters; an
+ * empty note deletes) and relay-bot marks, both per (network, nick) with the nick
+ * folded by the network's CASEMAPPING; the stored casing is what was first written
+ * (canonical, interface "Relay bot mark"). Writes are pushed to open browser tabs.
+ * State in PostgreSQL; safe to call concurrently.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { type CaseMapping, foldCase } from "../actors/irc/CaseMapping.js"
+import { BrowserEvents } from "./BrowserEvents.js"
+
+export interface RelayBotMark {
+  readonly networkId: number
+  readonly nick: string
+  readonly marked: boolean
+  readonly pattern: string | null
+}
+
+export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const events = yield* BrowserEvents
+
+    const get = Effect.fn("NickNotes.get")(function*(networkId: number, mapping: CaseMapping, nick: string) {
+      const rows = yield* sql<{ note: string }>`
+        SELECT note FROM nick_notes WHERE network_id = ${networkId} AND nick_folded = ${foldCase(mapping, nick)}`.pipe(
+        Effect.orDie
+      )
+      return rows[0]?.note ?? ""
+    })
+
+    const set = Effect.fn("NickNotes.set")(
+      function*(accountId: number, networkId: number, mapping: CaseMapping, nick: string, note: string) {
+        const folded = foldCase(mapping, nick)
+        if (note === "") {
+          yield* sql`DELETE FROM nick_notes WHERE network_id = ${networkId} AND nick_folded = ${folded}`.pipe(Effect.orDie)
+        } else {
+          yield* sql`
+            INSERT INTO nick_notes (network_id, nick_folded, nick, note) VALUES (${networkId}, ${folded}, ${nick}, ${note})
+            ON CONFLICT (network_id, nick_folded) DO UPDATE SET note = EXCLUDED.note, updated_at = now()`.pipe(Effect.orDie)
+        }
+        yield* events.publish({ _tag: "NickNoteChanged", accountId, networkId, nick, note })
+      }
+    )
+
+    const relayBots = Effect.fn("NickNotes.relayBots")(function*(networkId: number) {
+      const rows = yield* sql<{ nickFolded: string; nick: string; pattern: string | null }>`
+        SELECT nick_folded AS "nickFolded", nick, pattern FROM relay_bots WHERE network_id = ${networkId}`.pipe(
+        Effect.orDie
+      )
+      return new Map(rows.map((r) => [r.nickFolded, { nick: r.nick, pattern: r.pattern }] as const))
+    })
+
+    /** Mark or clear; returns the mark with the stored (canonical) nick casing. */
+    const setRelayBot = Effect.fn("NickNotes.setRelayBot")(
+      function*(accountId: number, networkId: number, mapping: CaseMapping, nick: string, marked: boolean, pattern: Option.Option<string>) {
+        const folded = foldCase(mapping, nick)
+        let mark: RelayBotMark
+        if (!marked) {
+          const rows = yield* sql<{ nick: string }>`
+            DELETE FROM relay_bots WHERE network_id = ${networkId} AND nick_folded = ${folded} RETURNING nick`.pipe(
+            Effect.orDie
+          )
+          mark = { networkId, nick: rows[0]?.nick ?? nick, marked: false, pattern: null }
+        } else {
+          const rows = yield* sql<{ nick: string; pattern: string | null }>`
+            INSERT INTO relay_bots (network_id, nick_folded, nick, pattern)
+            VALUES (${networkId}, ${folded}, ${nick}, ${Option.getOrNull(pattern)})
+            ON CONFLICT (network_id, nick_folded) DO UPDATE SET pattern = EXCLUDED.pattern, updated_at = now()
+            RETURNING nick, pattern`.pipe(Effect.orDie)
+          mark = { networkId, nick: rows[0]!.nick, marked: true, pattern: rows[0]!.pattern }
+        }
+        yield* events.publish({ _tag: "RelayBotChanged", accountId, ...mark })
+        return mark
+      }
+    )
+
+    return { get, set, relayBots, setRelayBot } as const
+  })
+}) {}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Schema } from "effect"
+import {
+  AccountPaused,
+  E2eChannelUseSendMessage,
+  InsufficientScope,
+  invalidArgument,
+  InvalidArguments,
+  isToolFailure,
+  LockedDown,
+  NotConnected,
+  NotInChannel,
+  Refused,
+  Timeout,
+  TOOL_ERROR_CODES,
+  type ToolFailure,
+  ToolFailurePayload,
+  toToolFailurePayload,
+  UnknownNetwork
+} from "../../src/schema/ToolErrors.js"
+
+const cases: ReadonlyArray<{ readonly failure: ToolFailure; readonly error: string; readonly message: string }> = [
+  {
+    failure: new InsufficientScope({ tool: "send_message" }),
+    error: "insufficient-scope",
+    message: "send_message needs a read-write token; this token has the read scope"
+  },
+  {
+    failure: new AccountPaused({ tool: "send_message" }),
+    error: "account-paused",
+    message: "the account is paused: only read tools can be called, not send_message"
+  },
+  {
+    failure: new UnknownNetwork({ networkId: 9 }),
+    error: "unknown-network",
+    message: "no network with id 9 on this account; list_networks shows the ids"
+  },
+  {
+    failure: new InvalidArguments({ message: "limit: must be an integer from 1 to 500, got 501" }),
+    error: "invalid-arguments",
+    message: "limit: must be an integer from 1 to 500, got 501"
+  },
+  {
+    failure: new NotConnected({ networkId: 2 }),
+    error: "not-connected",
+    message: "network 2 is not connected; connect_network starts a connection"
+  },
+  {
+    failure: new NotInChannel({ networkId: 2, channel: "#x" }),
+    error: "not-in-channel",
+    message: "not in #x on network 2; join_channel first"
+  },
+  {
+    failure: new E2eChannelUseSendMessage({ networkId: 2, target: "#secret" }),
+    error: "e2e-channel-use-send-message",
+    message: "#secret is end-to-end encrypted: send_raw would send plaintext, use send_message"
+  },
+  {
+    failure: new LockedDown({ networkId: 2, host: "irc.example.org" }),
+    error: "locked-down",
+    message: "this instance does not allow connecting to irc.example.org"
+  },
+  {
+    failure: new Refused({ numeric: "482", text: "You're not channel operator" }),
+    error: "refused",
+    message: "the IRC server refused (482): You're not channel operator"
+  },
+  {
+    failure: new Timeout({ operation: "MODE #x b", seconds: 10 }),
+    error: "timeout",
+    message: "the IRC server did not answer MODE #x b within 10 s; try again"
+  }
+]
+
+describe("toToolFailurePayload", () => {
+  it.each(cases)("$error", ({ error, failure, message }) => {
+    const payload = toToolFailurePayload(failure)
+    expect(payload).toEqual(
+      failure._tag === "Refused"
+        ? { ok: false, error, message, numeric: failure.numeric, text: failure.text }
+        : { ok: false, error, message }
+    )
+    expect(Schema.decodeUnknownSync(ToolFailurePayload, { onExcessProperty: "error" })(payload)).toEqual(payload)
+  })
+
+  it("covers every wire code of CONTRACT exactly once", () => {
+    expect(cases.map((c) => toToolFailurePayload(c.failure).error)).toEqual([...TOOL_ERROR_CODES])
+  })
+
+  it("refused carries numeric and text", () => {
+    expect(toToolFailurePayload(new Refused({ numeric: "482", text: "no" }))).toMatchObject({ numeric: "482", text: "no" })
+  })
+
+  it("invalidArgument names the field", () => {
+    expect(invalidArgument("changes[0].letter", "is not a mode of this network", "Z").message).toBe(
+      "changes[0].letter: is not a mode of this network, got \"Z\""
+    )
+  })
+})
+
+describe("tool failures as Effect errors", () => {
+  it.effect("fail an Effect with the tagged error and are recognised", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(new NotConnected({ networkId: 1 }))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const caught = yield* Effect.flip(new NotInChannel({ networkId: 1, channel: "#a" }))
+      expect(caught._tag).toBe("NotInChannel")
+      expect(isToolFailure(caught)).toBe(true)
+      expect(isToolFailure(new Error("boom"))).toBe(false)
+    }))
+})
