@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 // Two projects: `unit` (pure code, actors against the scripted fake IRC server,
 // services and HTTP against the embedded database or TEST_DATABASE_URL) and
@@ -10,7 +10,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/system/**"],
+          exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**"],
           testTimeout: 30_000,
           hookTimeout: 60_000
         }
