@@ -1,0 +1,552 @@
+/**
+ * MessageStore owns the message history in PostgreSQL: the batched writer behind
+ * `append`/`flush` and the reads behind recent_messages, search_messages and list_buffers
+ * (contract in MessageStoreApi.ts).
+ *
+ * Concurrency rule: one writer fiber alone writes `messages` and `buffers` (ids, the
+ * buffer-id cache, last_message_at). Appenders only push onto its bounded in-memory inbox
+ * (they may wait for room, never for the database), and the writer stores rows in inbox
+ * order, so ids grow in append order within every buffer (one writer, one multi-row INSERT
+ * per batch, rows in queue order). Reads share the pool with it; nothing here holds a
+ * transaction across a wait (embedded PGlite has ONE pooled connection, Database.ts).
+ *
+ * Decisions the issue left open:
+ * - Batching: a batch goes out at 500 pending rows, 100 ms after the first pending row
+ *   (Effect's Clock), or at once when `flush` waits for it. On the hot path a batch is one
+ *   statement: the messages INSERT and the buffers' last_message_at = GREATEST(...) update
+ *   in one CTE. Buffer ids are cached (`${networkId}\u0000${targetFolded}` → id); unknown
+ *   buffers are upserted first in one multi-row INSERT … ON CONFLICT. The display name
+ *   (`target`) keeps its first-seen casing: channel names are canonical on the server, and a
+ *   DM peer's casing is cosmetic (every lookup goes through `target_folded`).
+ * - Outage: a failed batch is kept (in order) and retried on `retry` (exponential from
+ *   100 ms, capped at 5 s), one warning with the cause per failed attempt. Meanwhile the
+ *   inbox keeps accepting rows up to `bufferRows` (100,000). Beyond that bound `append`
+ *   waits for room (backpressure on the caller, whose own inbox grows instead), with one
+ *   warning per episode: nothing is ever dropped for lack of room.
+ * - A cached buffer may vanish (network removed → ON DELETE CASCADE): on a foreign-key
+ *   violation the batch's cached ids are forgotten, rows of networks that no longer exist
+ *   are dropped (debug log) and the rest retried at once.
+ * - A row PostgreSQL will never accept (SQLSTATE class 22, 23 or 54: data exception,
+ *   integrity, program limit) must not wedge the writer: such a batch is retried row by
+ *   row and only the refused rows are dropped, each with a warning. NUL, which a
+ *   PostgreSQL text cannot hold, is replaced by U+FFFD at append.
+ * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
+ *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
+ * - Reads: `search` uses websearch_to_tsquery('simple', …): bare terms are ANDed, "quoted
+ *   phrases", `or` and `-term` follow web-search syntax, and no user input can make it a
+ *   SQL error; a query without any term returns []. The nick filter compares with
+ *   RFC 1459 folding (ASCII lower case plus []\~ ≡ {}|^), the default CASEMAPPING — an
+ *   approximation on networks that announce another one.
+ */
+import { SqlClient, type SqlError } from "@effect/sql"
+import {
+  Cause,
+  Chunk,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  FiberId,
+  Layer,
+  Option,
+  Queue,
+  Schedule,
+  type Scope
+} from "effect"
+import { Metrics } from "./Metrics.js"
+import {
+  type BufferSummary,
+  MessageStore,
+  type MessageStoreService,
+  type NewMessage,
+  type SearchQuery,
+  type StoredMessage
+} from "./MessageStoreApi.js"
+
+export interface MessageStoreOptions {
+  /** A batch goes out as soon as this many rows are pending. */
+  readonly batchRows: number
+  /** … or this long after the first pending row. */
+  readonly flushInterval: Duration.DurationInput
+  /** Rows the inbox holds (during an outage) before `append` waits for room. */
+  readonly bufferRows: number
+  /** Delays between attempts to store a failed batch. */
+  readonly retry: Schedule.Schedule<unknown, unknown>
+  /** How long closing the scope waits for the last rows to be stored. */
+  readonly shutdownTimeout: Duration.DurationInput
+}
+
+export const defaultOptions: MessageStoreOptions = {
+  batchRows: 500,
+  flushInterval: "100 millis",
+  bufferRows: 100_000,
+  retry: Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("5 seconds"))),
+  shutdownTimeout: "5 seconds"
+}
+
+/** While shutting down, the remaining rows are retried this often until the deadline. */
+const SHUTDOWN_RETRY = "250 millis"
+
+const STORED_METRIC = "belay_messages_stored_total"
+const STORED_HELP = "Messages stored in the database."
+
+const bufferKey = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`
+
+const noNul = (s: string) => (s.includes("\u0000") ? s.replaceAll("\u0000", "\uFFFD") : s)
+const noNulOrNull = (s: string | null | undefined) => (s == null ? null : noNul(s))
+
+/** What the writer keeps: the message with every optional column resolved and NUL gone. */
+interface Row {
+  readonly key: string
+  readonly networkId: number
+  readonly target: string
+  readonly targetFolded: string
+  readonly bufferKind: NewMessage["bufferKind"]
+  readonly time: Date
+  readonly kind: NewMessage["kind"]
+  readonly nick: string | null
+  readonly text: string
+  readonly numeric: string | null
+  readonly self: boolean
+  readonly encryption: NonNullable<NewMessage["encryption"]>
+  readonly raw: string | null
+}
+
+type Failure = "orphan" | "refused" | "transient"
+
+/** SQLSTATE of a failed statement, when PostgreSQL gave one. */
+const sqlState = (cause: Cause.Cause<SqlError.SqlError>): string | undefined => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return undefined
+  const inner: unknown = failure.value.cause
+  if (typeof inner !== "object" || inner === null || !("code" in inner)) return undefined
+  return typeof inner.code === "string" ? inner.code : undefined
+}
+
+/** The database's own words for a failure (SqlError's message is generic), for the logs. */
+const describeFailure = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return Cause.pretty(cause)
+  const error = failure.value
+  const inner: unknown = typeof error === "object" && error !== null && "cause" in error ? error.cause : error
+  if (inner instanceof Error) {
+    const code = "code" in inner && typeof inner.code === "string" ? ` (${inner.code})` : ""
+    return `${inner.message}${code}`
+  }
+  return String(inner)
+}
+
+// PostgreSQL Appendix A: 23503 foreign_key_violation; classes 22 (data exception), 23
+// (integrity constraint violation) and 54 (program limit exceeded) fail again on every
+// retry. Anything else (connection loss, 57P01 admin shutdown, 53xxx resources, a missing
+// table during an upgrade, a bug) may heal, so it is retried.
+const classify = (cause: Cause.Cause<SqlError.SqlError>): Failure => {
+  const code = sqlState(cause)
+  if (code === "23503") return "orphan"
+  if (code !== undefined && /^(22|23|54)[0-9A-Z]{3}$/.test(code)) return "refused"
+  return "transient"
+}
+
+export const make = (
+  options: MessageStoreOptions = defaultOptions
+): Effect.Effect<MessageStoreService, never, SqlClient.SqlClient | Metrics | Scope.Scope> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const metrics = yield* Metrics
+    const clock = yield* Effect.clock
+    const batchRows = options.batchRows
+    const intervalMillis = Duration.toMillis(options.flushInterval)
+
+    const inbox = yield* Queue.bounded<Row>(options.bufferRows)
+    /** Open while the inbox has room; appenders that found it full wait on it. */
+    const room = yield* Effect.makeLatch(true)
+    const bufferIds = new Map<string, number>()
+
+    // Counters in rows. enqueued − taken is what waits in the inbox; processed counts rows
+    // the writer is done with (stored, or dropped as orphans or refused).
+    let enqueued = 0
+    let taken = 0
+    let processed = 0
+    /** `flush` wants the first flushTarget rows out now rather than at the interval. */
+    let flushTarget = 0
+    let firstPendingAt = 0
+    /** Rows taken from the inbox but not yet stored (counted as lost at shutdown). */
+    let inFlight = 0
+    let closing = false
+    /** The writer is gone: a flush that still waits for rows could never end. */
+    let closed = false
+    let fullWarned = false
+    const waiters: Array<{ readonly target: number; readonly done: Deferred.Deferred<void> }> = []
+
+    const queued = () => enqueued - taken
+
+    // --- Waking the writer: it parks on a fresh Deferred; appenders, flush and shutdown
+    // complete it. Check-and-park happens in one synchronous step, so no wake-up is lost.
+    let signal: Deferred.Deferred<void> | undefined
+    const poke = () => {
+      const s = signal
+      if (s !== undefined) {
+        signal = undefined
+        Deferred.unsafeDone(s, Exit.void)
+      }
+    }
+    const parkUnless = (ready: () => boolean, millis?: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (ready()) return Effect.void
+        const s = Deferred.unsafeMake<void>(FiberId.none)
+        signal = s
+        return millis === undefined ? Deferred.await(s) : Effect.raceFirst(Deferred.await(s), Effect.sleep(millis))
+      })
+
+    // --- Append: no Effect work per row beyond the offer.
+    const toRow = (m: NewMessage): Row => {
+      const targetFolded = noNul(m.targetFolded)
+      const time = Number.isNaN(m.time.getTime()) ? new Date(clock.unsafeCurrentTimeMillis()) : m.time
+      return {
+        key: bufferKey(m.networkId, targetFolded),
+        networkId: m.networkId,
+        target: noNul(m.target),
+        targetFolded,
+        bufferKind: m.bufferKind,
+        time,
+        kind: m.kind,
+        nick: noNulOrNull(m.nick),
+        text: noNul(m.text),
+        numeric: noNulOrNull(m.numeric),
+        self: m.self,
+        encryption: m.encryption ?? "plain",
+        raw: noNulOrNull(m.raw)
+      }
+    }
+
+    const accepted = () => {
+      const pending = ++enqueued - taken
+      if (pending === 1) {
+        firstPendingAt = clock.unsafeCurrentTimeMillis()
+        poke()
+      } else if (pending === batchRows) {
+        poke()
+      }
+    }
+
+    /** The inbox is full: wait for the writer to take rows, then try again. */
+    const appendWhenRoom = (row: Row) =>
+      Effect.gen(function*() {
+        if (!fullWarned) {
+          fullWarned = true
+          yield* Effect.logWarning("message buffer full; appends wait until the database takes rows").pipe(
+            Effect.annotateLogs({ bufferedRows: queued() + inFlight })
+          )
+        }
+        let done = false
+        while (!done) {
+          done = yield* Effect.suspend(() => {
+            if (inbox.unsafeOffer(row)) {
+              accepted()
+              return Effect.succeed(true)
+            }
+            room.unsafeClose()
+            return Effect.as(room.await, false)
+          })
+        }
+      })
+
+    const append = (message: NewMessage): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const row = toRow(message)
+        if (inbox.unsafeOffer(row)) {
+          accepted()
+          return Effect.void
+        }
+        return appendWhenRoom(row)
+      })
+
+    const flush: Effect.Effect<void> = Effect.suspend(() => {
+      const target = enqueued
+      if (processed >= target) return Effect.void
+      if (closed) return Effect.interrupt
+      if (target > flushTarget) flushTarget = target
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      waiters.push({ target, done })
+      poke()
+      return Deferred.await(done)
+    })
+
+    const release = () => {
+      while (waiters.length > 0 && waiters[0]!.target <= processed) {
+        Deferred.unsafeDone(waiters.shift()!.done, Exit.void)
+      }
+    }
+
+    // --- Writing
+
+    /** Ids of the rows' buffers, upserting those not cached yet (one statement). */
+    const resolveBuffers = (rows: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        let missing: Map<string, Row> | undefined
+        for (const row of rows) {
+          if (!bufferIds.has(row.key)) (missing ??= new Map()).set(row.key, row)
+        }
+        if (missing === undefined) return
+        const created = yield* sql<{ id: number; networkId: number; targetFolded: string }>`
+          INSERT INTO buffers ${
+          sql.insert(
+            Array.from(missing.values(), (r) => ({
+              network_id: r.networkId,
+              target: r.target,
+              target_folded: r.targetFolded,
+              kind: r.bufferKind
+            }))
+          )
+        }
+          ON CONFLICT (network_id, target_folded) DO UPDATE SET target = buffers.target
+          RETURNING id, network_id AS "networkId", target_folded AS "targetFolded"`
+        for (const b of created) bufferIds.set(bufferKey(b.networkId, b.targetFolded), b.id)
+      })
+
+    /** One batch, one statement on the hot path; atomic: all rows or none. */
+    const insert = (rows: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        yield* resolveBuffers(rows)
+        const values = rows.map((r) => ({
+          buffer_id: bufferIds.get(r.key)!,
+          time: r.time,
+          kind: r.kind,
+          nick: r.nick,
+          text: r.text,
+          numeric: r.numeric,
+          self: r.self,
+          encryption: r.encryption,
+          raw: r.raw
+        }))
+        yield* sql`
+          WITH m AS (INSERT INTO messages ${sql.insert(values)} RETURNING buffer_id, time)
+          UPDATE buffers AS b SET last_message_at = GREATEST(b.last_message_at, x.t)
+          FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
+          WHERE b.id = x.buffer_id`
+        metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
+      }).pipe(Effect.uninterruptible, Effect.exit)
+
+    const forget = (rows: ReadonlyArray<Row>) => {
+      for (const row of rows) bufferIds.delete(row.key)
+    }
+
+    /** Drops the rows of networks that no longer exist; fails if the check itself fails. */
+    const dropOrphans = (rows: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        const ids = Array.from(new Set(rows.map((r) => r.networkId)))
+        const alive = yield* sql<{ id: number }>`SELECT id FROM networks WHERE ${sql.in("id", ids)}`
+        const live = new Set(alive.map((n) => n.id))
+        const kept = rows.filter((r) => live.has(r.networkId))
+        if (kept.length < rows.length) {
+          yield* Effect.logDebug("dropped messages of removed networks").pipe(
+            Effect.annotateLogs({ rows: rows.length - kept.length, networkIds: ids.filter((id) => !live.has(id)) })
+          )
+        }
+        return kept
+      }).pipe(Effect.exit)
+
+    /**
+     * After an orphan or refused batch: store row by row, dropping only the rows at fault.
+     * Stops at the first transient failure and returns the rows from there on.
+     */
+    const oneByOne = (rows: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < rows.length; i++) {
+          const row = rows[i]!
+          inFlight = rows.length - i
+          let exit = yield* insert([row])
+          if (Exit.isFailure(exit) && classify(exit.cause) === "orphan") {
+            forget([row])
+            exit = yield* insert([row])
+          }
+          if (Exit.isSuccess(exit)) continue
+          const failure = classify(exit.cause)
+          if (failure === "transient") return { rest: rows.slice(i), cause: exit.cause }
+          if (failure === "orphan") {
+            yield* Effect.logDebug("dropped a message whose buffer or network no longer exists").pipe(
+              Effect.annotateLogs({ networkId: row.networkId, target: row.target })
+            )
+          } else {
+            yield* Effect.logWarning("the database refused a message; dropped", exit.cause).pipe(
+              Effect.annotateLogs({
+                networkId: row.networkId,
+                target: row.target,
+                kind: row.kind,
+                error: describeFailure(exit.cause)
+              })
+            )
+          }
+        }
+        return { rest: [] as ReadonlyArray<Row>, cause: Cause.empty }
+      })
+
+    const untilClosing: Effect.Effect<void> = Effect.gen(function*() {
+      while (!closing) yield* parkUnless(() => closing)
+    })
+
+    /** Stores one batch, however long the database takes to come back. */
+    const store = (batch: ReadonlyArray<Row>) =>
+      Effect.gen(function*() {
+        let rest = batch
+        let failures = 0
+        let orphanChecked = false
+        const retry = yield* Schedule.driver(options.retry)
+        while (rest.length > 0) {
+          inFlight = rest.length
+          const exit = yield* insert(rest)
+          if (Exit.isSuccess(exit)) break
+          let cause: Cause.Cause<unknown> = exit.cause
+          const failure = classify(exit.cause)
+          if (failure === "orphan" && !orphanChecked) {
+            orphanChecked = true
+            forget(rest)
+            const kept = yield* dropOrphans(rest)
+            if (Exit.isSuccess(kept)) {
+              rest = kept.value
+              continue
+            }
+            cause = kept.cause
+          } else if (failure !== "transient") {
+            const left = yield* oneByOne(rest)
+            rest = left.rest
+            if (rest.length === 0) break
+            cause = left.cause
+          }
+          failures++
+          yield* Effect.logWarning("could not store messages; keeping them and retrying", cause).pipe(
+            Effect.annotateLogs({ attempt: failures, pendingRows: rest.length + queued(), error: describeFailure(cause) })
+          )
+          if (closing) yield* Effect.sleep(SHUTDOWN_RETRY)
+          else yield* Effect.raceFirst(Effect.ignore(retry.next(undefined)), untilClosing)
+        }
+        inFlight = 0
+        if (failures > 0) {
+          yield* Effect.logInfo("messages stored again after database failures").pipe(
+            Effect.annotateLogs({ failedAttempts: failures })
+          )
+        }
+      })
+
+    /** Waits for a batch to be due, takes it and stores it. */
+    const writeNext = Effect.gen(function*() {
+      yield* parkUnless(() => queued() > 0)
+      if (queued() < batchRows && flushTarget <= taken && !closing) {
+        const wait = firstPendingAt + intervalMillis - clock.unsafeCurrentTimeMillis()
+        if (wait > 0) yield* parkUnless(() => queued() >= batchRows || flushTarget > taken || closing, wait)
+      }
+      const batch = Chunk.toReadonlyArray(yield* Queue.takeUpTo(inbox, batchRows))
+      taken += batch.length
+      room.unsafeOpen()
+      yield* store(batch)
+      processed += batch.length
+      release()
+      if (fullWarned && queued() <= options.bufferRows / 2) {
+        fullWarned = false
+        yield* Effect.logInfo("message buffer has room again")
+      }
+    })
+
+    // Database failures never reach here (store keeps and retries); only a bug could. The
+    // writer must outlive it, or history would stop and every flush hang: the batch at hand
+    // is counted lost and the loop goes on (the Sharder habit: catch every cause, log, go on).
+    const writer = writeNext.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.suspend(() => {
+          const lost = taken - processed
+          processed = taken
+          inFlight = 0
+          release()
+          return Effect.logError("message writer failed; batch lost", cause).pipe(Effect.annotateLogs({ lostRows: lost }))
+        })
+      ),
+      Effect.forever
+    )
+
+    // A daemon, interrupted by the finalizer below: a write in flight is uninterruptible,
+    // and if the database hangs the scope must still close after the timeout.
+    const writerFiber = yield* Effect.forkDaemon(writer)
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        closing = true
+        poke()
+        // Finalizers run uninterruptibly; the waits must be interruptible for the timeouts to cut them.
+        const flushed = yield* Effect.timeoutOption(Effect.interruptible(flush), options.shutdownTimeout)
+        if (Option.isNone(flushed)) {
+          yield* Effect.logWarning("database unavailable at shutdown; messages lost").pipe(
+            Effect.annotateLogs({ lostRows: inFlight + queued() })
+          )
+        }
+        yield* Effect.timeoutOption(Effect.interruptible(Fiber.interrupt(writerFiber)), "1 second")
+        closed = true
+        for (const w of waiters.splice(0)) Deferred.unsafeDone(w.done, Effect.interrupt)
+      })
+    )
+
+    // --- Reads. SQL errors are defects at this edge (STYLE habit 4).
+
+    const recent = Effect.fn("MessageStore.recent")(function*(
+      networkId: number,
+      targetFolded: string,
+      page: { readonly before: Option.Option<number>; readonly limit: number }
+    ) {
+      if (page.limit <= 0) return []
+      const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND m.id < ${id}` })
+      return yield* sql<StoredMessage>`
+        SELECT * FROM (
+          SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
+                 m.encryption
+          FROM buffers b JOIN messages m ON m.buffer_id = b.id
+          WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded} ${before}
+          ORDER BY m.id DESC
+          LIMIT ${page.limit}
+        ) AS page
+        ORDER BY id`.pipe(Effect.orDie)
+    })
+
+    const search = Effect.fn("MessageStore.search")(function*(query: SearchQuery) {
+      if (query.limit <= 0 || query.query.trim() === "") return []
+      const filters = [
+        Option.match(query.networkId, { onNone: () => sql``, onSome: (id) => sql`AND b.network_id = ${id}` }),
+        Option.match(query.targetFolded, { onNone: () => sql``, onSome: (t) => sql`AND b.target_folded = ${t}` }),
+        Option.match(query.nick, {
+          onNone: () => sql``,
+          onSome: (nick) => sql`AND translate(lower(m.nick), '[]\\~', '{}|^') = translate(lower(${nick}), '[]\\~', '{}|^')`
+        })
+      ]
+      return yield* sql<StoredMessage>`
+        SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
+               m.encryption
+        FROM messages m
+        JOIN buffers b ON b.id = m.buffer_id
+        JOIN networks n ON n.id = b.network_id
+        WHERE n.account_id = ${query.accountId}
+          AND m.tsv @@ websearch_to_tsquery('simple', ${query.query})
+          ${filters[0]!} ${filters[1]!} ${filters[2]!}
+        ORDER BY m.id DESC
+        LIMIT ${query.limit}`.pipe(Effect.orDie)
+    })
+
+    const listBuffers = Effect.fn("MessageStore.listBuffers")(function*(
+      accountId: number,
+      networkId: Option.Option<number>
+    ) {
+      const network = Option.match(networkId, { onNone: () => sql``, onSome: (id) => sql`AND b.network_id = ${id}` })
+      return yield* sql<BufferSummary>`
+        SELECT b.network_id AS "networkId", b.target, b.kind, b.last_message_at AS "lastMessageAt"
+        FROM buffers b
+        JOIN networks n ON n.id = b.network_id
+        WHERE n.account_id = ${accountId} AND b.kind IN ('channel', 'dm') ${network}
+          AND EXISTS (SELECT 1 FROM messages m WHERE m.buffer_id = b.id)
+        ORDER BY b.last_message_at DESC NULLS LAST, b.network_id, b.target_folded`.pipe(Effect.orDie)
+    })
+
+    return MessageStore.of({ append, flush, recent, search, listBuffers })
+  })
+
+/** The store with explicit options (tests shrink the bounds and timeouts). */
+export const layer = (options: MessageStoreOptions = defaultOptions) => Layer.scoped(MessageStore, make(options))
+
+export const MessageStoreLive: Layer.Layer<MessageStore, never, SqlClient.SqlClient | Metrics> = layer()
