@@ -83,10 +83,13 @@ export class InvalidClient extends Schema.TaggedError<InvalidClient>()("InvalidC
   override get message(): string { return describe(this.error, this.description) }
 }
 
-/** 429, register: the pending-registration cap (1,000) is reached. */
-export class TemporarilyUnavailable
-  extends Schema.TaggedError<TemporarilyUnavailable>()("TemporarilyUnavailable", Description)
-{
+/** 429, register: the pending-registration cap (1,000) is reached. `retryAfterSeconds`, when
+ * known, is when the oldest pending registration expires (research/oauth.md Q17: a 429 always
+ * says when to come back). */
+export class TemporarilyUnavailable extends Schema.TaggedError<TemporarilyUnavailable>()("TemporarilyUnavailable", {
+  ...Description,
+  retryAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.positive()))
+}) {
   static readonly error = "temporarily_unavailable"
   static readonly status = 429
   get error(): "temporarily_unavailable" { return "temporarily_unavailable" }
@@ -143,9 +146,11 @@ export const toOAuthErrorBody = (e: OAuthError): OAuthErrorBody =>
   e.description === undefined ? { error: e.error } : { error: e.error, error_description: e.description }
 
 /** Headers an OAuth error adds to its response beyond Content-Type: `Retry-After` on the
- * per-IP 429. */
+ * per-IP 429, and on the pending-cap 429 when it is known. */
 export const oauthErrorHeaders = (e: OAuthError): Readonly<Record<string, string>> =>
-  e._tag === "TooManyRequests" ? { "Retry-After": String(e.retryAfterSeconds) } : {}
+  e._tag === "TooManyRequests" || (e._tag === "TemporarilyUnavailable" && e.retryAfterSeconds !== undefined)
+    ? { "Retry-After": String(e.retryAfterSeconds) }
+    : {}
 
 const describe = (error: string, description: string | undefined): string =>
   description === undefined ? error : `${error}: ${description}`

@@ -14,7 +14,7 @@ import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/Authenticator.js"
 import { Metrics } from "../../services/Metrics.js"
-import { requestBaseUrl, isAllowedOrigin } from "../BaseUrl.js"
+import { isAllowedOrigin, issuerFor } from "../Issuer.js"
 import { json, type HttpResponse, type Route } from "../HttpServer.js"
 import { McpDispatcher } from "./McpDispatcher.js"
 
@@ -38,7 +38,7 @@ export const mcpRoutes = Effect.gen(function*() {
     path: "/mcp",
     handler: (request) =>
       Effect.gen(function*() {
-        const base = requestBaseUrl(config, request)
+        const base = issuerFor(request, config)
         const origin = request.header("origin")
         // DNS-rebinding defence (transports 2025-11-25 "Security Warning"): a browser page
         // on another origin must not drive the endpoint, even with a token.

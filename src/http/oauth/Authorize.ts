@@ -1,0 +1,182 @@
+/**
+ * Authorize owns `/oauth/authorize`: the approval page (GET) and the member's decision
+ * (POST). Nothing is ever sent to the app except the outcome of an explicit decision: a
+ * code, or `error=access_denied` (interface "Errors > OAuth"; RFC 9700 §4.11.2).
+ *
+ * GET, in order:
+ *   1. the Host names this server → else 400 page;
+ *   2. the request (AuthorizeRequest.validateAuthorizeRequest: single-valued parameters,
+ *      client known and not expired, redirect_uri registered — exact, or a loopback URI
+ *      on another port —, response_type=code, an S256 challenge, state ≤ 1024) → else a
+ *      400 error page, never a redirect;
+ *   3. no session → the sign-in page, which comes back here afterwards;
+ *   4. the approval page, every time (RFC 8252 §8.6), backed by a fresh single-use
+ *      consent record of the validated request, bound to the session, with a CSRF token
+ *      derived from the session and that record.
+ * POST, in order (none of 1–5 consumes the record):
+ *   1. Host → 400 page;  2. same-origin → 403 page;  3. a live session → 403 page;
+ *   4. body ≤ 16 KiB form;  5. the CSRF token for this session and record → 403 page;
+ *   6. decision is approve or deny → 400 page;
+ *   7. the record is claimed (deleted) for this session and still within 15 minutes →
+ *      else 400 page (a second submission lands here);
+ *   8. deny → 303 to the redirect URI with error=access_denied, state, iss (out-of-band:
+ *      a page); approve → the registration is kept (approved), a code is issued, 303
+ *      with code, state (only when sent, byte for byte) and iss (out-of-band: the page
+ *      shows the code).
+ * The Location and the code are never logged. Stateless itself.
+ */
+import { Effect, Either, Option } from "effect"
+import { OAuthPaths } from "../../schema/OAuth.js"
+import { AppConfig } from "../../services/AppConfig.js"
+import { BrowserSessions, csrfToken, verifyCsrfToken } from "../../services/BrowserSessions.js"
+import { type OAuthClient, OAuthClients } from "../../services/OAuthClients.js"
+import { OAuthCodes } from "../../services/OAuthCodes.js"
+import { OAuthConsents } from "../../services/OAuthConsents.js"
+import { authorizationResponse, validateAuthorizeRequest } from "../../services/oauth/AuthorizeRequest.js"
+import { clientUriHost, redirectTarget } from "../../services/oauth/ClientMetadata.js"
+import { readCookie } from "../Cookies.js"
+import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"
+import { approvalPage, deniedPage, errorPage, oobCodePage, PageFields } from "../pages/Pages.js"
+import { resolveIssuer } from "../Issuer.js"
+import { isSameOriginPost, page, readOAuthBody, seeOther } from "./OAuthHttp.js"
+import { SESSION_COOKIE, signInResponse, single } from "./SignIn.js"
+
+export const CONSENT_FIELD = "consent"
+
+const consentPurpose = (consentId: string) => `consent:${consentId}`
+
+const refused = (status: number, message: string, title?: string): HttpResponse =>
+  page(status, errorPage({ message, ...(title === undefined ? {} : { title }) }))
+
+export const authorizeRoutes = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const clients = yield* OAuthClients
+  const sessions = yield* BrowserSessions
+  const consents = yield* OAuthConsents
+  const codes = yield* OAuthCodes
+
+  /** The client a request names, looked up only when client_id appears exactly once. */
+  const clientOf = (query: URLSearchParams) => {
+    const ids = query.getAll("client_id")
+    return ids.length === 1 && ids[0] !== ""
+      ? Effect.map(clients.lookup(ids[0]!), Option.getOrUndefined)
+      : Effect.succeed<OAuthClient | undefined>(undefined)
+  }
+
+  const show = (request: HttpRequest) =>
+    Effect.gen(function*() {
+      const resolved = resolveIssuer(request, config)
+      if (Either.isLeft(resolved)) return refused(400, "The Host header of this request is not valid.")
+      const issuer = resolved.right
+
+      const validated = validateAuthorizeRequest(request.query, yield* clientOf(request.query))
+      if (Either.isLeft(validated)) {
+        yield* Effect.logInfo("authorization request refused").pipe(Effect.annotateLogs({ check: validated.left.check }))
+        return refused(400, validated.left.message)
+      }
+      const authorization = validated.right
+      const client = authorization.client
+
+      const secret = readCookie(request, SESSION_COOKIE)
+      const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
+      if (secret === undefined || Option.isNone(session)) {
+        return signInResponse(request, {
+          issuer,
+          returnTo: `${OAuthPaths.authorize}?${request.query.toString()}`,
+          clientName: client.clientName
+        })
+      }
+
+      const consentId = yield* consents.create({
+        sessionId: session.value.sessionId,
+        clientId: authorization.clientId,
+        redirectUri: authorization.redirectUri,
+        state: authorization.state,
+        codeChallenge: authorization.codeChallenge
+      })
+      return page(
+        200,
+        approvalPage({
+          action: OAuthPaths.authorize,
+          csrfToken: csrfToken(secret, consentPurpose(consentId)),
+          hidden: { [CONSENT_FIELD]: consentId },
+          clientName: client.clientName,
+          clientUriHost: clientUriHost(client.clientUri),
+          target: authorization.redirectTarget,
+          username: session.value.accountName
+        })
+      )
+    })
+
+  const decide = (request: HttpRequest) =>
+    Effect.gen(function*() {
+      const resolved = resolveIssuer(request, config)
+      if (Either.isLeft(resolved)) return refused(400, "The Host header of this request is not valid.")
+      const issuer = resolved.right
+      if (!isSameOriginPost(request, issuer)) {
+        return refused(403, "This approval did not come from this site's own page.", "Approval refused")
+      }
+      const secret = readCookie(request, SESSION_COOKIE)
+      const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
+      if (secret === undefined || Option.isNone(session)) {
+        return refused(403, "You are not signed in any more. Start again from the app.", "Approval refused")
+      }
+
+      const form = yield* readOAuthBody(request, { form: true, json: false })
+      if (!(form instanceof URLSearchParams)) return refused(400, "The approval form could not be read.")
+      const consentId = single(form, CONSENT_FIELD)
+      const csrf = single(form, PageFields.csrf)
+      if (consentId === undefined || csrf === undefined || !verifyCsrfToken(secret, consentPurpose(consentId), csrf)) {
+        return refused(403, "The approval form is not valid for this sign-in. Start again from the app.", "Approval refused")
+      }
+      const decision = single(form, PageFields.decision)
+      if (decision !== "approve" && decision !== "deny") {
+        return refused(400, "The form did not say whether to approve or deny.")
+      }
+
+      const claimed = yield* consents.claim(consentId, session.value.sessionId)
+      if (Option.isNone(claimed)) {
+        return refused(400, "This approval page was already used or has expired. Start again from the app.")
+      }
+      const consent = claimed.value
+      const client = yield* clients.lookup(consent.clientId)
+      if (Option.isNone(client)) {
+        return refused(400, "This app's registration expired before it was approved. Start again from the app.")
+      }
+      const clientName = client.value.clientName
+      const annotations = { clientId: consent.clientId, accountId: session.value.accountId }
+
+      if (decision === "deny") {
+        yield* Effect.logInfo("authorization denied").pipe(Effect.annotateLogs(annotations))
+        const response = authorizationResponse(consent, { _tag: "Denied" }, issuer)
+        return response._tag === "Redirect" ? seeOther(response.location) : page(200, deniedPage({ clientName }))
+      }
+
+      if (!(yield* clients.approve(consent.clientId))) {
+        return refused(400, "This app's registration expired before it was approved. Start again from the app.")
+      }
+      const code = yield* codes.issue({
+        clientId: consent.clientId,
+        accountId: session.value.accountId,
+        redirectUri: consent.redirectUri,
+        codeChallenge: consent.codeChallenge
+      })
+      yield* Effect.logInfo("authorization approved").pipe(
+        Effect.annotateLogs({ ...annotations, target: redirectTarget(consent.redirectUri).kind })
+      )
+      const response = authorizationResponse(consent, { _tag: "Approved", code }, issuer)
+      switch (response._tag) {
+        case "Redirect":
+          return seeOther(response.location)
+        case "ShowCode":
+          return page(200, oobCodePage({ code: response.code, clientName }))
+        case "ShowDenied":
+          return page(200, deniedPage({ clientName }))
+      }
+    }).pipe(Effect.catchTag("BodyRefused", (e) => Effect.succeed(e.response)))
+
+  return [
+    { method: "GET", path: OAuthPaths.authorize, name: "oauth.authorize", handler: show },
+    { method: "POST", path: OAuthPaths.authorize, name: "oauth.authorize.decide", handler: decide }
+  ] satisfies ReadonlyArray<Route>
+})

@@ -1,0 +1,138 @@
+/**
+ * OAuthHttp owns what every OAuth endpoint shares on the wire: the bounded body reader
+ * (16 KiB, CONTRACT; form or JSON), the encoding of OAuth errors (interface "Errors >
+ * OAuth": `{error, error_description?}`), the cache headers, the origin rule and the
+ * page responses with their security headers. Pure helpers and stateless Effects.
+ */
+import { Data, Effect } from "effect"
+import { type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
+import type { AppSettings } from "../../services/AppConfig.js"
+import { isAllowedOrigin } from "../Issuer.js"
+import { HTML_CONTENT_TYPE, securityHeaders } from "../pages/Pages.js"
+import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
+
+/** CONTRACT "Protocol decisions": 16 KiB on the OAuth endpoints; beyond → 413. */
+export const OAUTH_BODY_LIMIT = 16 * 1024
+
+/** RFC 6749 §5.1 (both MUST on token responses); also on register and revoke (H-07). */
+export const noStore: Readonly<Record<string, string>> = { "cache-control": "no-store", "pragma": "no-cache" }
+
+export class BodyRefused extends Data.TaggedError("BodyRefused")<{ readonly response: HttpResponse }> {}
+
+/** 413 with the interface's malformed-body JSON (H-04). */
+export const tooLarge = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
+  json(413, { error: "invalid_request" }, { ...noStore, ...headers })
+
+/** The interface's "malformed body": 400 `{"error":"invalid_request"}`, no description. */
+export const malformed = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
+  json(400, { error: "invalid_request" }, { ...noStore, ...headers })
+
+export const oauthError = (error: OAuthError, headers: Readonly<Record<string, string>> = {}): HttpResponse =>
+  json(error.status, toOAuthErrorBody(error), { ...noStore, ...oauthErrorHeaders(error), ...headers })
+
+const mediaType = (request: HttpRequest): string =>
+  (request.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase()
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * A form body, decoded strictly: a `%` not followed by two hex digits, or escapes that
+ * are not UTF-8, make the body malformed (H-03) instead of being passed through as
+ * WHATWG's lenient parser would.
+ */
+export const parseForm = (body: Buffer): URLSearchParams | undefined => {
+  let text: string
+  try {
+    text = utf8.decode(body)
+  } catch {
+    return undefined
+  }
+  if (/%(?![0-9A-Fa-f]{2})/.test(text)) return undefined
+  try {
+    for (const part of text.split("&")) decodeURIComponent(part.replace(/\+/g, " "))
+  } catch {
+    return undefined
+  }
+  return new URLSearchParams(text)
+}
+
+const parseJson = (body: Buffer): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, value: JSON.parse(utf8.decode(body)) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/**
+ * Reads the body once, at most 16 KiB, as `application/x-www-form-urlencoded` (→
+ * URLSearchParams) or `application/json` (→ the parsed value), whichever `accept`
+ * allows. Anything else, or a body that does not decode, is the malformed-body 400.
+ */
+export const readOAuthBody = (
+  request: HttpRequest,
+  accept: { readonly form: boolean; readonly json: boolean },
+  headers: Readonly<Record<string, string>> = {}
+): Effect.Effect<URLSearchParams | { readonly json: unknown }, BodyRefused> =>
+  request.body(OAUTH_BODY_LIMIT).pipe(
+    Effect.catchTags({
+      BodyTooLarge: () => Effect.fail(new BodyRefused({ response: tooLarge(headers) })),
+      BodyReadFailed: () => Effect.fail(new BodyRefused({ response: malformed(headers) }))
+    }),
+    Effect.flatMap((body): Effect.Effect<URLSearchParams | { readonly json: unknown }, BodyRefused> => {
+      const type = mediaType(request)
+      if (accept.form && type === "application/x-www-form-urlencoded") {
+        const form = parseForm(body)
+        if (form !== undefined) return Effect.succeed(form)
+      } else if (accept.json && type === "application/json") {
+        const parsed = parseJson(body)
+        if (parsed.ok) return Effect.succeed({ json: parsed.value })
+      }
+      return Effect.fail(new BodyRefused({ response: malformed(headers) }))
+    })
+  )
+
+/** The value the token and revoke decoders take: the form itself, or the parsed JSON value. */
+export const bodyValue = (body: URLSearchParams | { readonly json: unknown }): unknown =>
+  body instanceof URLSearchParams ? body : body.json
+
+/**
+ * Whether an API request comes from a web page of another origin: an `Origin` that is
+ * neither this server's nor in `BELAY_CORS_ORIGINS` — Issuer.isAllowedOrigin, the very
+ * rule of /mcp (CONTRACT), DNS-rebinding defence included.
+ * A form-encoded POST is a CORS "simple request" a browser sends without preflight, so
+ * the refusal must happen here, not by withholding CORS headers (research/oauth.md H-08).
+ */
+export const isForeignOrigin = (request: HttpRequest, issuer: string, config: AppSettings): boolean => {
+  const origin = request.header("origin")
+  return origin !== undefined && !isAllowedOrigin(config, issuer, origin)
+}
+
+export const foreignOrigin = (): HttpResponse =>
+  json(403, { error: "invalid_request", error_description: "cross-origin requests are not allowed" }, noStore)
+
+/**
+ * Whether a page POST (sign-in, approve, deny) is same-origin. `Origin` must be the
+ * issuer. Our pages send `Referrer-Policy: no-referrer`, under which browsers serialise
+ * the Origin of a form POST as `null` (Fetch, "append a request Origin header"); then the
+ * browser's own `Sec-Fetch-Site: same-origin` decides, which a cross-site page cannot forge.
+ */
+export const isSameOriginPost = (request: HttpRequest, issuer: string): boolean => {
+  const origin = request.header("origin")
+  if (origin === issuer) return true
+  return (origin === undefined || origin === "null") && request.header("sec-fetch-site") === "same-origin"
+}
+
+/** An HTML page of the flow with the security headers of CONTRACT "Pages". */
+export const page = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({
+  status,
+  headers: { "content-type": HTML_CONTENT_TYPE, ...securityHeaders, ...headers },
+  body
+})
+
+/** A 303 from a page (RFC 9700 §4.12: never 307), with the pages' security headers. */
+export const seeOther = (location: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({
+  status: 303,
+  headers: { ...securityHeaders, location, ...headers },
+  body: ""
+})

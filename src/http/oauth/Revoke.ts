@@ -1,0 +1,51 @@
+/**
+ * Revoke owns `POST /api/oauth/revoke` (RFC 7009). Checks, in order:
+ *   1. Origin: a foreign web page → 403;
+ *   2. body: ≤ 16 KiB (413), form or JSON → else malformed 400 invalid_request;
+ *   3. `client_id` and `token` present, single, non-empty → else 400 invalid_request;
+ *      `token_type_hint` is ignored (§2.1 allows it);
+ *   4. client_id unknown → 401 invalid_client;
+ *   5. 200 with an empty body (oauth4webapi requires exactly 200, V-08) whether or not
+ *      anything was revoked: an unknown token, another app's token (left alone, V-03), an
+ *      already revoked one (idempotent, V-07), or an authorization code (codes are not
+ *      tokens; it stays as it was, V-11). A live token of this app stops working at once.
+ * Stateless itself.
+ */
+import { Effect, Either, Option } from "effect"
+import { decodeRevokeRequest, OAuthPaths } from "../../schema/OAuth.js"
+import { AppConfig } from "../../services/AppConfig.js"
+import { OAuthClients } from "../../services/OAuthClients.js"
+import { OAuthTokens } from "../../services/OAuthTokens.js"
+import type { Route } from "../HttpServer.js"
+import { resolveIssuer } from "../Issuer.js"
+import { bodyValue, foreignOrigin, isForeignOrigin, malformed, noStore, oauthError, readOAuthBody } from "./OAuthHttp.js"
+import { invalidClient } from "./Token.js"
+
+export const revokeRoute = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const clients = yield* OAuthClients
+  const tokens = yield* OAuthTokens
+
+  const route: Route = {
+    method: "POST",
+    path: OAuthPaths.revoke,
+    name: "oauth.revoke",
+    handler: (request) =>
+      Effect.gen(function*() {
+        const issuer = resolveIssuer(request, config)
+        if (Either.isLeft(issuer)) return malformed()
+        if (isForeignOrigin(request, issuer.right, config)) return foreignOrigin()
+
+        const body = yield* readOAuthBody(request, { form: true, json: true })
+        const decoded = decodeRevokeRequest(bodyValue(body))
+        if (Either.isLeft(decoded)) return oauthError(decoded.left)
+
+        const client = yield* clients.lookup(decoded.right.client_id)
+        if (Option.isNone(client)) return invalidClient(request.header("authorization") !== undefined)
+
+        yield* tokens.revokeForApp(decoded.right.token, decoded.right.client_id)
+        return { status: 200, headers: noStore, body: "" }
+      }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
+  }
+  return [route] as ReadonlyArray<Route>
+})

@@ -1,0 +1,72 @@
+/**
+ * Token owns `POST /api/oauth/token` (RFC 6749 §4.1.3 with PKCE, RFC 7636). The check
+ * order is CONTRACT's, and only the last step touches the code:
+ *   1. Origin: a foreign web page → 403 (a form POST needs no preflight, H-08);
+ *   2. body: ≤ 16 KiB (413), form (with or without charset) or JSON, decodable → else
+ *      malformed 400 invalid_request;
+ *   3. parameters (OAuth.decodeTokenRequest): repeated, non-string, missing or empty, a
+ *      malformed code_verifier (43–128 of [A-Za-z0-9._~-]) → 400 invalid_request; then
+ *      grant_type ≠ authorization_code → 400 unsupported_grant_type;
+ *   4. client_id unknown (or a pending registration past its hour) → 401 invalid_client;
+ *   5. the code, claimed atomically and then checked (OAuthCodes.redeem) → 400
+ *      invalid_grant, the code spent; a replayed code also revokes its token.
+ * Success: 200 `{access_token, token_type: "Bearer", created_at}` — no expires_in, no
+ * refresh_token (interface "OAuth access token"). Every answer is no-store + no-cache.
+ * Stateless itself; safe under concurrency (the claim is a single UPDATE).
+ */
+import { Effect, Either, Option } from "effect"
+import { decodeTokenRequest, OAuthPaths, type TokenResponse } from "../../schema/OAuth.js"
+import { InvalidClient } from "../../schema/OAuthErrors.js"
+import { AppConfig } from "../../services/AppConfig.js"
+import { OAuthClients } from "../../services/OAuthClients.js"
+import { OAuthCodes } from "../../services/OAuthCodes.js"
+import { json, type Route } from "../HttpServer.js"
+import { resolveIssuer } from "../Issuer.js"
+import { bodyValue, foreignOrigin, isForeignOrigin, malformed, noStore, oauthError, readOAuthBody } from "./OAuthHttp.js"
+
+/** RFC 6749 §5.2: a client that tried the Authorization header gets a challenge with its 401. */
+export const invalidClient = (authorizationSent: boolean) =>
+  oauthError(
+    new InvalidClient({ description: "unknown client_id; register the app again" }),
+    authorizationSent ? { "www-authenticate": "Basic realm=\"belay\"" } : {}
+  )
+
+export const tokenRoute = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const clients = yield* OAuthClients
+  const codes = yield* OAuthCodes
+
+  const route: Route = {
+    method: "POST",
+    path: OAuthPaths.token,
+    name: "oauth.token",
+    handler: (request) =>
+      Effect.gen(function*() {
+        const issuer = resolveIssuer(request, config)
+        if (Either.isLeft(issuer)) return malformed()
+        if (isForeignOrigin(request, issuer.right, config)) return foreignOrigin()
+
+        const body = yield* readOAuthBody(request, { form: true, json: true })
+        const decoded = decodeTokenRequest(bodyValue(body))
+        if (Either.isLeft(decoded)) return oauthError(decoded.left)
+        const tokenRequest = decoded.right
+
+        const client = yield* clients.lookup(tokenRequest.client_id)
+        if (Option.isNone(client)) return invalidClient(request.header("authorization") !== undefined)
+
+        const issued = yield* codes.redeem(tokenRequest)
+        const response: TokenResponse = {
+          access_token: issued.accessToken,
+          token_type: "Bearer",
+          created_at: Math.floor(issued.createdAt / 1000)
+        }
+        return json(200, response, noStore)
+      }).pipe(
+        Effect.catchTags({
+          BodyRefused: (refused) => Effect.succeed(refused.response),
+          InvalidGrant: (e) => Effect.succeed(oauthError(e))
+        })
+      )
+  }
+  return [route] as ReadonlyArray<Route>
+})

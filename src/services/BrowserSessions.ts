@@ -1,0 +1,87 @@
+/**
+ * BrowserSessions owns member sign-in sessions of the browser (the approval page now,
+ * the web client later): a 256-bit secret in an HttpOnly cookie, only its SHA-256 in
+ * `browser_sessions`, an absolute lifetime of 30 days measured on Effect's Clock.
+ * Account recovery deletes an account's sessions (Accounts.recover).
+ *
+ * It also derives the CSRF token of a form shown inside a session: HMAC-SHA-256 keyed
+ * by the session secret over the form's purpose, so the token is bound to the session
+ * and to that one form, needs no storage, and is useless without the cookie
+ * (research/oauth.md A-16). State in PostgreSQL; safe to call concurrently.
+ */
+import * as Crypto from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Option, Schedule } from "effect"
+import { constantTimeEqual } from "./oauth/Pkce.js"
+import { sha256, TokenGenerator } from "./Tokens.js"
+
+export const BrowserSessionLimits = {
+  lifetime: Duration.days(30),
+  pruneEvery: Duration.hours(1)
+} as const
+
+const LIFETIME_MS = Duration.toMillis(BrowserSessionLimits.lifetime)
+
+export interface BrowserSession {
+  readonly sessionId: number
+  readonly accountId: number
+  readonly accountName: string
+}
+
+/** The CSRF token for `purpose` (e.g. "consent:<id>") in the session whose secret is `sessionSecret`. */
+export const csrfToken = (sessionSecret: string, purpose: string): string =>
+  Crypto.createHmac("sha256", sessionSecret).update(`belay-csrf\0${purpose}`).digest("base64url")
+
+export const verifyCsrfToken = (sessionSecret: string, purpose: string, presented: string): boolean =>
+  constantTimeEqual(csrfToken(sessionSecret, purpose), presented)
+
+export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/BrowserSessions", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const generator = yield* TokenGenerator
+
+    /** Starts a session; the raw secret goes into the cookie once. */
+    const create = Effect.fn("BrowserSessions.create")(function*(accountId: number) {
+      const now = yield* Clock.currentTimeMillis
+      const secret = generator.mint("session")
+      yield* sql`
+        INSERT INTO browser_sessions (account_id, token_hash, created_at, expires_at, last_seen_at)
+        VALUES (${accountId}, ${sha256(secret)}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)}, ${new Date(now)})`.pipe(
+        Effect.orDie
+      )
+      yield* Effect.logInfo("browser session started").pipe(Effect.annotateLogs({ accountId }))
+      return secret
+    })
+
+    /** The live session behind a cookie value, if any. */
+    const lookup = Effect.fn("BrowserSessions.lookup")(function*(secret: string) {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql<BrowserSession>`
+        SELECT s.id AS "sessionId", s.account_id AS "accountId", a.name AS "accountName"
+        FROM browser_sessions s JOIN accounts a ON a.id = s.account_id
+        WHERE s.token_hash = ${sha256(secret)} AND s.expires_at > ${new Date(now)}`.pipe(Effect.orDie)
+      return Option.fromNullable(rows[0])
+    })
+
+    /** Sign-out: the cookie stops working at once. */
+    const end = Effect.fn("BrowserSessions.end")(function*(secret: string) {
+      const rows = yield* sql<{ id: number }>`
+        DELETE FROM browser_sessions WHERE token_hash = ${sha256(secret)} RETURNING id`.pipe(Effect.orDie)
+      return rows.length > 0
+    })
+
+    const pruneExpired = Effect.fn("BrowserSessions.pruneExpired")(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`DELETE FROM browser_sessions WHERE expires_at <= ${new Date(now)}`.pipe(Effect.orDie)
+    })
+
+    yield* pruneExpired().pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("pruning browser sessions failed", cause)),
+      Effect.repeat(Schedule.spaced(BrowserSessionLimits.pruneEvery)),
+      Effect.delay(BrowserSessionLimits.pruneEvery),
+      Effect.forkScoped
+    )
+
+    return { create, lookup, end, pruneExpired } as const
+  })
+}) {}
