@@ -5,6 +5,7 @@
  *   AppConfig ─▶ Database (PGlite or PostgreSQL, migrated)
  *             ─▶ SecretBox, TokenGenerator, Metrics
  *             ─▶ Accounts, Networks, ApiTokens, E2eKeys        (services/)
+ *             ─▶ NetworkSupervisor: one actor per network      (actors/, the NetworkControl port)
  *             ─▶ HttpRoutes ─▶ HttpServer, AdminServer         (http/, admin/)
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
@@ -13,10 +14,26 @@
  */
 import { Data, Effect, FiberRef, HashSet, Layer, Logger } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
+import { IrcTransportLive } from "./actors/IrcTransport.js"
+import type { NetworkControl } from "./actors/NetworkApi.js"
+import { NetworkSupervisorLive } from "./actors/NetworkSupervisor.js"
 import { healthRoutes } from "./http/HealthRoutes.js"
 import { HttpRoutes, HttpServerLive } from "./http/HttpServer.js"
+import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
+import { mcpRoutes } from "./http/mcp/McpRoute.js"
+import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
+import { Authenticator } from "./services/Authenticator.js"
+import { BrowserSessions } from "./services/BrowserSessions.js"
+import { OAuthClients } from "./services/OAuthClients.js"
+import { OAuthCodes } from "./services/OAuthCodes.js"
+import { OAuthConsents } from "./services/OAuthConsents.js"
+import { OAuthTokens } from "./services/OAuthTokens.js"
+import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
+import { BrowserEvents } from "./services/BrowserEvents.js"
+import { MessageStoreLive } from "./services/MessageStore.js"
+import { NickNotes } from "./services/NickNotes.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
@@ -32,12 +49,23 @@ export const loggerLayer = (settings: AppSettings) =>
   Layer.mergeAll(
     // Replace the whole set: runMain may already have swapped the default logger for its own.
     Layer.fiberRefLocallyScopedWith(FiberRef.currentLoggers, () =>
-      HashSet.make(settings.logFormat === "json" ? Logger.jsonLogger : Logger.prettyLogger())),
+      // `jsonLogger` only formats (a Logger<unknown, string>); `withConsoleLog` is what prints it.
+      HashSet.make(settings.logFormat === "json" ? Logger.withConsoleLog(Logger.jsonLogger) : Logger.prettyLogger())),
     Logger.minimumLogLevel(settings.logLevel)
   )
 
+/** The OAuth authorization server's state: apps, consents, codes, tokens, sessions, limits. */
+const OAuthServicesLive = Layer.mergeAll(
+  OAuthClients.Default,
+  OAuthConsents.Default,
+  OAuthCodes.Default,
+  BrowserSessions.Default,
+  RegistrationLimiter.Default
+).pipe(Layer.provideMerge(OAuthTokens.Default))
+
 /** Every service of the product, over a migrated database. */
-export const ServicesLive = Layer.mergeAll(ApiTokens.Default, E2eKeys.Default).pipe(
+export const ServicesLive = Layer.mergeAll(Authenticator.Default, E2eKeys.Default, NickNotes.Default, OAuthServicesLive).pipe(
+  Layer.provideMerge(Layer.mergeAll(ApiTokens.Default, BrowserEvents.Default, MessageStoreLive)),
   Layer.provideMerge(Networks.Default),
   Layer.provideMerge(Accounts.Default),
   Layer.provideMerge(Layer.mergeAll(SecretBoxLive, TokenGeneratorLive, Metrics.Default)),
@@ -47,21 +75,33 @@ export const ServicesLive = Layer.mergeAll(ApiTokens.Default, E2eKeys.Default).p
 const RoutesLive = Layer.effect(
   HttpRoutes,
   Effect.gen(function*() {
-    return [...(yield* healthRoutes)]
+    return [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes)]
   })
-)
+).pipe(Layer.provide(McpDispatcher.Default))
 
-/** The whole application for the given settings: HTTP and admin listeners over the services. */
-export const makeAppLayer = (settings: AppSettings) =>
+type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
+
+/**
+ * The whole application for the given settings: HTTP and admin listeners over the
+ * services. `actors` provides the network actors; tests may swap in a fake.
+ */
+export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<NetworkControl, E, ServicesOut>) =>
   Layer.mergeAll(HttpServerLive, AdminServerLive).pipe(
     Layer.provide(RoutesLive),
+    Layer.provideMerge(actors),
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(Layer.succeed(AppConfig, settings))
   )
 
+/**
+ * The real network actors: one per stored network over irc-framework. Closed before the services it uses, so its
+ * shutdown (QUIT everywhere, then flush the history, within 5 s) still has the database.
+ */
+export const NetworkActorsLive = NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive))
+
 export const serve = Effect.gen(function*() {
   const settings = yield* appSettings.pipe(Effect.mapError((e) => new StartupError({ message: describeConfigError(e) })))
-  return yield* Layer.launch(makeAppLayer(settings)).pipe(
+  return yield* Layer.launch(makeAppLayer(settings, NetworkActorsLive)).pipe(
     Effect.provide(loggerLayer(settings)),
     Effect.catchAllDefect((defect) =>
       Effect.fail(new StartupError({ message: `start-up failed: ${defect instanceof Error ? defect.message : String(defect)}` }))

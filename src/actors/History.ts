@@ -1,0 +1,261 @@
+/**
+ * History: which stored messages (CONTRACT.md "message" kinds) one IRC line becomes, and in which buffer — a
+ * channel, a DM named after the peer, or the server buffer `:server:<networkId>`. Pure functions; the network
+ * actor's dispatcher calls them with its state *before* applying the line (a QUIT must still see the channels the
+ * user was in), then appends the result to the MessageStore in order.
+ *
+ * Rules (interface.md "Events" 4; issue 3 §5):
+ * - PRIVMSG/NOTICE/ACTION to a channel (STATUSMSG `@#chan` included) go to the channel; to us, to the sender's DM
+ *   buffer; our own (echo-message, or stored locally) to the target's buffer, `self: true`.
+ * - Server notices, notices before registration, `$mask` notices and CTCP other than ACTION go to the server buffer.
+ * - JOIN/PART/KICK/MODE/TOPIC go to their channel; QUIT and NICK to every channel the user shares with us.
+ * - Numerics go to the server buffer (`numeric` kind, the code kept), except an error numeric about a channel we
+ *   are in, which lands in that channel as an `error` line (interface.md, set_channel_modes: 482, 467, 478).
+ * - ERROR and FAIL are `error` lines in the server buffer.
+ * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
+ *   are not history.
+ */
+import type { BufferKind, MessageKind, NewMessage } from "../services/MessageStoreApi.js"
+import { channelsOf, type Roster } from "./ChannelRoster.js"
+import { equalsFolded, foldCase } from "./irc/CaseMapping.js"
+import { decodeCtcp } from "./irc/Ctcp.js"
+import { type IrcLine, parseLine } from "./irc/IrcLine.js"
+import { isChannel, type ISupport, splitStatusMsg } from "./irc/ISupport.js"
+import { isErrorNumeric, isNumeric } from "./irc/Numerics.js"
+import { serverBuffer } from "./NetworkApi.js"
+
+export interface HistoryContext {
+  readonly networkId: number
+  /** Our nick on this connection before the line is applied. */
+  readonly selfNick: string
+  /** RPL_WELCOME seen on this connection. */
+  readonly registered: boolean
+  readonly isupport: ISupport
+  /** Channels and members before the line is applied. */
+  readonly roster: Roster
+  /** Receive time (Effect Clock); the line's server-time tag wins when valid. */
+  readonly time: Date
+}
+
+interface Buffer {
+  readonly target: string
+  readonly targetFolded: string
+  readonly bufferKind: BufferKind
+}
+
+const NOT_HISTORY: ReadonlySet<string> = new Set([
+  "PING",
+  "PONG",
+  "CAP",
+  "AUTHENTICATE",
+  "AWAY",
+  "ACCOUNT",
+  "CHGHOST",
+  "SETNAME",
+  "BATCH",
+  "TAGMSG"
+])
+
+const serverBufferOf = (networkId: number): Buffer => {
+  const name = serverBuffer(networkId)
+  return { target: name, targetFolded: name, bufferKind: "server" }
+}
+
+/** The buffer of a channel, showing the casing we joined it with when we are in it. */
+const channelBuffer = (ctx: HistoryContext, name: string): Buffer => ({
+  target: ctx.roster.originalName(name) ?? name,
+  targetFolded: foldCase(ctx.isupport.caseMapping, name),
+  bufferKind: "channel"
+})
+
+const dmBuffer = (ctx: HistoryContext, peer: string): Buffer => ({
+  target: peer,
+  targetFolded: foldCase(ctx.isupport.caseMapping, peer),
+  bufferKind: "dm"
+})
+
+/**
+ * The channel a message target names, if any: `#chan`, or `@#chan` behind STATUSMSG. A membership prefix in front
+ * of a channel counts too when the server forgot to advertise STATUSMSG (the channel is still the audience).
+ */
+const channelOfTarget = (isupport: ISupport, target: string): string | undefined => {
+  if (isChannel(isupport, target)) return target
+  const status = splitStatusMsg(isupport, target)
+  if (status !== undefined) return status.channel
+  let i = 0
+  while (i < target.length && isupport.prefix.some((p) => p.symbol === target.charAt(i))) i++
+  return i > 0 && isChannel(isupport, target.slice(i)) ? target.slice(i) : undefined
+}
+
+/** The buffer a message target names: a channel (maybe behind a STATUSMSG prefix), else a nick. */
+export const bufferOfTarget = (ctx: HistoryContext, target: string): Buffer => {
+  const channel = channelOfTarget(ctx.isupport, target)
+  return channel !== undefined ? channelBuffer(ctx, channel) : dmBuffer(ctx, target)
+}
+
+/** IRCv3 server-time (`time=2024-01-01T00:00:00.000Z`), when present and valid. */
+const lineTime = (ctx: HistoryContext, line: IrcLine): Date => {
+  const tag = line.tags.get("time")
+  if (tag !== undefined) {
+    const ms = Date.parse(tag)
+    if (!Number.isNaN(ms)) return new Date(ms)
+  }
+  return ctx.time
+}
+
+interface Entry {
+  readonly buffer: Buffer
+  readonly kind: MessageKind
+  readonly nick: string | null
+  readonly text: string
+  readonly self: boolean
+  readonly numeric?: string
+}
+
+/** A prefix without user and host whose "nick" has a dot is a server name (nicks cannot hold dots). */
+const isServerSource = (line: IrcLine): boolean =>
+  line.source === undefined ||
+  (line.source.user === undefined && line.source.host === undefined && line.source.nick.includes("."))
+
+const message = (ctx: HistoryContext, line: IrcLine, raw: string | null) => (entry: Entry): NewMessage => ({
+  networkId: ctx.networkId,
+  target: entry.buffer.target,
+  targetFolded: entry.buffer.targetFolded,
+  bufferKind: entry.buffer.bufferKind,
+  time: lineTime(ctx, line),
+  kind: entry.kind,
+  nick: entry.nick,
+  text: entry.text,
+  numeric: entry.numeric ?? null,
+  self: entry.self,
+  raw
+})
+
+const textMessage = (ctx: HistoryContext, line: IrcLine): ReadonlyArray<Entry> => {
+  const target = line.params[0] ?? ""
+  const text = line.params[1] ?? ""
+  const nick = line.source?.nick ?? null
+  const self = nick !== null && equalsFolded(ctx.isupport.caseMapping, nick, ctx.selfNick)
+  const notice = line.command === "NOTICE"
+  const server = serverBufferOf(ctx.networkId)
+
+  const ctcp = decodeCtcp(text)
+  const toServerBuffer = isServerSource(line) || !ctx.registered || target === "*" || target.startsWith("$")
+  let buffer: Buffer
+  if (channelOfTarget(ctx.isupport, target) !== undefined) {
+    buffer = bufferOfTarget(ctx, target)
+  } else if (toServerBuffer) {
+    buffer = server
+  } else {
+    // A DM is filed under the other party: the sender, or the recipient of our own echoed message.
+    buffer = dmBuffer(ctx, self ? target : (nick ?? target))
+  }
+
+  if (ctcp !== undefined && ctcp.command === "ACTION" && !notice) {
+    return [{ buffer, kind: "action", nick, text: ctcp.params, self }]
+  }
+  if (ctcp !== undefined) {
+    // CTCP requests and replies (VERSION, PING…) are protocol chatter, not conversation.
+    const what = notice ? "CTCP reply" : "CTCP"
+    return [{ buffer: server, kind: notice ? "notice" : "privmsg", nick, text: `${what} ${ctcp.command} ${ctcp.params}`.trim(), self }]
+  }
+  return [{ buffer, kind: notice ? "notice" : "privmsg", nick, text, self }]
+}
+
+/**
+ * The messages one inbound line becomes, in store order. `raw` is kept with each (soju stores the whole line too),
+ * so nothing the structured fields leave out is lost.
+ */
+export const messagesFor = (ctx: HistoryContext, line: IrcLine, raw: string | null = null): ReadonlyArray<NewMessage> => {
+  const make = message(ctx, line, raw)
+  const nick = line.source?.nick ?? null
+  const isSelf = (n: string | null) => n !== null && equalsFolded(ctx.isupport.caseMapping, n, ctx.selfNick)
+  const server = serverBufferOf(ctx.networkId)
+  const p = line.params
+  const command = line.command
+
+  if (NOT_HISTORY.has(command)) return []
+
+  if (isNumeric(command)) {
+    const subject = p[1]
+    const text = p.slice(1).join(" ")
+    if (isErrorNumeric(command) && subject !== undefined && ctx.roster.has(subject)) {
+      return [make({ buffer: channelBuffer(ctx, subject), kind: "error", nick, text, self: false, numeric: command })]
+    }
+    return [make({ buffer: server, kind: "numeric", nick, text, self: false, numeric: command })]
+  }
+
+  switch (command) {
+    case "PRIVMSG":
+    case "NOTICE":
+      return textMessage(ctx, line).map(make)
+    case "JOIN":
+      return p[0] === undefined ? [] : [make({ buffer: channelBuffer(ctx, p[0]), kind: "join", nick, text: "", self: isSelf(nick) })]
+    case "PART":
+      return p[0] === undefined
+        ? []
+        : p[0].split(",").map((channel) =>
+          make({ buffer: channelBuffer(ctx, channel), kind: "part", nick, text: p[1] ?? "", self: isSelf(nick) })
+        )
+    case "KICK": {
+      const [channel, kicked, reason] = p
+      if (channel === undefined || kicked === undefined) return []
+      const text = reason !== undefined && reason !== "" && reason !== kicked ? `${kicked} (${reason})` : kicked
+      return [make({ buffer: channelBuffer(ctx, channel), kind: "kick", nick, text, self: isSelf(nick) })]
+    }
+    case "QUIT":
+      return nick === null
+        ? []
+        : channelsOf(ctx.roster, nick).map((channel) =>
+          make({ buffer: channelBuffer(ctx, channel), kind: "quit", nick, text: p[0] ?? "", self: isSelf(nick) })
+        )
+    case "NICK": {
+      const to = p[0]
+      if (nick === null || to === undefined) return []
+      const channels = channelsOf(ctx.roster, nick)
+      if (channels.length === 0) {
+        return isSelf(nick) ? [make({ buffer: server, kind: "nick", nick, text: to, self: true })] : []
+      }
+      return channels.map((channel) =>
+        make({ buffer: channelBuffer(ctx, channel), kind: "nick", nick, text: to, self: isSelf(nick) })
+      )
+    }
+    case "MODE": {
+      const target = p[0]
+      if (target === undefined) return []
+      const buffer = isChannel(ctx.isupport, target) ? channelBuffer(ctx, target) : server
+      return [make({ buffer, kind: "mode", nick, text: p.slice(1).join(" "), self: isSelf(nick) })]
+    }
+    case "TOPIC":
+      return p[0] === undefined
+        ? []
+        : [make({ buffer: channelBuffer(ctx, p[0]), kind: "topic", nick, text: p[1] ?? "", self: isSelf(nick) })]
+    case "INVITE":
+      return [make({ buffer: server, kind: "notice", nick, text: `invites ${p[0] ?? ""} to ${p[1] ?? ""}`, self: false })]
+    case "ERROR":
+    case "KILL":
+    case "FAIL":
+      return [make({ buffer: server, kind: "error", nick, text: p.join(" "), self: false })]
+    default:
+      // WALLOPS, WARN, NOTE and anything newer: shown as a notice in the server buffer rather than lost.
+      return [make({ buffer: server, kind: "notice", nick, text: [command, ...p].join(" "), self: false })]
+  }
+}
+
+/**
+ * Our own messages, stored locally when the server does not echo them (no echo-message): one per line sent, as the
+ * echo would have produced. `lines` are the complete PRIVMSG/NOTICE lines we wrote.
+ */
+export const ownMessages = (ctx: HistoryContext, lines: ReadonlyArray<string>): ReadonlyArray<NewMessage> =>
+  lines.flatMap((raw) => {
+    const line = parseLine(raw)
+    if (line === undefined || (line.command !== "PRIVMSG" && line.command !== "NOTICE")) return []
+    const targets = (line.params[0] ?? "").split(",").filter((t) => t !== "")
+    return targets.flatMap((target) =>
+      messagesFor(
+        { ...ctx, registered: true },
+        { ...line, source: { nick: ctx.selfNick }, params: [target, ...line.params.slice(1)] },
+        raw
+      )
+    )
+  })

@@ -1,0 +1,147 @@
+/**
+ * IrcTransport: the port between a network actor and an IRC socket. The Live layer drives irc-framework 4.14 for
+ * the socket, TLS, CAP negotiation, SASL PLAIN and PING answers, and hands every line the server sends to the actor
+ * unparsed; everything else (registration outcome, nick fallback, keepalive, reconnect, state) is the actor's.
+ *
+ * Concurrency rule: irc-framework runs on Node's event loop. Its callbacks never touch actor state; they only call
+ * the `emit` function given to `open`, which must be non-blocking (the actor passes `Queue.unsafeOffer` on its
+ * unbounded inbox). The returned connection's methods are synchronous and may be called from the actor's
+ * dispatcher; they never throw.
+ *
+ * irc-framework pitfalls handled here (research/stack.md §3, irc-framework.d.ts):
+ * - `auto_reconnect: false`: the actor owns the reconnect policy.
+ * - `ping_interval: 0`, `ping_timeout: 0`: its keepalive runs on real timers; the actor's runs on Effect's Clock.
+ *   (Both at 0 also leave the socket without an idle timeout.)
+ * - `account: {}` when no SASL is configured, or the server password would also be tried as SASL PLAIN.
+ * - `version: null`: no automatic CTCP VERSION reply naming the library.
+ * - `enable_echomessage: true`: echo-message is requested when offered, so our own sends come back with the
+ *   server's view (time, STATUSMSG) and are stored from the echo.
+ * - `sasl_disconnect_on_fail: true`: a failed login must not go on to register unauthenticated.
+ * - Writes go straight to `connection.write`, never `raw()`/`say()` (which reformat or split text); the caller has
+ *   refused CR, LF and NUL already.
+ * - The socket error arrives as the argument of `socket close`, never as `socket error`.
+ * - One `Client` per connection attempt: `network.options` and CAP state are not reset by a reconnect.
+ */
+import { Context, Duration, Layer } from "effect"
+import IRC from "irc-framework"
+import { QUIT_GRACE } from "./ReconnectPolicy.js"
+
+export interface TransportOptions {
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  /** Skip certificate verification (`--tls-insecure`). */
+  readonly tlsInsecure: boolean
+  readonly nick: string
+  readonly username: string
+  readonly realname: string
+  readonly serverPassword: string | null
+  readonly sasl: { readonly username: string; readonly password: string } | null
+}
+
+/** What the transport reports, in socket order. */
+export type TransportEvent =
+  /** The socket (and TLS) is up; registration lines are on their way. */
+  | { readonly _tag: "Opened" }
+  /** One line from the server, as received (terminator possibly included). */
+  | { readonly _tag: "Line"; readonly line: string }
+  /** irc-framework gave up on SASL (also for reasons without a numeric, e.g. a mechanism the server lacks). */
+  | { readonly _tag: "SaslFailed"; readonly reason: string; readonly message: string | null }
+  /** The socket is gone; `error` is the socket error when there was one (ECONNREFUSED, certificate…). */
+  | { readonly _tag: "Closed"; readonly error: string | null }
+
+export interface IrcConnection {
+  /** Writes one line (CR-LF added). False when the socket cannot take it (not open, or closing). */
+  readonly write: (line: string) => boolean
+  /** Sends QUIT, half-closes, and destroys the socket if the server has not closed it within QUIT_GRACE. */
+  readonly quit: (message: string) => void
+  /** Closes the socket at once (dead link, timeout, shutdown deadline). */
+  readonly destroy: () => void
+}
+
+export interface IrcTransportService {
+  /** Starts connecting; events arrive through `emit` until (and including) one `Closed`. */
+  readonly open: (options: TransportOptions, emit: (event: TransportEvent) => void) => IrcConnection
+}
+
+export class IrcTransport extends Context.Tag("belay/IrcTransport")<IrcTransport, IrcTransportService>() {}
+
+const describeError = (error: unknown): string | null => {
+  if (error === false || error === undefined || error === null) return null
+  if (error instanceof Error) {
+    const code = "code" in error && typeof error.code === "string" ? error.code : undefined
+    return code !== undefined && !error.message.includes(code) ? `${code}: ${error.message}` : error.message
+  }
+  return String(error)
+}
+
+const open = (options: TransportOptions, emit: (event: TransportEvent) => void): IrcConnection => {
+  const client = new IRC.Client()
+  let closed = false
+  client.on("raw", (event) => {
+    if (event.from_server) emit({ _tag: "Line", line: event.line })
+  })
+  client.on("socket connected", () => emit({ _tag: "Opened" }))
+  client.on("sasl failed", (event) => emit({ _tag: "SaslFailed", reason: event.reason, message: event.message ?? null }))
+  client.on("socket close", (error) => {
+    if (closed) return
+    closed = true
+    emit({ _tag: "Closed", error: describeError(error) })
+  })
+
+  // irc-framework's connect can throw synchronously on bad options (e.g. an invalid port); report it as a close.
+  try {
+    client.connect({
+      host: options.host,
+      port: options.port,
+      tls: options.tls,
+      rejectUnauthorized: !options.tlsInsecure,
+      nick: options.nick,
+      username: options.username,
+      gecos: options.realname,
+      ...(options.serverPassword !== null ? { password: options.serverPassword } : {}),
+      account: options.sasl !== null ? { account: options.sasl.username, password: options.sasl.password } : {},
+      sasl_disconnect_on_fail: true,
+      auto_reconnect: false,
+      ping_interval: 0,
+      ping_timeout: 0,
+      enable_echomessage: true,
+      version: null
+    })
+  } catch (error) {
+    closed = true
+    queueMicrotask(() => emit({ _tag: "Closed", error: describeError(error) ?? "could not connect" }))
+  }
+
+  const destroy = () => {
+    try {
+      // `had_error` makes irc-framework destroy the socket instead of a graceful end.
+      client.connection.end(undefined, true)
+    } catch {
+      // already gone
+    }
+  }
+
+  return {
+    write: (line) => {
+      try {
+        return client.connection.write(line)
+      } catch {
+        return false
+      }
+    },
+    quit: (message) => {
+      try {
+        client.quit(message)
+      } catch {
+        destroy()
+        return
+      }
+      // A safety net only (the actor has its own deadlines on Effect's Clock): never leave a half-closed socket.
+      setTimeout(destroy, Duration.toMillis(QUIT_GRACE)).unref()
+    },
+    destroy
+  }
+}
+
+export const IrcTransportLive: Layer.Layer<IrcTransport> = Layer.succeed(IrcTransport, { open })

@@ -1,0 +1,286 @@
+/**
+ * NetworkSupervisor: runs one NetworkActor per stored network and implements `NetworkControl`, the only way other
+ * services reach the actors. It starts an actor for every network at boot and follows `Networks.changes` (add and
+ * remove without a restart); an actor that dies is logged and restarted after a backing-off delay, and a network
+ * that no longer exists stops being supervised. On shutdown every actor QUITs in parallel, then the history is
+ * flushed, all within SHUTDOWN_BOUND (5 s).
+ *
+ * Concurrency rule: each network is one supervising fiber in a FiberMap keyed by network id (FiberMap.run /
+ * remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx `Sharder.ts`: catch
+ * every cause, log, go on). One network's failure stays in its own fiber. The table of running actors is a plain
+ * Map written only by those fibers (set on start, deleted in the actor's finalizer) and read synchronously by
+ * callers; JavaScript runs one fiber step at a time, so no lock is needed. Callers never touch actor state: they
+ * enqueue a tagged command and await its Deferred, raced against the actor's death and COMMAND_TIMEOUT.
+ */
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, PubSub, Queue, SubscriptionRef } from "effect"
+import { AppConfig } from "../services/AppConfig.js"
+import { E2eKeys } from "../services/E2eKeys.js"
+import { MessageStore } from "../services/MessageStoreApi.js"
+import { Metrics } from "../services/Metrics.js"
+import { Networks } from "../services/Networks.js"
+import { foldCase } from "./irc/CaseMapping.js"
+import { defaultISupport } from "./irc/ISupport.js"
+import { messageTargetsOfRawLine } from "./irc/RawGuard.js"
+import { hasLineBreakingChars } from "./irc/Safety.js"
+import { IrcTransport } from "./IrcTransport.js"
+import * as NetworkActor from "./NetworkActor.js"
+import {
+  type CommandFailure,
+  type CommandResult,
+  type ConnectionState,
+  NetworkControl,
+  type NetworkControlService,
+  type NetworkStatus
+} from "./NetworkApi.js"
+import {
+  actorRestartSchedule,
+  COMMAND_TIMEOUT,
+  makeStepper,
+  QUIT_GRACE,
+  SHUTDOWN_BOUND,
+  STABLE_CONNECTION
+} from "./ReconnectPolicy.js"
+
+const STATES: ReadonlyArray<ConnectionState> = ["connected", "connecting", "backoff", "offline"]
+
+const failure = (error: CommandFailure["error"], message: string): CommandFailure => ({ ok: false, error, message })
+
+/** CONTRACT.md: CR, LF and NUL anywhere are refused with invalid-arguments before anything is sent. */
+const lineBreaking = (fields: Record<string, string | undefined>): CommandFailure | undefined => {
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== undefined && hasLineBreakingChars(value)) {
+      return failure("invalid-arguments", `${name} must not contain CR, LF or NUL`)
+    }
+  }
+  return undefined
+}
+
+const offlineStatus = (networkId: number): NetworkStatus => ({
+  networkId,
+  state: "offline",
+  nick: null,
+  nextRetryAt: null,
+  lastError: null,
+  caseMapping: defaultISupport.caseMapping,
+  channelTypes: defaultISupport.chanTypes
+})
+
+export const make = Effect.gen(function*() {
+  const networks = yield* Networks
+  const store = yield* MessageStore
+  const e2e = yield* E2eKeys
+  const settings = yield* AppConfig
+  const metrics = yield* Metrics
+  const transport = yield* IrcTransport
+
+  const actors = new Map<number, NetworkActor.NetworkActor>()
+  const supervised = yield* FiberMap.make<number>()
+
+  const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
+    config: networks.config(networkId),
+    channels: networks.channels(networkId),
+    rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
+    forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
+    setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
+    setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
+  })
+
+  /** One actor lifetime: built in its own scope, registered, and awaited until its dispatcher dies. */
+  const runActor = (networkId: number) =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const actor = yield* NetworkActor.make({
+          networkId,
+          repo: repoFor(networkId),
+          store,
+          transport,
+          allowedHosts: settings.allowedHosts
+        })
+        actors.set(networkId, actor)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            if (actors.get(networkId) === actor) actors.delete(networkId)
+          })
+        )
+        return yield* actor.await
+      })
+    )
+
+  /** Restart on death, with backoff; stop when the network is gone. Interruption (removal, shutdown) ends it. */
+  const supervise = (networkId: number) =>
+    Effect.gen(function*() {
+      const restarts = yield* makeStepper(actorRestartSchedule)
+      for (;;) {
+        const startedAt = yield* Clock.currentTimeMillis
+        const exit = yield* Effect.exit(runActor(networkId))
+        if (Exit.isFailure(exit)) {
+          const gone = Cause.failureOption(exit.cause)
+          if (Option.isSome(gone) && gone.value._tag === "NetworkGone") {
+            return yield* Effect.logInfo("network no longer stored; not supervising it")
+          }
+          if (Cause.isInterruptedOnly(exit.cause)) return
+          yield* Effect.logError("network actor died; restarting it", exit.cause)
+        }
+        // An actor that ran for a while before dying starts over from the shortest delay.
+        if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(STABLE_CONNECTION)) yield* restarts.reset
+        yield* Effect.sleep(yield* restarts.next)
+      }
+    }).pipe(Effect.annotateLogs({ networkId }))
+
+  const start = (networkId: number) => FiberMap.run(supervised, networkId, supervise(networkId), { onlyIfMissing: true })
+  const stop = (networkId: number) => FiberMap.remove(supervised, networkId)
+
+  // Shutdown: registered after the FiberMap, so it runs before the FiberMap interrupts the actors. Finalizers run
+  // uninterruptibly, and a timeout cannot cut short what it cannot interrupt: hence the explicit `interruptible`, so
+  // a database that never answers the flush cannot hold the shutdown past its bound.
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function*() {
+      const running = [...actors.values()]
+      yield* Effect.forEach(
+        running,
+        (actor) =>
+          Effect.flatMap(Deferred.make<void>(), (reply) =>
+            Effect.zipRight(
+              actor.offer({ _tag: "Shutdown", reply }),
+              Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, Duration.seconds(1))), Effect.ignore)
+            )),
+        { concurrency: "unbounded", discard: true }
+      )
+      yield* store.flush
+      yield* Effect.logInfo("network actors stopped and history flushed").pipe(Effect.annotateLogs({ networks: running.length }))
+    }).pipe(
+      Effect.interruptible,
+      Effect.timeoutFail({ duration: SHUTDOWN_BOUND, onTimeout: () => "timeout" as const }),
+      Effect.catchAllCause((cause) => Effect.logWarning("shutdown of the network actors did not finish in time", cause))
+    )
+  )
+
+  // Follow adds and removes; subscribe before listing so a network added meanwhile is not missed.
+  const changes = yield* PubSub.subscribe(networks.changes)
+  yield* Queue.take(changes).pipe(
+    Effect.flatMap((change) => (change._tag === "Added" ? start(change.networkId) : stop(change.networkId))),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  const ids = yield* networks.allIds()
+  yield* Effect.forEach(ids, start, { discard: true })
+  yield* Effect.logInfo("network supervisor started").pipe(Effect.annotateLogs({ networks: ids.length }))
+
+  metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
+    Effect.gen(function*() {
+      const counts = new Map<ConnectionState, number>(STATES.map((s) => [s, 0]))
+      for (const actor of actors.values()) {
+        const { state } = yield* SubscriptionRef.get(actor.status)
+        counts.set(state, (counts.get(state) ?? 0) + 1)
+      }
+      return STATES.map((state) => [{ state }, counts.get(state) ?? 0] as const)
+    }))
+
+  /**
+   * Sends a command to a network's actor and waits for its answer. No actor: `unknown-network`, unless the network
+   * is supervised and its actor is between lives (`not-connected`). The actor dying or not answering within
+   * COMMAND_TIMEOUT never leaves the caller hanging.
+   */
+  const ask = <A extends object>(
+    networkId: number,
+    command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command
+  ): Effect.Effect<CommandResult<A>> =>
+    Effect.gen(function*() {
+      const actor = actors.get(networkId)
+      if (actor === undefined) {
+        return (yield* FiberMap.has(supervised, networkId))
+          ? failure("not-connected", "the network's connection is restarting; try again shortly")
+          : failure("unknown-network", `no network with id ${networkId}`)
+      }
+      const reply = yield* Deferred.make<CommandResult<A>>()
+      yield* actor.offer(command(reply))
+      const died: Effect.Effect<CommandResult<A>> = actor.await.pipe(
+        Effect.catchAllCause(() => Effect.succeed(failure("not-connected", "the network's connection restarted; try again")))
+      )
+      return yield* Effect.raceFirst(Deferred.await(reply), died).pipe(
+        Effect.timeoutTo({
+          duration: COMMAND_TIMEOUT,
+          onSuccess: (result): CommandResult<A> => result,
+          onTimeout: (): CommandResult<A> => failure("timeout", "the network did not answer in time")
+        })
+      )
+    })
+
+  const guarded = <A extends object>(
+    fields: Record<string, string | undefined>,
+    run: () => Effect.Effect<CommandResult<A>>
+  ): Effect.Effect<CommandResult<A>> => {
+    const refused = lineBreaking(fields)
+    return refused !== undefined ? Effect.succeed(refused) : run()
+  }
+
+  /** FiSH keys are stored folded with rfc1459 (E2eKeys.ts). A key store we cannot read fails closed. */
+  const isEncrypted = (networkId: number, target: string): Effect.Effect<boolean> =>
+    e2e.forNetwork(networkId).pipe(
+      Effect.map((keys) => keys.has(foldCase("rfc1459", target))),
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning("could not read end-to-end keys; treating the target as encrypted", cause), true)
+      )
+    )
+
+  const service: NetworkControlService = {
+    status: (networkId) =>
+      Effect.suspend(() => {
+        const actor = actors.get(networkId)
+        return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
+      }),
+    statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
+    say: (networkId, kind, target, text) =>
+      guarded({ target, text }, () => ask(networkId, (reply) => ({ _tag: "Say", kind, target, text, reply }))),
+    raw: (networkId, line) =>
+      guarded({ line }, () =>
+        Effect.gen(function*() {
+          // interface.md send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls.
+          const actor = actors.get(networkId)
+          const statusMsg = actor === undefined ? "" : yield* actor.statusMsg
+          for (const target of messageTargetsOfRawLine(line, statusMsg)) {
+            if (yield* isEncrypted(networkId, target)) {
+              return failure(
+                "e2e-channel-use-send-message",
+                `${target} is end-to-end encrypted; use send_message so the text is encrypted`
+              )
+            }
+          }
+          return yield* ask(networkId, (reply) => ({ _tag: "Raw", line, reply }))
+        })),
+    join: (networkId, channel, key) =>
+      guarded({ channel, key: Option.getOrUndefined(key) }, () =>
+        ask(networkId, (reply) => ({ _tag: "Join", channel, key, reply }))),
+    part: (networkId, channel, reason) =>
+      guarded({ channel, reason: Option.getOrUndefined(reason) }, () =>
+        ask(networkId, (reply) => ({ _tag: "Part", channel, reason, reply }))),
+    nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, (reply) => ({ _tag: "Nick", nick, reply }))),
+    away: (networkId, message) =>
+      guarded({ message: Option.getOrUndefined(message) }, () =>
+        ask(networkId, (reply) => ({ _tag: "Away", message, reply }))),
+    whois: (networkId, nick) => guarded({ nick }, () => ask(networkId, (reply) => ({ _tag: "Whois", nick, reply }))),
+    connect: (networkId, reconnect) => ask(networkId, (reply) => ({ _tag: "Connect", reconnect, reply })),
+    disconnect: (networkId) => ask(networkId, (reply) => ({ _tag: "Disconnect", reply })),
+    members: (networkId, channel) =>
+      guarded({ channel }, () => ask(networkId, (reply) => ({ _tag: "Members", channel, reply }))),
+    topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, (reply) => ({ _tag: "Topic", channel, reply }))),
+    setTopic: (networkId, channel, topic) =>
+      guarded({ channel, topic }, () => ask(networkId, (reply) => ({ _tag: "SetTopic", channel, topic, reply }))),
+    // Issue 4 (channel operations) brings the reply correlation this needs (ModeListRequests.ts).
+    modeList: () => Effect.succeed(failure("refused", "not supported yet")),
+    setModes: (networkId, channel, changes) =>
+      guarded(
+        Object.fromEntries([["channel", channel], ...changes.map((c, i) => [`changes[${i}].param`, c.param] as const)]),
+        () => ask(networkId, (reply) => ({ _tag: "SetModes", channel, changes, reply }))
+      ),
+    isEncrypted
+  }
+  return service
+})
+
+/** NetworkControl over the stored networks; needs the IRC transport (IrcTransportLive in production). */
+export const NetworkSupervisorLive: Layer.Layer<
+  NetworkControl,
+  never,
+  Networks | MessageStore | E2eKeys | AppConfig | Metrics | IrcTransport
+> = Layer.scoped(NetworkControl, make)

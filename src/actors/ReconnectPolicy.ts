@@ -1,0 +1,133 @@
+/**
+ * ReconnectPolicy owns every timing decision of the network actors, in one block (soju's `server.go` habit), the
+ * named Schedules built from them, and the one place that says which connection failures are permanent.
+ *
+ * Concurrency rule: constants and Schedules are immutable values. A `Stepper` holds the state of one schedule for
+ * one actor and must be stepped by that actor's dispatcher only (it is not shared between fibers).
+ *
+ * Time comes only from Effect's Clock (STYLE habit 5): a Stepper reads `Clock.currentTimeMillis` and the actor
+ * sleeps with `Effect.sleep`, so tests drive backoff, keepalive and nick regain with `TestClock.adjust`.
+ */
+import { Clock, Duration, Effect, Random, Ref, Schedule, ScheduleDecision, ScheduleIntervals } from "effect"
+
+// ---------------------------------------------------------------------------------------------------------------
+// Every timing constant of the actors.
+
+/** First reconnect delay (before jitter). soju waits a minute; operators expect a dropped link back within seconds. */
+export const RECONNECT_BASE: Duration.Duration = Duration.seconds(2)
+/** The backoff doubles up to this (soju `retryConnectMaxDelay`: 10 minutes). */
+export const RECONNECT_CAP: Duration.Duration = Duration.minutes(10)
+/**
+ * A connection that stayed registered at least this long resets the backoff, so a network that dropped after days
+ * is retried within seconds; one that kills us right after registration (an aKill loop) keeps backing off.
+ * irc-framework calls 5 s "safely registered"; we ask for more because K-lines often land a few seconds in.
+ */
+export const STABLE_CONNECTION: Duration.Duration = Duration.seconds(30)
+/** Socket open plus registration must finish within this (soju: connect + register, 1 minute). */
+export const REGISTRATION_TIMEOUT: Duration.Duration = Duration.minutes(1)
+/** ZNC's NoTrafficTimeout halves: PING after 90 s without a line from the server... */
+export const KEEPALIVE_IDLE: Duration.Duration = Duration.seconds(90)
+/** ...and drop the connection after 180 s of silence (ZNC `NoTrafficTimeout`). */
+export const KEEPALIVE_DEAD: Duration.Duration = Duration.seconds(180)
+/** Nick regain without MONITOR: first retry after 15 s, doubling to 10 minutes, plus up to 10 s (soju `upstream.go`). */
+export const REGAIN_BASE: Duration.Duration = Duration.seconds(15)
+export const REGAIN_CAP: Duration.Duration = Duration.minutes(10)
+export const REGAIN_JITTER: Duration.Duration = Duration.seconds(10)
+/** After QUIT, how long the server may take to close before we close the socket ourselves. */
+export const QUIT_GRACE: Duration.Duration = Duration.seconds(2)
+/** Shutdown of every actor (QUIT in parallel) plus the final history flush (issue 3: within 5 s). */
+export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(5)
+/** Some servers send no end of MOTD (376/422); rejoin anyway this long after RPL_WELCOME. */
+export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
+/** Stored channels cannot be read (database outage): try again this often while the session lives. */
+export const CHANNELS_RELOAD: Duration.Duration = Duration.seconds(5)
+/** A stopping actor may spend this long writing what its persistence fiber had not written yet. */
+export const PERSIST_DRAIN: Duration.Duration = Duration.seconds(1)
+/** A command not answered by its actor within this is answered `timeout` (the actor is wedged or restarting). */
+export const COMMAND_TIMEOUT: Duration.Duration = Duration.seconds(30)
+/** A dead actor is restarted after 1 s, doubling to 1 minute while it keeps dying (Sharder.ts: log, go on). */
+export const ACTOR_RESTART_BASE: Duration.Duration = Duration.seconds(1)
+export const ACTOR_RESTART_CAP: Duration.Duration = Duration.minutes(1)
+/** NICKLEN is unknown before ISUPPORT; soju appends `_` only while the nick stays under 30 characters. */
+export const ASSUMED_NICKLEN = 30
+
+// ---------------------------------------------------------------------------------------------------------------
+// The named Schedules.
+
+/**
+ * The reconnect policy: 2 s, 4 s, 8 s … doubling, never above 10 minutes, each delay scaled by a random factor in
+ * [0.8, 1.0] so that many networks dropped by one server restart do not come back in lockstep (and the cap stays a
+ * true maximum). The schedule never ends: only a permanent refusal stops the actor retrying.
+ */
+export const reconnectSchedule: Schedule.Schedule<unknown> = Schedule.exponential(RECONNECT_BASE, 2).pipe(
+  Schedule.either(Schedule.spaced(RECONNECT_CAP)),
+  Schedule.jitteredWith({ min: 0.8, max: 1.0 })
+)
+
+/** Nick regain without MONITOR (soju): 15 s doubling to 10 minutes, plus a uniform 0–10 s. */
+export const regainNickSchedule: Schedule.Schedule<unknown> = Schedule.exponential(REGAIN_BASE, 2).pipe(
+  Schedule.either(Schedule.spaced(REGAIN_CAP)),
+  Schedule.addDelayEffect(() =>
+    Effect.map(Random.nextIntBetween(0, Duration.toMillis(REGAIN_JITTER) + 1), (ms) => Duration.millis(ms))
+  )
+)
+
+/** The supervisor's restart policy for an actor that died: 1 s doubling to a minute. */
+export const actorRestartSchedule: Schedule.Schedule<unknown> = Schedule.exponential(ACTOR_RESTART_BASE, 2).pipe(
+  Schedule.either(Schedule.spaced(ACTOR_RESTART_CAP))
+)
+
+/**
+ * One schedule stepped by hand. The actor is event-driven (one inbox), not a retry loop, so it asks "how long until
+ * the next attempt?" when a connection ends, publishes that as `nextRetryAt`, and sleeps in a timer fiber.
+ */
+export interface Stepper {
+  /** The delay before the next attempt; advances the schedule. */
+  readonly next: Effect.Effect<Duration.Duration>
+  /** Back to the first delay. */
+  readonly reset: Effect.Effect<void>
+}
+
+export const makeStepper = (schedule: Schedule.Schedule<unknown>): Effect.Effect<Stepper> =>
+  Effect.map(Ref.make<unknown>(schedule.initial), (state) => ({
+    next: Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const [next, , decision] = yield* schedule.step(now, undefined, yield* Ref.get(state))
+      yield* Ref.set(state, next)
+      // Our schedules never end; a Done decision would mean "stop", which only permanent failures decide.
+      if (ScheduleDecision.isDone(decision)) return RECONNECT_CAP
+      // Whole milliseconds: jitter yields fractions, and a published `nextRetryAt` (a Date) has none.
+      return Duration.millis(Math.max(0, Math.round(ScheduleIntervals.start(decision.intervals) - now)))
+    }),
+    reset: Ref.set(state, schedule.initial)
+  }))
+
+// ---------------------------------------------------------------------------------------------------------------
+// Permanent versus temporary.
+
+/**
+ * Why a connection attempt can never succeed without the operator changing something, or undefined when retrying
+ * may help. soju stops on 464 and 432 (`registrationError.Temporary`); issue 3 adds 465 (a K-line is not lifted by
+ * hammering the server: ZNC users asked for this in znc/znc#1762) and a failed SASL login.
+ *
+ * `registered` is whether RPL_WELCOME arrived on this connection: 432 only stops us while registering (the
+ * configured nick is unusable); afterwards it answers a nick change and is just shown.
+ */
+export const permanentRefusal = (command: string, params: ReadonlyArray<string>, registered: boolean): string | undefined => {
+  const text = params.length > 1 ? params[params.length - 1] ?? "" : ""
+  switch (command) {
+    case "464":
+      return `the server refused the password (464 ${text})`.trim()
+    case "465":
+      return `banned from the server (465 ${text})`.trim()
+    case "432":
+      return registered ? undefined : `the server refused the nick ${params[1] ?? ""} (432 ${text})`
+    // IRCv3 sasl-3.1: 904 authentication failed, 902 the account's nick is locked, 905 message too long.
+    case "902":
+    case "904":
+    case "905":
+      return `SASL authentication failed (${command} ${text})`
+    default:
+      return undefined
+  }
+}

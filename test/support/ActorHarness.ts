@@ -1,0 +1,173 @@
+/**
+ * Builds one NetworkActor against a FakeIrcServer with in-memory ports (a NetworkRepo over plain state, the
+ * MemoryMessageStore), plus the waits actor tests need. Everything is scoped to the test.
+ *
+ * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
+ * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
+ */
+import { Clock, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
+import type { CommandResult, NetworkStatus } from "../../src/actors/NetworkApi.js"
+import * as NetworkActor from "../../src/actors/NetworkActor.js"
+import { type CaseMapping, CaseMappedMap } from "../../src/actors/irc/CaseMapping.js"
+import type { NetworkConfig, StoredChannel } from "../../src/services/Networks.js"
+import type { FakeIrcServer } from "./FakeIrcServer.js"
+import * as MemoryMessageStore from "./MemoryMessageStore.js"
+
+const liveClock = Clock.make()
+
+/** Runs `self` bounded by `timeout` of real time (the ambient clock may be TestClock). */
+export const live = <A, E>(self: Effect.Effect<A, E>, timeout: Duration.DurationInput = "5 seconds") =>
+  self.pipe(
+    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`timed out after ${Duration.format(Duration.decode(timeout))}`) }),
+    Effect.withClock(liveClock)
+  )
+
+export interface MemoryRepo {
+  readonly repo: NetworkActor.NetworkRepo
+  /** Stored channels by name (as stored), with their keys. */
+  readonly channels: Effect.Effect<ReadonlyArray<StoredChannel>>
+  readonly enabled: Effect.Effect<boolean>
+  readonly awayMessage: Effect.Effect<string | null>
+  /** While down, every repo call dies, as Networks' orDie'd SQL does when PostgreSQL is unreachable. */
+  readonly setOutage: (down: boolean) => Effect.Effect<void>
+}
+
+export const memoryRepo = (config: NetworkConfig, initialChannels: ReadonlyArray<StoredChannel> = []): MemoryRepo => {
+  let channels = CaseMappedMap.fromEntries<string | null>("rfc1459", initialChannels.map((c) => [c.name, c.key] as const))
+  let enabled = config.enabled
+  let away = config.awayMessage
+  let down = false
+  const guard = <A>(f: () => A): Effect.Effect<A> =>
+    Effect.suspend(() => (down ? Effect.dieMessage("database unreachable") : Effect.sync(f)))
+  const remap = (mapping: CaseMapping) => {
+    channels = channels.withMapping(mapping)
+  }
+  return {
+    repo: {
+      config: guard(() => Option.some({ ...config, enabled, awayMessage: away })),
+      channels: guard(() => [...channels].map(([name, key]) => ({ name, key }))),
+      rememberChannel: (mapping, name, key) =>
+        guard(() => {
+          remap(mapping)
+          const existing = channels.get(name)
+          channels = channels.set(name, key === undefined ? (existing ?? null) : key)
+        }),
+      forgetChannel: (mapping, name) =>
+        guard(() => {
+          remap(mapping)
+          channels = channels.remove(name)
+        }),
+      setEnabled: (e) =>
+        guard(() => {
+          enabled = e
+        }),
+      setAwayMessage: (m) =>
+        guard(() => {
+          away = m
+        })
+    },
+    channels: Effect.sync(() => [...channels].map(([name, key]) => ({ name, key }))),
+    enabled: Effect.sync(() => enabled),
+    awayMessage: Effect.sync(() => away),
+    setOutage: (d) =>
+      Effect.sync(() => {
+        down = d
+      })
+  }
+}
+
+export const networkConfig = (server: FakeIrcServer, overrides: Partial<NetworkConfig> = {}): NetworkConfig => ({
+  id: 1,
+  accountId: 1,
+  name: "fake",
+  host: server.host,
+  port: server.port,
+  tls: server.tls,
+  tlsInsecure: false,
+  nick: "belay",
+  username: "belayuser",
+  realname: "Belay Test",
+  serverPassword: null,
+  sasl: null,
+  enabled: true,
+  awayMessage: null,
+  ...overrides
+})
+
+export interface Harness {
+  readonly actor: NetworkActor.NetworkActor
+  readonly store: MemoryMessageStore.MemoryMessageStore
+  readonly repo: MemoryRepo
+  /** Waits (real time) for a status matching `predicate`. */
+  readonly waitStatus: (predicate: (s: NetworkStatus) => boolean, timeout?: Duration.DurationInput) => Effect.Effect<NetworkStatus, Error>
+  readonly waitState: (state: NetworkStatus["state"], timeout?: Duration.DurationInput) => Effect.Effect<NetworkStatus, Error>
+  /** Sends a command and waits for its answer. */
+  readonly ask: <A extends object>(
+    command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command
+  ) => Effect.Effect<CommandResult<A>, Error>
+  /** Waits (real time) until the store holds a message matching `predicate`. */
+  readonly waitMessage: (
+    predicate: (m: Effect.Effect.Success<MemoryMessageStore.MemoryMessageStore["all"]>[number]) => boolean,
+    timeout?: Duration.DurationInput
+  ) => Effect.Effect<void, Error>
+}
+
+export interface HarnessOptions {
+  readonly config?: Partial<NetworkConfig>
+  readonly channels?: ReadonlyArray<StoredChannel>
+  readonly allowedHosts?: ReadonlySet<string>
+  readonly store?: MemoryMessageStore.MemoryMessageStore
+}
+
+export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) =>
+  Effect.gen(function*() {
+    const store = options.store ?? (yield* MemoryMessageStore.make)
+    const repo = memoryRepo(networkConfig(server, options.config), options.channels)
+    const transport = yield* IrcTransport.pipe(Effect.provide(IrcTransportLive))
+    const actor = yield* NetworkActor.make({
+      networkId: options.config?.id ?? 1,
+      repo: repo.repo,
+      store,
+      transport,
+      allowedHosts: options.allowedHosts === undefined ? Option.none() : Option.some(options.allowedHosts)
+    })
+    const waitStatus = (predicate: (s: NetworkStatus) => boolean, timeout: Duration.DurationInput = "5 seconds") =>
+      live(
+        actor.status.changes.pipe(
+          Stream.filter(predicate),
+          Stream.runHead,
+          Effect.flatMap(Option.match({ onNone: () => Effect.die("status stream ended"), onSome: Effect.succeed }))
+        ),
+        timeout
+      ).pipe(
+        Effect.catchAll((e) =>
+          Effect.flatMap(SubscriptionRef.get(actor.status), (s) =>
+            Effect.fail(new Error(`${e.message}; last status ${JSON.stringify(s)}`)))
+        )
+      )
+    const harness: Harness = {
+      actor,
+      store,
+      repo,
+      waitStatus,
+      waitState: (state, timeout) => waitStatus((s) => s.state === state, timeout),
+      ask: <A extends object>(command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command) =>
+        Effect.gen(function*() {
+          const reply = yield* Deferred.make<CommandResult<A>>()
+          yield* actor.offer(command(reply))
+          return yield* live(Deferred.await(reply))
+        }),
+      waitMessage: (predicate, timeout = "5 seconds") =>
+        live(
+          Effect.gen(function*() {
+            for (;;) {
+              if ((yield* store.all).some(predicate)) return
+              yield* Effect.sleep("10 millis")
+            }
+          }),
+          timeout
+        )
+    }
+    return harness
+  })

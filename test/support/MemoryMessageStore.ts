@@ -1,0 +1,102 @@
+/**
+ * An in-memory MessageStore for actor tests: keeps every appended message in append order, and can simulate a
+ * database outage (appends are held in order, `flush` waits until the outage ends, exactly the contract of
+ * MessageStoreApi.ts: append never fails or blocks, flush resolves once everything before it is stored).
+ *
+ * Concurrency: single-threaded JS; every method is a synchronous step or waits on a SubscriptionRef.
+ */
+import { Effect, Layer, Option, Stream, SubscriptionRef } from "effect"
+import {
+  MessageStore,
+  type MessageStoreService,
+  type NewMessage,
+  type StoredMessage
+} from "../../src/services/MessageStoreApi.js"
+
+export interface MemoryMessageStore extends MessageStoreService {
+  /** Everything stored (not the rows held during an outage), oldest first. */
+  readonly all: Effect.Effect<ReadonlyArray<StoredMessage & { readonly targetFolded: string }>>
+  /** Rows held back by an outage. */
+  readonly pending: Effect.Effect<number>
+  readonly setOutage: (down: boolean) => Effect.Effect<void>
+  /** Makes `append` die once for a message whose text is this (a bug in a store must not take other networks down). */
+  readonly poison: (text: string) => Effect.Effect<void>
+}
+
+export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
+  const down = yield* SubscriptionRef.make(false)
+  const stored: Array<StoredMessage & { readonly targetFolded: string }> = []
+  let held: Array<NewMessage> = []
+  let nextId = 1
+  let poisoned: string | undefined
+
+  const toStored = (m: NewMessage) => ({
+    id: nextId++,
+    networkId: m.networkId,
+    target: m.target,
+    targetFolded: m.targetFolded,
+    time: m.time,
+    kind: m.kind,
+    nick: m.nick,
+    text: m.text,
+    numeric: m.numeric ?? null,
+    self: m.self,
+    encryption: m.encryption ?? "plain"
+  })
+
+  const drain = () => {
+    for (const m of held) stored.push(toStored(m))
+    held = []
+  }
+
+  const append = (message: NewMessage) =>
+    Effect.gen(function*() {
+      if (poisoned !== undefined && message.text === poisoned) {
+        poisoned = undefined
+        return yield* Effect.dieMessage("poisoned message")
+      }
+      if (yield* SubscriptionRef.get(down)) held.push(message)
+      else {
+        drain()
+        stored.push(toStored(message))
+      }
+    })
+
+  const flush = down.changes.pipe(
+    Stream.filter((d) => !d),
+    Stream.take(1),
+    Stream.runDrain,
+    Effect.zipRight(Effect.sync(drain))
+  )
+
+  const recent: MessageStoreService["recent"] = (networkId, targetFolded, options) =>
+    Effect.sync(() => {
+      const rows = stored.filter((m) =>
+        m.networkId === networkId &&
+        m.targetFolded === targetFolded &&
+        Option.match(options.before, { onNone: () => true, onSome: (b) => m.id < b })
+      )
+      return rows.slice(Math.max(0, rows.length - options.limit))
+    })
+
+  return {
+    append,
+    flush,
+    recent,
+    search: () => Effect.succeed([]),
+    listBuffers: () => Effect.succeed([]),
+    all: Effect.sync(() => stored.slice()),
+    pending: Effect.sync(() => held.length),
+    setOutage: (d) =>
+      Effect.gen(function*() {
+        yield* SubscriptionRef.set(down, d)
+        if (!d) drain()
+      }),
+    poison: (text) =>
+      Effect.sync(() => {
+        poisoned = text
+      })
+  }
+})
+
+export const layer = (store: MemoryMessageStore) => Layer.succeed(MessageStore, store)
