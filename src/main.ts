@@ -32,6 +32,7 @@ import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { BrowserEvents } from "./services/BrowserEvents.js"
+import { CredentialCache } from "./services/CredentialCache.js"
 import { MessageStoreLive } from "./services/MessageStore.js"
 import { NickNotes } from "./services/NickNotes.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
@@ -68,7 +69,7 @@ export const ServicesLive = Layer.mergeAll(Authenticator.Default, E2eKeys.Defaul
   Layer.provideMerge(Layer.mergeAll(ApiTokens.Default, BrowserEvents.Default, MessageStoreLive)),
   Layer.provideMerge(Networks.Default),
   Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, TokenGeneratorLive, Metrics.Default)),
+  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, TokenGeneratorLive, Metrics.Default, CredentialCache.Default)),
   Layer.provideMerge(DatabaseLive)
 )
 

@@ -320,7 +320,9 @@ export const applyLine = (current: ChannelState, line: IrcLine, ctx: ChannelCont
             )
           next = updateMembers(next, target, update)
         } else if (change.letter === "k" && kind === "always-param") {
-          // RFC 2811 §4.2.6: the key. On `-k` the param (often `*`) is not a key; the key is gone.
+          // RFC 2811 §4.2.6: the key. On `-k` the param (often `*`) is not a key; the key is gone. A `+k` that
+          // lost its param (a malformed relay) says nothing about the key, so it must not clear the stored one.
+          if (change.sign === "+" && change.param === undefined) continue
           const key = change.sign === "+" ? (change.param ?? null) : null
           next = modifyChannel(next, target, (c) => ({ ...c, key }))
           // Emitted even when the key looks unchanged: the actor's persisted key (from join_channel) may be one

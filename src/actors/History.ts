@@ -9,19 +9,24 @@
  *   buffer; our own (echo-message, or stored locally) to the target's buffer, `self: true`.
  * - Server notices, notices before registration, `$mask` notices and CTCP other than ACTION go to the server buffer.
  * - JOIN/PART/KICK/MODE/TOPIC go to their channel; QUIT and NICK to every channel the user shares with us.
- * - Numerics go to the server buffer (`numeric` kind, the code kept), except an error numeric about a channel we
- *   are in, which lands in that channel as an `error` line (interface.md, set_channel_modes: 482, 467, 478).
+ * - Numerics go to the server buffer (`numeric` kind, the code kept), except a refusal about a channel we are in
+ *   (ChannelErrors.channelErrorFor: 482, 467, 478, 472 through the last channel we sent MODE to, …), which lands
+ *   in that channel as an `error` line (interface.md, set_topic and set_channel_modes). A refusal about a channel
+ *   we are not in stays in the server buffer, so list_buffers never shows a channel the account never joined.
+ * - Replies that answer Belay's own queries (get_mode_list, the WHO after NAMES) never get here: the actor
+ *   consumes them first.
  * - ERROR and FAIL are `error` lines in the server buffer.
  * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
  *   are not history.
  */
 import type { BufferKind, MessageKind, NewMessage } from "../services/MessageStoreApi.js"
-import { channelsOf, type Roster } from "./ChannelRoster.js"
+import { channelErrorFor } from "./ChannelErrors.js"
+import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
 import { equalsFolded, foldCase } from "./irc/CaseMapping.js"
 import { decodeCtcp } from "./irc/Ctcp.js"
 import { type IrcLine, parseLine } from "./irc/IrcLine.js"
 import { isChannel, type ISupport, splitStatusMsg } from "./irc/ISupport.js"
-import { isErrorNumeric, isNumeric } from "./irc/Numerics.js"
+import { isNumeric } from "./irc/Numerics.js"
 import { serverBuffer } from "./NetworkApi.js"
 
 export interface HistoryContext {
@@ -32,7 +37,9 @@ export interface HistoryContext {
   readonly registered: boolean
   readonly isupport: ISupport
   /** Channels and members before the line is applied. */
-  readonly roster: Roster
+  readonly channels: ChannelState
+  /** The channel of the last MODE change we sent, which a 472 (naming no channel) is about; null when none. */
+  readonly lastModeChannel: string | null
   /** Receive time (Effect Clock); the line's server-time tag wins when valid. */
   readonly time: Date
 }
@@ -63,7 +70,7 @@ const serverBufferOf = (networkId: number): Buffer => {
 
 /** The buffer of a channel, showing the casing we joined it with when we are in it. */
 const channelBuffer = (ctx: HistoryContext, name: string): Buffer => ({
-  target: ctx.roster.originalName(name) ?? name,
+  target: channelName(ctx.channels, name) ?? name,
   targetFolded: foldCase(ctx.isupport.caseMapping, name),
   bufferKind: "channel"
 })
@@ -78,7 +85,7 @@ const dmBuffer = (ctx: HistoryContext, peer: string): Buffer => ({
  * The channel a message target names, if any: `#chan`, or `@#chan` behind STATUSMSG. A membership prefix in front
  * of a channel counts too when the server forgot to advertise STATUSMSG (the channel is still the audience).
  */
-const channelOfTarget = (isupport: ISupport, target: string): string | undefined => {
+export const channelOfTarget = (isupport: ISupport, target: string): string | undefined => {
   if (isChannel(isupport, target)) return target
   const status = splitStatusMsg(isupport, target)
   if (status !== undefined) return status.channel
@@ -92,6 +99,16 @@ export const bufferOfTarget = (ctx: HistoryContext, target: string): Buffer => {
   const channel = channelOfTarget(ctx.isupport, target)
   return channel !== undefined ? channelBuffer(ctx, channel) : dmBuffer(ctx, target)
 }
+
+/**
+ * The channels a nick shares with us, where its QUIT or NICK is stored; ordered by folded name, so the same line
+ * is stored in the same order every time (the state's maps iterate in hash order).
+ */
+const sharedChannels = (ctx: HistoryContext, nick: string): ReadonlyArray<string> =>
+  channelsOf(ctx.channels, nick)
+    .map((name) => [foldCase(ctx.isupport.caseMapping, name), name] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([, name]) => name)
 
 /** IRCv3 server-time (`time=2024-01-01T00:00:00.000Z`), when present and valid. */
 const lineTime = (ctx: HistoryContext, line: IrcLine): Date => {
@@ -177,12 +194,14 @@ export const messagesFor = (ctx: HistoryContext, line: IrcLine, raw: string | nu
   if (NOT_HISTORY.has(command)) return []
 
   if (isNumeric(command)) {
-    const subject = p[1]
-    const text = p.slice(1).join(" ")
-    if (isErrorNumeric(command) && subject !== undefined && ctx.roster.has(subject)) {
-      return [make({ buffer: channelBuffer(ctx, subject), kind: "error", nick, text, self: false, numeric: command })]
+    const refusal = channelErrorFor(line, {
+      isupport: ctx.isupport,
+      ...(ctx.lastModeChannel !== null ? { lastModeChannel: ctx.lastModeChannel } : {})
+    })
+    if (refusal !== undefined && isJoined(ctx.channels, refusal.channel)) {
+      return [make({ buffer: channelBuffer(ctx, refusal.channel), kind: "error", nick, text: refusal.text, self: false, numeric: command })]
     }
-    return [make({ buffer: server, kind: "numeric", nick, text, self: false, numeric: command })]
+    return [make({ buffer: server, kind: "numeric", nick, text: p.slice(1).join(" "), self: false, numeric: command })]
   }
 
   switch (command) {
@@ -206,13 +225,13 @@ export const messagesFor = (ctx: HistoryContext, line: IrcLine, raw: string | nu
     case "QUIT":
       return nick === null
         ? []
-        : channelsOf(ctx.roster, nick).map((channel) =>
+        : sharedChannels(ctx, nick).map((channel) =>
           make({ buffer: channelBuffer(ctx, channel), kind: "quit", nick, text: p[0] ?? "", self: isSelf(nick) })
         )
     case "NICK": {
       const to = p[0]
       if (nick === null || to === undefined) return []
-      const channels = channelsOf(ctx.roster, nick)
+      const channels = sharedChannels(ctx, nick)
       if (channels.length === 0) {
         return isSelf(nick) ? [make({ buffer: server, kind: "nick", nick, text: to, self: true })] : []
       }

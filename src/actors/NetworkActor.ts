@@ -1,7 +1,8 @@
 /**
  * NetworkActor: one IRC network of one account, kept connected and recorded. It owns the connection (through the
  * IrcTransport port), the connection state machine, the network's ISUPPORT, our nick and the wanted nick, the
- * channel roster, the stored channel keys it rejoins with, and writing what it sees into the MessageStore.
+ * channel state (ChannelState: members, prefixes, away, topics, keys), the stored channel keys it rejoins with, the
+ * get_mode_list queries in flight (ModeListRequests), and writing what it sees into the MessageStore.
  *
  * Concurrency rule (STYLE habit 3, soju `doc/architecture.md`): one inbox, one dispatcher. Commands (each with a
  * Deferred reply), transport events (pushed by irc-framework callbacks with `unsafeOffer`, never handled there) and
@@ -21,6 +22,17 @@
  * gate of interface.md ("backoff counts as not connected"). Permanent refusals (ReconnectPolicy.permanentRefusal,
  * SASL failure) end in `offline` with the reason kept in `lastError`; disconnect_network ends in `offline` and is
  * remembered (`enabled = false`) across restarts.
+ *
+ * Replies to Belay's own queries answer them and are not history (interface.md get_mode_list: "reply goes only to
+ * the caller, nothing is written to the server buffer"): list entries, end numerics, refusals and PONGs inside a
+ * get_mode_list fence (ModeListRequests.ts), and the replies to the `WHO #chan` the actor sends after NAMES when the
+ * server has no away-notify (they only feed the away state; storing them would fill the server buffer with a line
+ * per member on every join). Those WHOs go out one at a time, so a reply is matched by its channel alone.
+ *
+ * End-to-end encryption (issue 7, E2eCodec.ts): the actor holds the network's FiSH key table, read before the first
+ * connection and kept current from E2eKeys' change feed through the inbox. Messages to a keyed target go out
+ * encrypted; inbound FiSH lines are stored decrypted (or marked undecryptable); a raw line that would carry
+ * plaintext to a keyed target is refused in the dispatcher, atomically with the write.
  */
 import {
   Clock,
@@ -39,23 +51,29 @@ import {
 } from "effect"
 import type { NetworkConfig, StoredChannel } from "../services/Networks.js"
 import type { MessageStoreService, NewMessage } from "../services/MessageStoreApi.js"
-import * as Roster from "./ChannelRoster.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../services/E2eKeys.js"
+import type { FishKey } from "../services/crypto/Fish.js"
+import * as E2e from "./E2eCodec.js"
+import * as Channels from "./ChannelState.js"
 import { type HistoryContext, messagesFor, ownMessages } from "./History.js"
 import { CaseMappedMap, type CaseMapping, DEFAULT_CASE_MAPPING, equalsFolded } from "./irc/CaseMapping.js"
 import { encodeAction } from "./irc/Ctcp.js"
 import { formatLine, type IrcLine, parseLine } from "./irc/IrcLine.js"
 import { applyISupport, defaultISupport, isChannel, type ISupport } from "./irc/ISupport.js"
+import { Numeric } from "./irc/Numerics.js"
 import { joinLines } from "./irc/JoinLines.js"
 import { modeLines } from "./irc/ModeLines.js"
 import { hasLineBreakingChars, isMiddleParam } from "./irc/Safety.js"
 import { prefixAllowance, splitText } from "./irc/TextSplit.js"
 import type { IrcConnection, IrcTransportService, TransportEvent, TransportOptions } from "./IrcTransport.js"
+import * as ModeLists from "./ModeListRequests.js"
 import type {
   CommandFailure,
   CommandResult,
   ConnectionState,
   MemberInfo,
   ModeChange,
+  ModeListEntry,
   NetworkStatus,
   SayKind,
   TopicInfo
@@ -67,6 +85,7 @@ import {
   KEEPALIVE_DEAD,
   KEEPALIVE_IDLE,
   makeStepper,
+  MODE_LIST_TIMEOUT,
   permanentRefusal,
   PERSIST_DRAIN,
   QUIT_GRACE,
@@ -74,7 +93,8 @@ import {
   regainNickSchedule,
   REGISTRATION_TIMEOUT,
   REJOIN_FALLBACK,
-  STABLE_CONNECTION
+  STABLE_CONNECTION,
+  WHO_TIMEOUT
 } from "./ReconnectPolicy.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -91,6 +111,14 @@ export interface NetworkRepo {
   readonly setAwayMessage: (message: string | null) => Effect.Effect<void>
 }
 
+/** The network's end-to-end encryption keys (services/E2eKeys.ts, issue 7). */
+export interface E2eKeySource {
+  /** Every key of the network, read once at start; may die during an outage (the start then fails and is retried). */
+  readonly load: Effect.Effect<ReadonlyArray<E2eKeyEntry>>
+  /** Key changes of every network, published once stored; the actor keeps its own. Subscribed before `load`. */
+  readonly subscribe: Effect.Effect<Queue.Dequeue<E2eKeyChange>, never, Scope.Scope>
+}
+
 export interface ActorDeps {
   readonly networkId: number
   readonly repo: NetworkRepo
@@ -98,6 +126,7 @@ export interface ActorDeps {
   readonly transport: IrcTransportService
   /** BELAY_ALLOWED_HOSTS, lower-cased; None allows every host. */
   readonly allowedHosts: Option.Option<ReadonlySet<string>>
+  readonly e2e: E2eKeySource
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -105,6 +134,13 @@ export interface ActorDeps {
 
 type Reply<A> = Deferred.Deferred<A>
 type Result<A extends object = {}> = CommandResult<A>
+
+/** get_mode_list's success payload (CONTRACT "MCP tool shapes"). */
+export interface ModeListAnswer {
+  readonly channel: string
+  readonly letter: string
+  readonly entries: ReadonlyArray<ModeListEntry>
+}
 
 /** Tagged commands, each answered through its Deferred (STYLE habit 3). */
 export type Command =
@@ -124,6 +160,13 @@ export type Command =
   }
   | { readonly _tag: "Topic"; readonly channel: string; readonly reply: Reply<Result<{ readonly topic: TopicInfo }>> }
   | { readonly _tag: "SetTopic"; readonly channel: string; readonly topic: string; readonly reply: Reply<Result> }
+  /** Answered when the list (or a refusal) arrives, at MODE_LIST_TIMEOUT, or `not-connected` on disconnect. */
+  | {
+    readonly _tag: "ModeList"
+    readonly channel: string
+    readonly letter: string
+    readonly reply: Reply<Result<ModeListAnswer>>
+  }
   | {
     readonly _tag: "SetModes"
     readonly channel: string
@@ -144,6 +187,9 @@ type Internal =
   | { readonly _tag: "RejoinFallback"; readonly session: number }
   | { readonly _tag: "ChannelsLoaded"; readonly session: number; readonly channels: ReadonlyArray<StoredChannel> }
   | { readonly _tag: "QuitGraceOver"; readonly session: number }
+  | { readonly _tag: "E2eKeyChanged"; readonly change: E2eKeyChange }
+  | { readonly _tag: "ModeListTimeout"; readonly requestId: ModeLists.RequestId }
+  | { readonly _tag: "WhoTimeout"; readonly session: number }
 
 type Input = Command | Internal
 
@@ -199,6 +245,16 @@ const carriesLineBreak = (command: Command): boolean => {
   return Object.entries(command).some(([key, value]) => key !== "reply" && check(value))
 }
 
+/** Why get_mode_list refuses a letter here: not a list at all, or a list this network does not have. */
+const notAListMessage = (isupport: ISupport, letter: string): string => {
+  if (!["b", "e", "I", "q"].includes(letter)) return `letter must be one of b, e, I or q, got ${JSON.stringify(letter)}`
+  const lists = isupport.chanModes.a
+  if (letter === "q") {
+    return `this network has no quiet list: q is not a list mode in its CHANMODES (list modes: ${lists || "none"})`
+  }
+  return `this network has no ${letter} list (list modes in its CHANMODES: ${lists || "none"})`
+}
+
 const isAllowedHost = (allowed: Option.Option<ReadonlySet<string>>, host: string) =>
   Option.match(allowed, { onNone: () => true, onSome: (hosts) => hosts.has(host.toLowerCase()) })
 
@@ -220,7 +276,15 @@ interface Session {
   host: string | undefined
   isupport: ISupport
   caps: Set<string>
-  roster: Roster.Roster
+  /** Channels, members, topics and away state (ChannelState.ts), replaced on every line. */
+  channels: Channels.ChannelState
+  /** get_mode_list queries in flight on this connection; their waiters are in `modeListWaiters`. */
+  modeLists: ModeLists.ModeListRequests
+  /** Channel of the last MODE change we sent, which a 472 (it names no channel) is about (ChannelErrors.ts). */
+  lastModeChannel: string | null
+  /** The automatic `WHO #chan` awaiting its 315, and the channels queued behind it (away state without away-notify). */
+  whoInFlight: string | null
+  whoQueue: ReadonlyArray<string>
   lastTrafficAt: number
   pingSent: boolean
   burstDone: boolean
@@ -248,6 +312,10 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const loaded = yield* repo.config
     if (Option.isNone(loaded)) return yield* new NetworkGone({ networkId })
     const config: NetworkConfig = loaded.value
+    // Keys are known before anything can be sent: without them a message to an encrypted channel would go out in
+    // plaintext. Subscribing first means a key set while they are read is applied afterwards, never lost.
+    const e2eChanges = yield* deps.e2e.subscribe
+    const initialE2eKeys = yield* deps.e2e.load
 
     const inbox = yield* Queue.unbounded<Input>()
     const persistQueue = yield* Queue.unbounded<Effect.Effect<void>>()
@@ -281,6 +349,11 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     let isupport: ISupport = defaultISupport
     /** Channels we rejoin, with their keys (null: none); mirrors the store, kept in step by the dispatcher. */
     let storedKeys = CaseMappedMap.empty<string | null>(DEFAULT_CASE_MAPPING)
+    /** FiSH keys of the network's encrypted channels and DMs (E2eCodec.ts), kept current from E2eKeys.changes. */
+    let e2eKeys = E2e.E2eKeyTable.fromEntries(initialE2eKeys)
+    /** Callers of get_mode_list waiting for an answer, by request id (their queries are in `session.modeLists`). */
+    const modeListWaiters = new Map<ModeLists.RequestId, Reply<Result<ModeListAnswer>>>()
+    let modeListSeq = 0
 
     const enqueue = (input: Input) => Queue.offer(inbox, input)
     const persist = (effect: Effect.Effect<void>) => Queue.offer(persistQueue, effect)
@@ -320,7 +393,8 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       selfNick: s.nick,
       registered: s.registered,
       isupport: s.isupport,
-      roster: s.roster,
+      channels: s.channels,
+      lastModeChannel: s.lastModeChannel,
       time: new Date(time)
     })
 
@@ -356,10 +430,30 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const startTimer = (name: string, delay: Duration.Duration, input: Input) =>
       Effect.flatMap(now, (t) => startTimerAt(name, t + Duration.toMillis(delay), input))
     const stopTimer = (name: string) => FiberMap.remove(timers, name)
-    const SESSION_TIMERS = ["registration", "keepalive", "regain", "rejoin", "channels", "quit"] as const
+    const SESSION_TIMERS = ["registration", "keepalive", "regain", "rejoin", "channels", "quit", "who"] as const
     const stopSessionTimers = Effect.forEach(SESSION_TIMERS, stopTimer, { discard: true })
 
     const write = (s: Session, line: string) => Effect.sync(() => s.connection.write(line))
+
+    // ---- get_mode_list waiters ----
+
+    const modeListTimer = (id: ModeLists.RequestId) => `mode-list-${id}`
+
+    const answerModeList = (id: ModeLists.RequestId, result: Result<ModeListAnswer>) =>
+      Effect.gen(function*() {
+        const reply = modeListWaiters.get(id)
+        if (reply === undefined) return
+        modeListWaiters.delete(id)
+        yield* stopTimer(modeListTimer(id))
+        yield* Deferred.succeed(reply, result)
+      })
+
+    /** The connection is gone, and every query with it: each caller still waiting hears `not-connected`. */
+    const failModeLists = (s: Session) =>
+      Effect.gen(function*() {
+        s.modeLists = ModeLists.reset(s.modeLists).state
+        for (const id of [...modeListWaiters.keys()]) yield* answerModeList(id, NOT_CONNECTED)
+      })
 
     // ---- connection lifecycle ----
 
@@ -398,7 +492,11 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         host: undefined,
         isupport: defaultISupport,
         caps: new Set(),
-        roster: Roster.emptyRoster(DEFAULT_CASE_MAPPING),
+        channels: Channels.emptyChannelState(DEFAULT_CASE_MAPPING),
+        modeLists: ModeLists.emptyModeListRequests,
+        lastModeChannel: null,
+        whoInFlight: null,
+        whoQueue: [],
         lastTrafficAt: time,
         pingSent: false,
         burstDone: false,
@@ -430,6 +528,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         session = undefined
         s.connection.quit(quitMessage)
         yield* stopSessionTimers
+        yield* failModeLists(s)
       })
 
     const scheduleRetry = (s: Session, reason: string) =>
@@ -448,6 +547,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       Effect.gen(function*() {
         session = undefined
         yield* stopSessionTimers
+        yield* failModeLists(s)
         const reason = s.permanent ?? s.closeReason ??
           (s.serverError !== null ? `closed by the server: ${s.serverError}` : error ?? "connection closed by the server")
         if (stopping) {
@@ -522,7 +622,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const onChannelsLoaded = (s: Session, channels: ReadonlyArray<StoredChannel>) =>
       Effect.gen(function*() {
         storedKeys = CaseMappedMap.fromEntries(mapping(), channels.map((c) => [c.name, c.key] as const))
-        const missing = channels.filter((c) => !s.roster.has(c.name))
+        const missing = channels.filter((c) => !Channels.isJoined(s.channels, c.name))
         for (const line of joinLines(missing)) yield* write(s, line)
         if (missing.length > 0) {
           yield* Effect.logInfo("rejoining stored channels").pipe(Effect.annotateLogs({ channels: missing.length }))
@@ -535,7 +635,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         s.isupport = next
         isupport = next
         if (changed) {
-          s.roster = Roster.withMapping(s.roster, next.caseMapping)
+          s.channels = Channels.withCaseMapping(s.channels, next.caseMapping)
           s.pendingKeys = s.pendingKeys.withMapping(next.caseMapping)
           storedKeys = storedKeys.withMapping(next.caseMapping)
         }
@@ -547,6 +647,8 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       Effect.gen(function*() {
         const explicitKey = s.pendingKeys.get(channel)
         s.pendingKeys = s.pendingKeys.remove(channel)
+        // The key we joined with is the channel's key until a MODE says otherwise: set_channel_modes' bare `-k`.
+        s.channels = Channels.rememberKey(s.channels, channel, explicitKey ?? storedKeys.get(channel) ?? null)
         if (explicitKey !== undefined) {
           storedKeys = storedKeys.set(channel, explicitKey)
           yield* persist(repo.rememberChannel(mapping(), channel, explicitKey))
@@ -564,17 +666,12 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       })
 
     /** Keys follow `MODE +k/-k` (ZNC, The Lounge; research/bouncers.md row 9), for channels we rejoin. */
-    const trackKeys = (channel: string, changes: ReadonlyArray<Roster.ModeChange>) =>
+    const trackKey = (channel: string, seen: string | null) =>
       Effect.gen(function*() {
-        if (!storedKeys.has(channel)) return
-        for (const change of changes) {
-          if (change.letter !== "k") continue
-          const key = change.sign === "+" && change.param !== undefined && change.param !== "*" ? change.param : null
-          if (change.sign === "+" && key === null) continue
-          if (storedKeys.get(channel) === key) continue
-          storedKeys = storedKeys.set(channel, key)
-          yield* persist(repo.rememberChannel(mapping(), channel, key))
-        }
+        // `+k *` is a server hiding the key from us (ChannelState reports `-k`, whatever its param, as null).
+        if (!storedKeys.has(channel) || seen === "*" || storedKeys.get(channel) === seen) return
+        storedKeys = storedKeys.set(channel, seen)
+        yield* persist(repo.rememberChannel(mapping(), channel, seen))
       })
 
     const nickFallback = (s: Session) =>
@@ -588,6 +685,94 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         yield* Effect.logInfo("nick in use at registration; trying another").pipe(Effect.annotateLogs({ nick: s.nick }))
       })
 
+    // ---- channel state and the replies to our own queries ----
+
+    const channelContext = (s: Session, time: number): Channels.ChannelContext => ({
+      selfNick: s.nick,
+      isupport: s.isupport,
+      caseMapping: s.isupport.caseMapping,
+      now: new Date(time)
+    })
+
+    /** Reduces a line into the channel state (seen with our nick from before it) and acts on what it did. */
+    const applyChannelLine = (s: Session, line: IrcLine, time: number) =>
+      Effect.gen(function*() {
+        const update = Channels.applyLine(s.channels, line, channelContext(s, time))
+        s.channels = update.state
+        for (const event of update.events) {
+          switch (event._tag) {
+            case "SelfJoined":
+              yield* onSelfJoin(s, event.channel)
+              break
+            case "SelfLeft":
+              // Parting is the account's intent to be out; a KICK is not, so a kicked channel is still rejoined.
+              if (event.how === "part") yield* forgetChannel(event.channel)
+              break
+            case "KeyChanged":
+              yield* trackKey(event.channel, event.key)
+              break
+            case "NamesComplete":
+              // IRCv3 away-notify keeps away state current by itself; without it (ngircd), WHO's H/G flags say it.
+              if (!s.caps.has("away-notify")) yield* queueWho(s, event.channel)
+              break
+            default:
+              break
+          }
+        }
+      })
+
+    /** One automatic WHO at a time (irc-framework serialises WHO too): its 315 then says which one ended. */
+    const queueWho = (s: Session, channel: string) =>
+      Effect.gen(function*() {
+        const same = (c: string) => equalsFolded(s.isupport.caseMapping, c, channel)
+        if ((s.whoInFlight !== null && same(s.whoInFlight)) || s.whoQueue.some(same)) return
+        s.whoQueue = [...s.whoQueue, channel]
+        yield* sendNextWho(s)
+      })
+
+    const sendNextWho = (s: Session) =>
+      Effect.gen(function*() {
+        while (s.whoInFlight === null) {
+          const [next, ...rest] = s.whoQueue
+          if (next === undefined) return
+          s.whoQueue = rest
+          if (!Channels.isJoined(s.channels, next)) continue
+          s.whoInFlight = next
+          yield* write(s, formatLine({ command: "WHO", params: [next] }))
+          yield* startTimer("who", WHO_TIMEOUT, { _tag: "WhoTimeout", session: s.id })
+        }
+      })
+
+    /**
+     * True when the line answers one of our own queries, which it then answers: a get_mode_list fence (PONG, list
+     * entry, end numeric or refusal: ModeListRequests.onLine) or the automatic WHO (352 feeds the away state, 315
+     * lets the next WHO go). Such a line is not history and changes nothing else.
+     */
+    const consumeOwnReply = (s: Session, line: IrcLine, time: number) =>
+      Effect.gen(function*() {
+        const outcome = ModeLists.onLine(s.modeLists, line, { caseMapping: s.isupport.caseMapping, isupport: s.isupport })
+        s.modeLists = outcome.state
+        for (const { requestId, result } of outcome.completed) {
+          yield* answerModeList(requestId, ModeLists.toCommandResult(result))
+        }
+        if (outcome.consumed) return true
+
+        const who = s.whoInFlight
+        const subject = line.params[1]
+        if (who === null || subject === undefined || !equalsFolded(s.isupport.caseMapping, subject, who)) return false
+        if (line.command === Numeric.RPL_WHOREPLY) {
+          s.channels = Channels.applyLine(s.channels, line, channelContext(s, time)).state
+          return true
+        }
+        if (line.command === Numeric.RPL_ENDOFWHO) {
+          s.whoInFlight = null
+          yield* stopTimer("who")
+          yield* sendNextWho(s)
+          return true
+        }
+        return false
+      })
+
     // ---- inbound lines ----
 
     const onLine = (s: Session, line: IrcLine, raw: string) =>
@@ -595,8 +780,13 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         const time = yield* now
         s.lastTrafficAt = time
         s.pingSent = false
+        // Replies to our own queries answer them and go no further (see the module comment).
+        if (yield* consumeOwnReply(s, line, time)) return
         // History first, from the state before this line (a QUIT must still find the user's channels).
-        yield* append(messagesFor(historyContext(s, time), line, raw.replace(/[\r\n]+$/, "")))
+        // FiSH lines are stored opened: the plaintext, marked decrypted or undecryptable (E2eCodec.ts).
+        const context = historyContext(s, time)
+        const stored = raw.replace(/[\r\n]+$/, "")
+        yield* append(E2e.historyOfInbound(e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored)))
 
         const p = line.params
         const nick = line.source?.nick
@@ -607,6 +797,8 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
           s.permanent ??= refusal
           return yield* closeSession(s, refusal, "quit")
         }
+
+        yield* applyChannelLine(s, line, time)
 
         switch (line.command) {
           case "001": {
@@ -645,30 +837,15 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
             return
           case "CAP":
             return onCap(s, p)
-          case "JOIN": {
-            const channel = p[0]
-            if (channel === undefined || nick === undefined) return
-            s.roster = Roster.join(s.roster, channel, nick, isSelf)
+          case "JOIN":
+            // Membership is ChannelState's (applied above); our own JOIN also tells us our user and host.
             if (isSelf) {
               if (line.source?.user !== undefined) s.user = line.source.user
               if (line.source?.host !== undefined) s.host = line.source.host
-              yield* onSelfJoin(s, channel)
             }
-            return
-          }
-          case "PART":
-            if (nick === undefined) return
-            for (const channel of (p[0] ?? "").split(",").filter((c) => c !== "")) {
-              s.roster = Roster.leave(s.roster, channel, nick, isSelf)
-              if (isSelf) yield* forgetChannel(channel)
-            }
-            return
-          case "KICK":
-            if (p[0] !== undefined && p[1] !== undefined) s.roster = Roster.leave(s.roster, p[0], p[1], sameNick(p[1], s.nick))
             return
           case "QUIT":
             if (nick === undefined) return
-            s.roster = Roster.quit(s.roster, nick)
             // The holder of our wanted nick left: take it now rather than at the next timer.
             if (s.registered && sameNick(nick, wantedNick) && !sameNick(s.nick, wantedNick)) {
               yield* write(s, formatLine({ command: "NICK", params: [wantedNick] }))
@@ -676,44 +853,6 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
             return
           case "NICK":
             return yield* onNick(s, nick, p[0])
-          case "MODE": {
-            const target = p[0]
-            if (target === undefined || !isChannel(s.isupport, target)) return
-            const changes = Roster.parseModes(s.isupport, p[1] ?? "", p.slice(2))
-            s.roster = Roster.applyModes(s.roster, s.isupport, target, changes)
-            return yield* trackKeys(target, changes)
-          }
-          case "TOPIC":
-            if (p[0] !== undefined) s.roster = Roster.setTopic(s.roster, p[0], p[1] ?? "", nick ?? null, new Date(time))
-            return
-          case "331":
-            if (p[1] !== undefined) s.roster = Roster.setTopic(s.roster, p[1], "", null, null)
-            return
-          case "332":
-            if (p[1] !== undefined) s.roster = Roster.setTopic(s.roster, p[1], p[2] ?? "", null, null)
-            return
-          case "333": {
-            const [, channel, setter, when] = p
-            if (channel === undefined || setter === undefined) return
-            const seconds = when !== undefined && /^[0-9]+$/.test(when) ? Number(when) : NaN
-            s.roster = Roster.setTopicWhoTime(
-              s.roster,
-              channel,
-              setter.split("!")[0] ?? setter,
-              Number.isNaN(seconds) ? null : new Date(seconds * 1000)
-            )
-            return
-          }
-          case "353":
-            if (p[2] !== undefined) s.roster = Roster.names(s.roster, s.isupport, p[2], (p[3] ?? "").split(" "))
-            return
-          case "366":
-            if (p[1] !== undefined) s.roster = Roster.endOfNames(s.roster, p[1])
-            return
-          case "AWAY":
-            // away-notify: AWAY with a message is away, without is back.
-            if (nick !== undefined) s.roster = Roster.setAway(s.roster, nick, (p[0] ?? "") !== "")
-            return
           case "731": {
             // RPL_MONOFFLINE: `<client> :target[!user@host],...`
             const offline = (p[1] ?? "").split(",").map((t) => t.split("!")[0] ?? t)
@@ -744,7 +883,6 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const onNick = (s: Session, from: string | undefined, to: string | undefined) =>
       Effect.gen(function*() {
         if (from === undefined || to === undefined) return
-        s.roster = Roster.rename(s.roster, from, to)
         if (sameNick(from, s.nick)) {
           s.nick = to
           if (s.requestedNick !== null && sameNick(s.requestedNick, to)) {
@@ -779,6 +917,8 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         if (text === "") return fail("invalid-arguments", "text is empty")
         const s = connected()
         if (s === undefined) return NOT_CONNECTED
+        const e2eKey = E2e.keyForTarget(e2eKeys, s.isupport, target)
+        if (e2eKey !== undefined) return yield* saySealed(s, e2eKey, kind, target, text)
         const command = kind === "notice" ? "NOTICE" : "PRIVMSG"
         // Budget for our relayed prefix (`:nick!user@host `) as far as we know it, so no server truncates a piece.
         const chunks = splitText(target, text, {
@@ -798,9 +938,43 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         return OK
       })
 
+    /**
+     * send_message to an encrypted target: every piece encrypted and sized for the line limit. The local copy (no
+     * echo-message) is the plaintext marked decrypted, with the line actually sent as its raw; with echo-message the
+     * echo is opened and stored instead, once.
+     */
+    const saySealed = (s: Session, key: FishKey, kind: SayKind, target: string, text: string) =>
+      Effect.gen(function*() {
+        const sealed = E2e.sealMessage(key, {
+          kind,
+          target,
+          text,
+          prefixAllowance: prefixAllowance({
+            nick: s.nick,
+            ...(s.user !== undefined ? { user: s.user } : {}),
+            ...(s.host !== undefined ? { host: s.host } : {})
+          })
+        })
+        if (!sealed.ok) return fail("invalid-arguments", sealed.reason)
+        for (const line of sealed.lines) yield* write(s, line.wire)
+        if (!s.caps.has("echo-message")) {
+          const context = historyContext(s, yield* now)
+          yield* append(sealed.lines.flatMap((line) =>
+            ownMessages(context, [line.plain]).map((m) => ({ ...m, raw: line.wire, encryption: "decrypted" as const }))
+          ))
+        }
+        return OK
+      })
+
     const raw = (line: string): Effect.Effect<Result> =>
       Effect.gen(function*() {
         if (line.trim() === "") return fail("invalid-arguments", "the line is empty")
+        // interface.md send_raw: never plaintext to an encrypted target. Checked here too, against the keys the
+        // dispatcher holds, so no key change can slip between the check and the write.
+        const keyed = E2e.encryptedTargetOfRaw(e2eKeys, isupport, line)
+        if (keyed !== undefined) {
+          return fail("e2e-channel-use-send-message", `${keyed} is end-to-end encrypted; use send_message`)
+        }
         const s = connected()
         if (s === undefined) return NOT_CONNECTED
         yield* write(s, line)
@@ -831,7 +1005,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         const s = connected()
         if (s === undefined) return NOT_CONNECTED
         if (!isSingleName(channel)) return fail("invalid-arguments", "channel must be one channel name")
-        const joined = s.roster.has(channel)
+        const joined = Channels.isJoined(s.channels, channel)
         if (!joined && !storedKeys.has(channel)) return fail("not-in-channel", `not in ${channel}`)
         // The account's intent is to be out of it: no rejoin, even if the PART never comes back.
         yield* forgetChannel(channel)
@@ -889,30 +1063,77 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       return OK
     })
 
-    const inChannel = <A extends object>(
-      channel: string,
-      f: (s: Session, c: Roster.Channel) => Result<A>
-    ): Result<A> => {
+    /** Reads a joined channel's state; `not-in-channel` when the account is not in it (interface.md list_members). */
+    const inChannel = <A extends object>(channel: string, read: (s: Session) => A | undefined): Result<A> => {
       const s = connected()
       if (s === undefined) return NOT_CONNECTED
-      const c = s.roster.get(channel)
-      return c === undefined ? fail("not-in-channel", `not in ${channel}`) : f(s, c)
+      const found = read(s)
+      return found === undefined ? fail("not-in-channel", `not in ${channel}`) : { ok: true as const, ...found }
     }
+
+    const setTopic = (channel: string, topic: string): Effect.Effect<Result> =>
+      Effect.gen(function*() {
+        const s = connected()
+        if (s === undefined) return NOT_CONNECTED
+        if (!isSingleName(channel) || !isChannel(s.isupport, channel)) {
+          return fail("invalid-arguments", `${JSON.stringify(channel)} is not a channel name on this network`)
+        }
+        // interface.md: always written, "" clears (`TOPIC #c :`). A refusal (482, 442…) comes back as a numeric
+        // that History files in the channel as an `error` line (ChannelErrors.ts).
+        yield* write(s, formatLine({ command: "TOPIC", params: [channel, topic] }))
+        return OK
+      })
 
     const setModes = (channel: string, changes: ReadonlyArray<ModeChange>) =>
       Effect.gen(function*() {
         const s = connected()
         if (s === undefined) return NOT_CONNECTED
-        const storedKey = storedKeys.get(channel)
+        // A bare `-k` takes the key last seen on the channel (MODE +k, or the one we joined with), else the stored one.
+        const storedKey = Channels.channelKey(s.channels, channel) ?? storedKeys.get(channel) ?? null
         const lines = modeLines(
           channel,
           changes.map((c) => (c.param === undefined ? { sign: c.sign, letter: c.letter } : { sign: c.sign, letter: c.letter, param: c.param })),
           s.isupport,
-          storedKey !== undefined && storedKey !== null ? { storedKey } : {}
+          storedKey !== null ? { storedKey } : {}
         )
         if (Either.isLeft(lines)) return fail("invalid-arguments", lines.left.message)
         for (const line of lines.right) yield* write(s, line)
+        // A 472 (unknown mode) names no channel; it is filed under this one (ChannelErrors.ts).
+        s.lastModeChannel = channel
         return { ok: true as const, lines: lines.right }
+      })
+
+    const modeList = (channel: string, letter: string, reply: Reply<Result<ModeListAnswer>>) =>
+      Effect.gen(function*() {
+        const s = connected()
+        if (s === undefined) return yield* Deferred.succeed(reply, NOT_CONNECTED)
+        if (!isSingleName(channel) || !isChannel(s.isupport, channel)) {
+          return yield* Deferred.succeed(
+            reply,
+            fail("invalid-arguments", `${JSON.stringify(channel)} is not a channel name on this network`)
+          )
+        }
+        if (!ModeLists.isListLetter(s.isupport, letter)) {
+          return yield* Deferred.succeed(reply, fail("invalid-arguments", notAListMessage(s.isupport, letter)))
+        }
+        const id = ++modeListSeq
+        const registered = ModeLists.register(s.modeLists, { channel, letter, requestId: id }, s.isupport.caseMapping)
+        s.modeLists = registered.state
+        modeListWaiters.set(id, reply)
+        // PING, MODE, PING back to back: nothing of ours may come between the fences.
+        for (const line of registered.lines) yield* write(s, line)
+        yield* startTimer(modeListTimer(id), MODE_LIST_TIMEOUT, { _tag: "ModeListTimeout", requestId: id })
+      })
+
+    const onModeListTimeout = (id: ModeLists.RequestId) =>
+      Effect.gen(function*() {
+        if (!modeListWaiters.has(id)) return
+        // The query stays as an orphan that swallows its late replies (ModeListRequests.expire).
+        if (session !== undefined) session.modeLists = ModeLists.expire(session.modeLists, id).state
+        yield* answerModeList(
+          id,
+          fail("timeout", `the server did not answer the list query within ${Duration.format(MODE_LIST_TIMEOUT)}`)
+        )
       })
 
     const shutdown = (reply: Reply<void>) =>
@@ -971,29 +1192,31 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
         case "Members":
           return answer(
             command.reply,
-            Effect.sync(() => inChannel(command.channel, (s, c) => ({ ok: true as const, members: Roster.memberList(c, s.isupport) })))
+            Effect.sync(() =>
+              inChannel(command.channel, (s) => {
+                const members = Channels.members(s.channels, command.channel, s.isupport)
+                return members === undefined ? undefined : { members }
+              })
+            )
           )
         case "Topic":
           return answer(
             command.reply,
             Effect.sync(() =>
-              inChannel(command.channel, (_, c) => ({
-                ok: true as const,
-                topic: { channel: c.name, topic: c.topic, setBy: c.topicSetBy, setAt: c.topicSetAt }
-              }))
+              inChannel(command.channel, (s) => {
+                const topic = Channels.topic(s.channels, command.channel)
+                return topic === undefined ? undefined : { topic }
+              })
             )
           )
         case "SetTopic":
-          return answer(
-            command.reply,
-            simple(() =>
-              isSingleName(command.channel)
-                ? Either.right(formatLine({ command: "TOPIC", params: [command.channel, command.topic] }))
-                : Either.left("channel must be one channel name")
-            )
-          )
+          return answer(command.reply, setTopic(command.channel, command.topic))
         case "SetModes":
           return answer(command.reply, setModes(command.channel, command.changes))
+        case "ModeList":
+          return refused
+            ? Deferred.succeed(command.reply, fail("invalid-arguments", "CR, LF and NUL are not allowed in IRC arguments"))
+            : modeList(command.channel, command.letter, command.reply)
         case "Shutdown":
           return shutdown(command.reply)
       }
@@ -1087,6 +1310,19 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
           const s = current(input.session)
           return s === undefined ? Effect.void : Effect.sync(() => s.connection.destroy())
         }
+        case "ModeListTimeout":
+          return onModeListTimeout(input.requestId)
+        case "WhoTimeout": {
+          const s = current(input.session)
+          if (s === undefined || s.whoInFlight === null) return Effect.void
+          // Its late replies, if any, are stored as ordinary numerics; the queue moves on.
+          s.whoInFlight = null
+          return sendNextWho(s)
+        }
+        case "E2eKeyChanged":
+          return Effect.sync(() => {
+            e2eKeys = e2eKeys.apply(input.change)
+          })
         default:
           return onCommand(input)
       }
@@ -1122,6 +1358,13 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       ),
       Effect.forever,
       Effect.annotateLogs({ networkId }),
+      Effect.forkScoped
+    )
+
+    // Key changes of this network join the inbox, so the dispatcher alone changes the key table.
+    yield* Queue.take(e2eChanges).pipe(
+      Effect.flatMap((change) => (change.networkId === networkId ? enqueue({ _tag: "E2eKeyChanged", change }) : Effect.void)),
+      Effect.forever,
       Effect.forkScoped
     )
 

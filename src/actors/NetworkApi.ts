@@ -107,8 +107,14 @@ export interface NetworkControlService {
     channel: string,
     changes: ReadonlyArray<ModeChange>
   ) => Effect.Effect<CommandResult<{ readonly lines: ReadonlyArray<string> }>>
-  /** Whether a target of this network is end-to-end encrypted (send_raw guard). */
+  /** Whether a channel or nick of this network has an end-to-end encryption key (compared with its CASEMAPPING). */
   readonly isEncrypted: (networkId: number, target: string) => Effect.Effect<boolean>
+  /**
+   * The send_raw guard (interface.md): the end-to-end encrypted target of a PRIVMSG or NOTICE in `line`, which
+   * send_raw must refuse with `e2e-channel-use-send-message`; None when the line may be sent. Reads targets as the
+   * server would (any casing, tags, prefix, STATUSMSG, lists); fails closed when the keys cannot be read.
+   */
+  readonly encryptedTargetOfRaw: (networkId: number, line: string) => Effect.Effect<Option.Option<string>>
 }
 
 export class NetworkControl extends Context.Tag("belay/NetworkControl")<NetworkControl, NetworkControlService>() {}

@@ -18,9 +18,9 @@ import { E2eKeys } from "../services/E2eKeys.js"
 import { MessageStore } from "../services/MessageStoreApi.js"
 import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
-import { foldCase } from "./irc/CaseMapping.js"
 import { defaultISupport } from "./irc/ISupport.js"
 import { messageTargetsOfRawLine } from "./irc/RawGuard.js"
+import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./E2eCodec.js"
 import { hasLineBreakingChars } from "./irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
 import * as NetworkActor from "./NetworkActor.js"
@@ -94,7 +94,11 @@ export const make = Effect.gen(function*() {
           repo: repoFor(networkId),
           store,
           transport,
-          allowedHosts: settings.allowedHosts
+          allowedHosts: settings.allowedHosts,
+          e2e: {
+            load: Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.values()]),
+            subscribe: PubSub.subscribe(e2e.changes)
+          }
         })
         actors.set(networkId, actor)
         yield* Effect.addFinalizer(() =>
@@ -214,14 +218,44 @@ export const make = Effect.gen(function*() {
     return refused !== undefined ? Effect.succeed(refused) : run()
   }
 
-  /** FiSH keys are stored folded with rfc1459 (E2eKeys.ts). A key store we cannot read fails closed. */
-  const isEncrypted = (networkId: number, target: string): Effect.Effect<boolean> =>
+  /** The network's keys from the store (authoritative, whether or not its actor runs); None when unreadable. */
+  const keyTable = (networkId: number): Effect.Effect<Option.Option<E2eKeyTable>> =>
     e2e.forNetwork(networkId).pipe(
-      Effect.map((keys) => keys.has(foldCase("rfc1459", target))),
+      Effect.map((keys) => Option.some(E2eKeyTable.fromEntries(keys.values()))),
       Effect.catchAllCause((cause) =>
-        Effect.as(Effect.logWarning("could not read end-to-end keys; treating the target as encrypted", cause), true)
+        Effect.as(Effect.logWarning("could not read end-to-end keys; treating targets as encrypted", cause), Option.none())
       )
     )
+
+  /** The network's CASEMAPPING and STATUSMSG as its actor last saw them (defaults before ISUPPORT). */
+  const namesOf = (networkId: number) =>
+    Effect.gen(function*() {
+      const actor = actors.get(networkId)
+      if (actor === undefined) return { caseMapping: defaultISupport.caseMapping, statusMsg: defaultISupport.statusMsg }
+      const { caseMapping } = yield* SubscriptionRef.get(actor.status)
+      return { caseMapping, statusMsg: yield* actor.statusMsg }
+    })
+
+  const isEncrypted = (networkId: number, target: string): Effect.Effect<boolean> =>
+    Effect.gen(function*() {
+      const table = yield* keyTable(networkId)
+      if (Option.isNone(table)) return true
+      return table.value.has((yield* namesOf(networkId)).caseMapping, target)
+    })
+
+  /**
+   * interface.md send_raw: the keyed target a raw PRIVMSG/NOTICE would send plaintext to (E2eCodec's guard, with
+   * the network's STATUSMSG and CASEMAPPING). Lines carrying no message skip the store; an unreadable store fails
+   * closed, naming the line's first target.
+   */
+  const encryptedTargetOfRaw = (networkId: number, line: string): Effect.Effect<Option.Option<string>> =>
+    Effect.gen(function*() {
+      const targets = messageTargetsOfRawLine(line)
+      if (targets.length === 0) return Option.none()
+      const table = yield* keyTable(networkId)
+      if (Option.isNone(table)) return Option.fromNullable(targets[0])
+      return Option.fromNullable(keyedTargetOfRaw(table.value, yield* namesOf(networkId), line))
+    })
 
   const service: NetworkControlService = {
     status: (networkId) =>
@@ -235,16 +269,14 @@ export const make = Effect.gen(function*() {
     raw: (networkId, line) =>
       guarded({ line }, () =>
         Effect.gen(function*() {
-          // interface.md send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls.
-          const actor = actors.get(networkId)
-          const statusMsg = actor === undefined ? "" : yield* actor.statusMsg
-          for (const target of messageTargetsOfRawLine(line, statusMsg)) {
-            if (yield* isEncrypted(networkId, target)) {
-              return failure(
-                "e2e-channel-use-send-message",
-                `${target} is end-to-end encrypted; use send_message so the text is encrypted`
-              )
-            }
+          // interface.md send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the actor
+          // checks again against its own keys, atomically with the write).
+          const keyed = yield* encryptedTargetOfRaw(networkId, line)
+          if (Option.isSome(keyed)) {
+            return failure(
+              "e2e-channel-use-send-message",
+              `${keyed.value} is end-to-end encrypted; use send_message so the text is encrypted`
+            )
           }
           return yield* ask(networkId, (reply) => ({ _tag: "Raw", line, reply }))
         })),
@@ -266,14 +298,16 @@ export const make = Effect.gen(function*() {
     topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, (reply) => ({ _tag: "Topic", channel, reply }))),
     setTopic: (networkId, channel, topic) =>
       guarded({ channel, topic }, () => ask(networkId, (reply) => ({ _tag: "SetTopic", channel, topic, reply }))),
-    // Issue 4 (channel operations) brings the reply correlation this needs (ModeListRequests.ts).
-    modeList: () => Effect.succeed(failure("refused", "not supported yet")),
+    // The actor answers within MODE_LIST_TIMEOUT (15 s), well inside COMMAND_TIMEOUT.
+    modeList: (networkId, channel, letter) =>
+      guarded({ channel, letter }, () => ask(networkId, (reply) => ({ _tag: "ModeList", channel, letter, reply }))),
     setModes: (networkId, channel, changes) =>
       guarded(
         Object.fromEntries([["channel", channel], ...changes.map((c, i) => [`changes[${i}].param`, c.param] as const)]),
         () => ask(networkId, (reply) => ({ _tag: "SetModes", channel, changes, reply }))
       ),
-    isEncrypted
+    isEncrypted,
+    encryptedTargetOfRaw
   }
   return service
 })

@@ -43,6 +43,17 @@ export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
 export const CHANNELS_RELOAD: Duration.Duration = Duration.seconds(5)
 /** A stopping actor may spend this long writing what its persistence fiber had not written yet. */
 export const PERSIST_DRAIN: Duration.Duration = Duration.seconds(1)
+/**
+ * get_mode_list waits this long for the list (or a refusal) before answering `timeout`. Bounded well below
+ * COMMAND_TIMEOUT so the caller hears the actor's own answer; ngircd's PENALTY throttling delays replies by
+ * seconds, not tens of seconds (research/stack.md §3). The MCP layer reports the same 15 s.
+ */
+export const MODE_LIST_TIMEOUT: Duration.Duration = Duration.seconds(15)
+/**
+ * The automatic `WHO #chan` after NAMES (away state without away-notify) is given up after this, so a server that
+ * never ends the reply (263 RPL_TRYAGAIN under load) cannot stall the WHOs of the channels queued behind it.
+ */
+export const WHO_TIMEOUT: Duration.Duration = Duration.seconds(60)
 /** A command not answered by its actor within this is answered `timeout` (the actor is wedged or restarting). */
 export const COMMAND_TIMEOUT: Duration.Duration = Duration.seconds(30)
 /** A dead actor is restarted after 1 s, doubling to 1 minute while it keeps dying (Sharder.ts: log, go on). */

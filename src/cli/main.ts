@@ -10,8 +10,9 @@
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { type AdminRequest, AdminResponse } from "../schema/Admin.js"
+import { parseFishKey } from "../services/crypto/Fish.js"
 
 class UsageError extends Error {}
 
@@ -175,15 +176,15 @@ const toRequest = async (p: Parsed): Promise<AdminRequest> => {
     case "token revoke":
       arity(p, 4, "token revoke ACCOUNT NAME")
       return { _tag: "TokenRevoke", account: arg(2), name: arg(3) }
-    case "channel encrypt":
+    case "channel encrypt": {
       arity(p, 5, "channel encrypt ACCOUNT NETWORK_ID TARGET")
-      return {
-        _tag: "ChannelEncrypt",
-        account: arg(2),
-        networkId: positiveInt(arg(3), "NETWORK_ID"),
-        target: arg(4),
-        key: await readStdinSecret("key")
-      }
+      const networkId = positiveInt(arg(3), "NETWORK_ID")
+      const key = await readStdinSecret("key")
+      // Checked again by the server (E2eKeys.set); here for the one-line usage error and exit code 2.
+      const parsed = parseFishKey(key)
+      if (Either.isLeft(parsed)) throw new UsageError(`${parsed.left.message}; give [cbc:|ecb:]KEY on stdin`)
+      return { _tag: "ChannelEncrypt", account: arg(2), networkId, target: arg(4), key }
+    }
     case "channel decrypt":
       arity(p, 5, "channel decrypt ACCOUNT NETWORK_ID TARGET")
       return { _tag: "ChannelDecrypt", account: arg(2), networkId: positiveInt(arg(3), "NETWORK_ID"), target: arg(4) }

@@ -13,7 +13,7 @@
  * closed (and in-flight requests interrupted) when the layer's scope closes.
  */
 import * as Http from "node:http"
-import { Context, Data, Effect, Exit, Fiber, Layer, Runtime, Scope } from "effect"
+import { Context, Data, Effect, Exit, Fiber, Layer, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/Metrics.js"
 
@@ -131,12 +131,15 @@ const makeRequest = (req: Http.IncomingMessage): HttpRequest => {
 
 const send = (res: Http.ServerResponse, response: HttpResponse) => {
   if (res.headersSent) return
-  const body = response.body ?? ""
+  // Encode once: the length header and the write use the same bytes.
+  const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
   const headers: Record<string, string | number> = { ...response.headers }
-  headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length
+  headers["content-length"] = body.length
   res.writeHead(response.status, headers)
   res.end(body)
 }
+
+const EMPTY = Buffer.alloc(0)
 
 const notFound = json(404, { error: "not_found" })
 
@@ -220,4 +223,3 @@ export const HttpServerLive = Layer.scoped(
   })
 )
 
-export type { Scope }

@@ -56,7 +56,9 @@ export const Message = Schema.Struct({
   ),
   encrypted: Schema.optional(
     Schema.Boolean.annotations({
-      description: "true when the message travelled end-to-end encrypted (text is shown decrypted)."
+      description:
+        "Present only when the message travelled end-to-end encrypted: true when it was decrypted (text is the " +
+        "plaintext), false when it could not be (text is the ciphertext as received)."
     })
   )
 }).annotations({ description: "One stored IRC message." })

@@ -146,6 +146,19 @@ export const toolsListResultJson: { readonly [S in ToolScope]: string } = {
 export const toolsListResponseBody = (scope: ToolScope, id: JsonRpcId): string =>
   `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${toolsListResultJson[scope]}}`
 
+// The same body as bytes: the ~54 KB list is UTF-8 encoded once, at load, and each
+// response only splices the request id in (issue 5 bench: per-request re-encoding of
+// the list was a visible share of tools/list time).
+const RESPONSE_PREFIX = Buffer.from(`{"jsonrpc":"2.0","id":`)
+const RESPONSE_SUFFIX: { readonly [S in ToolScope]: Buffer } = {
+  read: Buffer.from(`,"result":${toolsListResultJson.read}}`),
+  "read-write": Buffer.from(`,"result":${toolsListResultJson["read-write"]}}`)
+}
+
+/** `toolsListResponseBody` as a Buffer, built from pre-encoded parts. */
+export const toolsListResponseBytes = (scope: ToolScope, id: JsonRpcId): Buffer =>
+  Buffer.concat([RESPONSE_PREFIX, Buffer.from(JSON.stringify(id)), RESPONSE_SUFFIX[scope]])
+
 // --- tools/call arguments ---
 
 interface ArgumentDecoder {

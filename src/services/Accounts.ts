@@ -7,6 +7,7 @@
 import { hash, verify } from "@node-rs/argon2"
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, PubSub } from "effect"
+import { CredentialCache } from "./CredentialCache.js"
 
 export type AccountStatus = "active" | "paused"
 
@@ -60,6 +61,9 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const recovered = yield* PubSub.unbounded<AccountRecovered>()
+    // Pausing narrows every credential to read and recovery revokes apps: both must
+    // reach /mcp at once, so cached authentications are dropped after the change.
+    const credentials = yield* CredentialCache
 
     const hashPassword = (password: string) => Effect.promise(() => hash(password, ARGON2))
 
@@ -109,6 +113,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
         RETURNING id, name, status, created_at AS "createdAt"`.pipe(Effect.orDie)
       const row = rows[0]
       if (!row) return yield* new AccountNotFound({ name })
+      yield* credentials.invalidate
       yield* Effect.logInfo("account status changed").pipe(Effect.annotateLogs({ account: name, status }))
       return row
     })
@@ -155,6 +160,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
         })
       ).pipe(Effect.orDie)
       if (Option.isNone(result)) return yield* new AccountNotFound({ name })
+      yield* credentials.invalidate
       yield* PubSub.publish(recovered, { accountId: result.value.accountId })
       yield* Effect.logInfo("account recovered; every app token revoked").pipe(
         Effect.annotateLogs({ account: name, revokedApps: result.value.revokedApps })

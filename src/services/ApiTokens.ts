@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
 import { AppConfig } from "./AppConfig.js"
 import { Accounts } from "./Accounts.js"
+import { CredentialCache } from "./CredentialCache.js"
 import { sha256, TokenGenerator } from "./Tokens.js"
 
 export type TokenScope = "read" | "read-write"
@@ -55,6 +56,7 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
     const config = yield* AppConfig
     const accounts = yield* Accounts
     const generator = yield* TokenGenerator
+    const credentials = yield* CredentialCache
 
     /** Returns the raw token; it is never stored and cannot be shown again. */
     const create = Effect.fn("ApiTokens.create")(function*(accountName: string, name: string, scope: TokenScope) {
@@ -84,6 +86,7 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
         UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
         WHERE account_id = ${account.id} AND name = ${name} RETURNING id`.pipe(Effect.orDie)
       if (!rows[0]) return yield* new TokenNotFound({ name })
+      yield* credentials.invalidate
       yield* Effect.logInfo("api token revoked").pipe(Effect.annotateLogs({ account: accountName, token: name }))
     })
 

@@ -3,11 +3,14 @@
  * token is this, and what may it do? Both credentials go through here — API tokens
  * (scope fixed at creation) and OAuth access tokens (always read-write, interface
  * "Authentication" 3) — and a paused account is narrowed to read (interface 5).
- * Every request is authenticated again: no cache, so a revocation takes effect at once.
+ * Every request is authenticated again; answers are cached briefly by CredentialCache,
+ * which every revoking writer invalidates, so a revocation still takes effect at once.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { ApiTokens, type TokenScope } from "./ApiTokens.js"
+import type { TokenScope } from "./ApiTokens.js"
+import { AppConfig } from "./AppConfig.js"
+import { CredentialCache } from "./CredentialCache.js"
 import { sha256 } from "./Tokens.js"
 
 export interface Principal {
@@ -28,38 +31,52 @@ const PLAUSIBLE_TOKEN = /^[\x21-\x7e]{16,512}$/
 export class Authenticator extends Effect.Service<Authenticator>()("belay/Authenticator", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const apiTokens = yield* ApiTokens
+    const config = yield* AppConfig
+    const cache = yield* CredentialCache
 
-    const statusOf = (accountId: number) =>
-      sql<{ status: string }>`SELECT status FROM accounts WHERE id = ${accountId}`.pipe(
+    interface CredentialRow {
+      readonly credential: Principal["credential"]
+      readonly id: number
+      readonly accountId: number
+      readonly scope: TokenScope
+      readonly status: string
+    }
+
+    /**
+     * One round trip for both credential kinds and the account status. API tokens are
+     * refused on hosted deployments at every entry point, even ones minted earlier.
+     */
+    const lookup = (hash: Buffer) =>
+      sql<CredentialRow>`
+        SELECT 'api-token' AS credential, t.id, t.account_id AS "accountId", t.scope, a.status
+        FROM api_tokens t JOIN accounts a ON a.id = t.account_id
+        WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND ${!config.hosted}
+        UNION ALL
+        SELECT 'oauth' AS credential, o.id, o.account_id AS "accountId", 'read-write' AS scope, a.status
+        FROM oauth_tokens o JOIN accounts a ON a.id = o.account_id
+        WHERE o.token_hash = ${hash} AND o.revoked_at IS NULL`.pipe(
         Effect.orDie,
-        Effect.map((rows) => rows[0]?.status === "paused")
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row): Principal => {
+          const paused = row.status === "paused"
+          return {
+            accountId: row.accountId,
+            credential: row.credential,
+            grantedScope: row.scope,
+            paused,
+            scope: paused ? "read" : row.scope,
+            oauthTokenId: row.credential === "oauth" ? row.id : null
+          }
+        }))
       )
 
-    const principal = (accountId: number, credential: Principal["credential"], grantedScope: TokenScope, oauthTokenId: number | null) =>
-      Effect.map(statusOf(accountId), (paused): Principal => ({
-        accountId,
-        credential,
-        grantedScope,
-        paused,
-        scope: paused ? "read" : grantedScope,
-        oauthTokenId
-      }))
-
     /** The principal behind an `Authorization` header value, if it is a live credential. */
-    const authenticate = Effect.fn("Authenticator.authenticate")(function*(authorization: string | undefined) {
+    const authenticate = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
       const match = authorization?.match(/^Bearer +(\S+) *$/i)
       const raw = match?.[1]
-      if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Option.none<Principal>()
-      const api = yield* apiTokens.authenticate(raw)
-      if (Option.isSome(api)) return Option.some(yield* principal(api.value.accountId, "api-token", api.value.scope, null))
-      const rows = yield* sql<{ id: number; accountId: number }>`
-        SELECT id, account_id AS "accountId" FROM oauth_tokens
-        WHERE token_hash = ${sha256(raw)} AND revoked_at IS NULL`.pipe(Effect.orDie)
-      const oauth = rows[0]
-      if (!oauth) return Option.none<Principal>()
-      return Option.some(yield* principal(oauth.accountId, "oauth", "read-write", oauth.id))
-    })
+      if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
+      const hash = sha256(raw)
+      return cache.getOrLookup(hash.toString("base64"), lookup(hash))
+    }
 
     return { authenticate } as const
   })

@@ -1,16 +1,42 @@
 /**
- * E2eKeys owns the FiSH keys of end-to-end encrypted channels and DMs (issue 7):
- * set and cleared by `belay channel encrypt|decrypt`, sealed at rest by SecretBox,
- * never logged and never returned by any tool. State in PostgreSQL.
+ * E2eKeys owns the FiSH keys of end-to-end encrypted channels and DMs (issue 7): set and cleared by
+ * `belay channel encrypt|decrypt`, sealed at rest by SecretBox, never logged and never returned by any tool.
+ * State in PostgreSQL (`buffers.e2e_key_enc`), keyed by the target folded with rfc1459 since the store does not
+ * know the network's CASEMAPPING (E2eCodec.ts explains how lookups stay safe on other mappings).
+ *
+ * A key is stored normalized (`cbc:…`/`ecb:…`, Fish.formatFishKey) so its cipher mode is explicit whatever later
+ * versions choose as the default for bare keys. Every set and clear is published on `changes` after the row is
+ * written, carrying the parsed key (its secret Redacted), so the running network actor applies it at once without
+ * re-reading the store on every message. Concurrency: `changes` is an unbounded PubSub; subscribe before reading
+ * `forNetwork` and nothing is missed.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Data, Effect, Either, Option, PubSub } from "effect"
 import { foldCase } from "../actors/irc/CaseMapping.js"
+import { isMiddleParam } from "../actors/irc/Safety.js"
 import { Accounts } from "./Accounts.js"
+import { type FishKey, formatFishKey, parseFishKey } from "./crypto/Fish.js"
 import { NetworkNotFound, Networks } from "./Networks.js"
 import { SecretBox } from "./SecretBox.js"
 
 const CHANNEL_PREFIXES = "#&+!"
+
+/** One stored key: the target as stored (a channel or a nick) and the parsed key. */
+export interface E2eKeyEntry {
+  readonly target: string
+  readonly key: FishKey
+}
+
+/** A key set (`key` present) or cleared (absent) for a target of a network, published once it is stored. */
+export interface E2eKeyChange {
+  readonly networkId: number
+  /** The target as the store holds it. */
+  readonly target: string
+  readonly key?: FishKey
+}
+
+/** The key or the target given to `belay channel encrypt` cannot be used. */
+export class InvalidE2eKey extends Data.TaggedError("InvalidE2eKey")<{ readonly message: string }> {}
 
 export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
   effect: Effect.gen(function*() {
@@ -18,6 +44,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
     const box = yield* SecretBox
     const accounts = yield* Accounts
     const networks = yield* Networks
+    const changes = yield* PubSub.unbounded<E2eKeyChange>()
 
     const ownedNetwork = (accountName: string, networkId: number) =>
       Effect.gen(function*() {
@@ -27,35 +54,57 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
         return network.value
       })
 
-    const set = Effect.fn("E2eKeys.set")(function*(accountName: string, networkId: number, target: string, key: string) {
+    /** `rawKey` as the member gave it (`cbc:`/`ecb:` prefix optional; a bare key is ECB, see Fish.ts). */
+    const set = Effect.fn("E2eKeys.set")(function*(accountName: string, networkId: number, target: string, rawKey: string) {
+      // One IRC name, as a PRIVMSG target is: no spaces, commas, CR, LF or NUL, not starting with ':'.
+      if (!isMiddleParam(target) || target.includes(",")) {
+        return yield* new InvalidE2eKey({ message: `${JSON.stringify(target)} is not a channel or nick name` })
+      }
+      const parsed = parseFishKey(rawKey)
+      if (Either.isLeft(parsed)) return yield* new InvalidE2eKey({ message: parsed.left.message })
       yield* ownedNetwork(accountName, networkId)
       const kind = CHANNEL_PREFIXES.includes(target[0] ?? "") ? "channel" : "dm"
-      const sealed = box.seal("e2e-key", key)
-      yield* sql`
+      const sealed = box.seal("e2e-key", formatFishKey(parsed.right))
+      const rows = yield* sql<{ target: string }>`
         INSERT INTO buffers (network_id, target, target_folded, kind, e2e_key_enc)
         VALUES (${networkId}, ${target}, ${foldCase("rfc1459", target)}, ${kind}, ${sealed})
-        ON CONFLICT (network_id, target_folded) DO UPDATE SET e2e_key_enc = EXCLUDED.e2e_key_enc`.pipe(Effect.orDie)
-      yield* Effect.logInfo("end-to-end encryption enabled").pipe(Effect.annotateLogs({ networkId, target }))
+        ON CONFLICT (network_id, target_folded) DO UPDATE SET e2e_key_enc = EXCLUDED.e2e_key_enc
+        RETURNING target`.pipe(Effect.orDie)
+      yield* PubSub.publish(changes, { networkId, target: rows[0]?.target ?? target, key: parsed.right })
+      // The key is never logged; its mode is not secret and says which clients can read the channel.
+      yield* Effect.logInfo("end-to-end encryption enabled").pipe(
+        Effect.annotateLogs({ networkId, target, mode: parsed.right.mode })
+      )
     })
 
     const clear = Effect.fn("E2eKeys.clear")(function*(accountName: string, networkId: number, target: string) {
       yield* ownedNetwork(accountName, networkId)
-      const rows = yield* sql<{ id: number }>`
+      const rows = yield* sql<{ target: string }>`
         UPDATE buffers SET e2e_key_enc = NULL
         WHERE network_id = ${networkId} AND target_folded = ${foldCase("rfc1459", target)} AND e2e_key_enc IS NOT NULL
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING target`.pipe(Effect.orDie)
+      for (const row of rows) yield* PubSub.publish(changes, { networkId, target: row.target })
       yield* Effect.logInfo("end-to-end encryption disabled").pipe(Effect.annotateLogs({ networkId, target }))
       return rows.length > 0
     })
 
-    /** Every encrypted target of a network with its key, folded target → key, for the actor. */
+    /**
+     * Every keyed target of a network, by target folded with rfc1459. A stored key that no longer parses (never
+     * written by this version) is left out with a warning rather than failing the network.
+     */
     const forNetwork = Effect.fn("E2eKeys.forNetwork")(function*(networkId: number) {
-      const rows = yield* sql<{ targetFolded: string; keyEnc: Uint8Array }>`
-        SELECT target_folded AS "targetFolded", e2e_key_enc AS "keyEnc" FROM buffers
+      const rows = yield* sql<{ target: string; targetFolded: string; keyEnc: Uint8Array }>`
+        SELECT target, target_folded AS "targetFolded", e2e_key_enc AS "keyEnc" FROM buffers
         WHERE network_id = ${networkId} AND e2e_key_enc IS NOT NULL`.pipe(Effect.orDie)
-      return new Map(rows.map((r) => [r.targetFolded, box.open("e2e-key", r.keyEnc)] as const))
+      const keys = new Map<string, E2eKeyEntry>()
+      for (const row of rows) {
+        const parsed = parseFishKey(box.open("e2e-key", row.keyEnc))
+        if (Either.isRight(parsed)) keys.set(row.targetFolded, { target: row.target, key: parsed.right })
+        else yield* Effect.logWarning("unusable stored end-to-end key ignored").pipe(Effect.annotateLogs({ networkId, target: row.target }))
+      }
+      return keys
     })
 
-    return { set, clear, forNetwork } as const
+    return { set, clear, forNetwork, changes } as const
   })
 }) {}

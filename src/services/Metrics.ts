@@ -5,7 +5,9 @@
  * Updates are synchronous and cheap (a Map lookup) so they can sit on hot paths (HTTP,
  * message ingest). Gauges that belong to another service (connections by state) are
  * registered as collectors and read only when /metrics is scraped. Single-threaded JS:
- * no locking needed.
+ * no locking needed. The process's own memory (RSS, V8 heap, external) is read at scrape
+ * time under the names Prometheus clients use, so operators and `npm run bench` can see
+ * what each connected network costs (issue 3: heap and RSS per network).
  */
 import { Effect } from "effect"
 
@@ -75,6 +77,21 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
           out.push(`${name}${key ? `{${key}}` : ""} ${value}`)
         }
       }
+      const memory = process.memoryUsage()
+      out.push(
+        "# HELP process_resident_memory_bytes Resident memory size in bytes.",
+        "# TYPE process_resident_memory_bytes gauge",
+        `process_resident_memory_bytes ${memory.rss}`,
+        "# HELP nodejs_heap_size_used_bytes V8 heap in use, in bytes.",
+        "# TYPE nodejs_heap_size_used_bytes gauge",
+        `nodejs_heap_size_used_bytes ${memory.heapUsed}`,
+        "# HELP nodejs_heap_size_total_bytes V8 heap reserved, in bytes.",
+        "# TYPE nodejs_heap_size_total_bytes gauge",
+        `nodejs_heap_size_total_bytes ${memory.heapTotal}`,
+        "# HELP nodejs_external_memory_bytes Memory of C++ objects bound to JavaScript (buffers), in bytes.",
+        "# TYPE nodejs_external_memory_bytes gauge",
+        `nodejs_external_memory_bytes ${memory.external}`
+      )
       out.push(
         "# HELP belay_http_request_duration_seconds HTTP request latency by route and status.",
         "# TYPE belay_http_request_duration_seconds histogram"

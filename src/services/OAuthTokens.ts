@@ -12,6 +12,7 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, PubSub } from "effect"
+import { CredentialCache } from "./CredentialCache.js"
 import { sha256, TokenGenerator } from "./Tokens.js"
 
 /** One access token stopped working. */
@@ -34,6 +35,7 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
     const revoked = yield* PubSub.unbounded<OAuthTokenRevoked>()
+    const credentials = yield* CredentialCache
 
     /** Mints and stores a token; runs inside the caller's transaction when there is one. */
     const issue = Effect.fn("OAuthTokens.issue")(function*(clientId: string, accountId: number) {
@@ -46,13 +48,16 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
     })
 
-    /** Announces revocations that are already committed. */
+    /**
+     * Announces revocations that are already committed — and drops cached
+     * authentications, so the revoked token fails at /mcp from the next request on.
+     */
     const publishRevoked = (events: ReadonlyArray<OAuthTokenRevoked>) =>
-      Effect.forEach(events, (event) =>
+      (events.length > 0 ? credentials.invalidate : Effect.void).pipe(Effect.zipRight(Effect.forEach(events, (event) =>
         Effect.logInfo("oauth token revoked").pipe(
           Effect.annotateLogs({ tokenId: event.tokenId, clientId: event.clientId }),
           Effect.zipRight(PubSub.publish(revoked, event))
-        ), { discard: true })
+        ), { discard: true })))
 
     const revokeWhere = (where: Statement.Fragment) =>
       Effect.gen(function*() {

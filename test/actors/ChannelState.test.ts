@@ -319,6 +319,12 @@ describe("MODE", () => {
     ])
   })
 
+  it("a +k that lost its param keeps the known key", () => {
+    const run = feed([...JOINED, ":alice!a@h MODE #chan +k s3cret", ":alice!a@h MODE #chan +k"])
+    expect(run.events.filter((e) => e._tag === "KeyChanged")).toEqual([{ _tag: "KeyChanged", channel: "#chan", key: "s3cret" }])
+    expect(channelKey(run.state, "#chan")).toBe("s3cret")
+  })
+
   it("rememberKey seeds the key we joined with", () => {
     const run = feed(JOINED)
     expect(channelKey(rememberKey(run.state, "#CHAN", "k1"), "#chan")).toBe("k1")

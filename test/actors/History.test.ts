@@ -1,16 +1,31 @@
 // History.messagesFor: which buffer and kind each inbound line is stored as (a table of named cases).
 import { describe, expect, it } from "@effect/vitest"
-import * as Roster from "../../src/actors/ChannelRoster.js"
+import { applyLine, type ChannelState, emptyChannelState } from "../../src/actors/ChannelState.js"
 import { type HistoryContext, messagesFor, ownMessages } from "../../src/actors/History.js"
 import { parseLine } from "../../src/actors/irc/IrcLine.js"
 import { applyISupport, defaultISupport } from "../../src/actors/irc/ISupport.js"
 
 const isupport = applyISupport(defaultISupport, ["me", "STATUSMSG=@+", "CHANTYPES=#&", "CASEMAPPING=rfc1459"])
-let roster = Roster.join(Roster.emptyRoster("rfc1459"), "#Chan", "me", true)
-roster = Roster.join(roster, "#chan", "alice", false)
-roster = Roster.join(Roster.join(roster, "#other", "me", true), "#other", "alice", false)
+// Joined #Chan and #other (our JOIN's spelling is the buffer's), alice in both.
+const channels: ChannelState = [
+  ":me!u@h JOIN #Chan",
+  ":alice!a@h JOIN #chan",
+  ":me!u@h JOIN #other",
+  ":alice!a@h JOIN #other"
+].reduce(
+  (state, raw) => applyLine(state, parseLine(raw)!, { selfNick: "me", isupport, caseMapping: "rfc1459", now: new Date(0) }).state,
+  emptyChannelState("rfc1459")
+)
 
-const ctx: HistoryContext = { networkId: 7, selfNick: "me", registered: true, isupport, roster, time: new Date(1000) }
+const ctx: HistoryContext = {
+  networkId: 7,
+  selfNick: "me",
+  registered: true,
+  isupport,
+  channels,
+  lastModeChannel: null,
+  time: new Date(1000)
+}
 
 type Row = readonly [target: string, folded: string, kind: string, nick: string | null, text: string, self: boolean]
 const rows = (line: string, context: HistoryContext = ctx): ReadonlyArray<Row> =>
@@ -34,7 +49,17 @@ describe("History.messagesFor", () => {
     { name: "TOPIC", line: ":alice!a@h TOPIC #chan :new", want: [["#Chan", "#chan", "topic", "alice", "new", false]] },
     { name: "KICK with reason", line: ":alice!a@h KICK #chan me :out", want: [["#Chan", "#chan", "kick", "alice", "me (out)", false]] },
     { name: "numeric in the server buffer", line: ":srv.net 311 me bob b host * :Bob", want: [[":server:7", ":server:7", "numeric", "srv.net", "bob b host * Bob", false]] },
-    { name: "error numeric about a joined channel goes to it", line: ":srv.net 482 me #chan :You're not channel operator", want: [["#Chan", "#chan", "error", "srv.net", "#chan You're not channel operator", false]] },
+    {
+      name: "error numeric about a joined channel goes to it",
+      line: ":srv.net 482 me #chan :You're not channel operator",
+      want: [["#Chan", "#chan", "error", "srv.net", "Channel operator privileges needed: You're not channel operator (482)", false]]
+    },
+    {
+      name: "478 list full goes to the channel",
+      line: ":srv.net 478 me #CHAN b :Channel ban list is full",
+      want: [["#Chan", "#chan", "error", "srv.net", "The b list is full: Channel ban list is full (478)", false]]
+    },
+    { name: "472 without a MODE sent stays in the server buffer", line: ":srv.net 472 me X :is unknown mode char to me", want: [[":server:7", ":server:7", "numeric", "srv.net", "X is unknown mode char to me", false]] },
     { name: "error numeric about another channel stays in the server buffer", line: ":srv.net 475 me #locked :Cannot join channel (+k)", want: [[":server:7", ":server:7", "numeric", "srv.net", "#locked Cannot join channel (+k)", false]] },
     { name: "ERROR", line: "ERROR :Closing Link", want: [[":server:7", ":server:7", "error", null, "Closing Link", false]] },
     { name: "PING is not history", line: "PING :x", want: [] },
@@ -42,6 +67,16 @@ describe("History.messagesFor", () => {
   ]
   it.each(cases)("$name", ({ line, want }) => {
     expect(rows(line)).toEqual(want)
+  })
+
+  it("472 names no channel: it goes to the channel we last sent MODE to, when we are in it", () => {
+    const line = ":srv.net 472 me X :is unknown mode char to me"
+    expect(rows(line, { ...ctx, lastModeChannel: "#other" })).toEqual([
+      ["#other", "#other", "error", "srv.net", "Unknown mode X: is unknown mode char to me (472)", false]
+    ])
+    expect(rows(line, { ...ctx, lastModeChannel: "#gone" })).toEqual([
+      [":server:7", ":server:7", "numeric", "srv.net", "X is unknown mode char to me", false]
+    ])
   })
 
   it("before registration every notice is the server's", () => {

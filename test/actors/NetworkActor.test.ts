@@ -452,7 +452,7 @@ describe("NetworkActor: history", () => {
         ["#c", "part", "alicia", "gone", false],
         ["#c", "join", "carol", "", false],
         ["#c", "quit", "carol", "Quit: off", false],
-        ["#c", "error", "irc.fake.test", "#c You're not channel operator", false],
+        ["#c", "error", "irc.fake.test", "Channel operator privileges needed: You're not channel operator (482)", false],
         [":server:1", "numeric", "irc.fake.test", "nobody No such nick", false],
         [":server:1", "error", null, "something odd", false]
       ])

@@ -1,6 +1,7 @@
 // NetworkSupervisor over the real services (Networks, E2eKeys, MessageStore on a fresh embedded or TEST_DATABASE_URL
 // database) with irc-framework against scripted fake IRC servers. The supervisor is built inside each test so its
 // start and shutdown are observable; MessageStore is swapped for the in-memory one where a fault must be injected.
+import { CredentialCache } from "../../src/services/CredentialCache.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Duration, Effect, Exit, Layer, Option, Scope, TestClock } from "effect"
 import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
@@ -24,7 +25,7 @@ const ServicesTest = (env: Record<string, string> = {}) =>
   Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
     Layer.provideMerge(Networks.Default),
     Layer.provideMerge(Accounts.Default),
-    Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default)),
+    Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
     Layer.provideMerge(TestDatabaseLive(env))
   )
 

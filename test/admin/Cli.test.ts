@@ -84,6 +84,58 @@ describe(`belay admin commands on ${describeMode}`, () => {
       }
     }), { timeout: 120_000 })
 
+  it.scoped("channel encrypt/decrypt: bad keys get one clear line and a usage exit; keys never reach the database or the log", () =>
+    Effect.gen(function*() {
+      const env = yield* testEnvironment()
+      const belay = yield* startBelay(env)
+      const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
+      expect((yield* cli(["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
+      // Port 1 on loopback: the actor's connection fails at once and it waits in backoff, which is all we need.
+      const net = yield* cli(["network", "add", "alice", "--name", "n", "--host", "127.0.0.1", "--port", "1"])
+      const id = net.stdout.trim()
+      expect(id).toMatch(/^\d+$/)
+
+      for (const [stdin, says] of [["", "key is empty"], ["\n", "key is empty"], ["cbc:\n", "the FiSH key is empty"]] as const) {
+        const refused = yield* cli(["channel", "encrypt", "alice", id, "#Secret"], stdin)
+        expect(refused.code, JSON.stringify(stdin)).toBe(2)
+        expect(refused.stdout).toBe("")
+        expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+        expect(refused.stderr).toContain(says)
+      }
+      const badTarget = yield* cli(["channel", "encrypt", "alice", id, "#a b"], "k3y\n")
+      expect(badTarget).toMatchObject({ code: 1, stderr: "belay: \"#a b\" is not a channel or nick name\n" })
+      expect((yield* cli(["channel", "encrypt", "alice", "999", "#x"], "k3y\n")).code).toBe(1)
+
+      const cbcKey = "cbc:Sup3r-Secret-FiSH-key"
+      const ok = yield* cli(["channel", "encrypt", "alice", id, "#Secret"], `${cbcKey}\n`)
+      expect(ok).toMatchObject({ code: 0, stdout: `#Secret on network ${id} is now end-to-end encrypted\n`, stderr: "" })
+      const off = yield* cli(["channel", "decrypt", "alice", id, "#SECRET", "--json"])
+      expect(JSON.parse(off.stdout)).toEqual({ decrypted: "#SECRET", changed: true })
+      const bareKey = "Bare-Key-Only-Zq9"
+      expect((yield* cli(["channel", "encrypt", "alice", id, "bob"], `${bareKey}\n`)).code).toBe(0)
+
+      expect(yield* belay.stop("SIGTERM")).toBe(0)
+      const log = belay.output()
+      const { rows, dump } = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ target: string; keyEnc: Uint8Array | null }>`
+          SELECT target, e2e_key_enc AS "keyEnc" FROM buffers WHERE kind <> 'server' ORDER BY target`
+        const tables = yield* sql<{ name: string }>`
+          SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`
+        let dump = ""
+        for (const { name } of tables) {
+          const all = yield* sql.unsafe<Record<string, unknown>>(`SELECT * FROM ${name}`)
+          dump += JSON.stringify(all, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString("latin1") : v))
+        }
+        return { rows, dump }
+      }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.effect(AppConfig, settingsFrom(env))))))
+      expect(rows.map((r) => [r.target, r.keyEnc !== null])).toEqual([["#Secret", false], ["bob", true]])
+      for (const secret of ["Sup3r-Secret-FiSH-key", "Bare-Key-Only-Zq9"]) {
+        expect(dump).not.toContain(secret)
+        expect(log).not.toContain(secret)
+      }
+    }), { timeout: 120_000 })
+
   it.scoped("start-up refuses a bad setting with one line naming it", () =>
     Effect.gen(function*() {
       const env = yield* testEnvironment()

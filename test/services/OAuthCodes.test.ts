@@ -3,6 +3,7 @@
  * the order of the checks after the atomic claim (each spends the code), single use under
  * concurrency, and reuse revoking the token the code issued — announced on `revoked`.
  */
+import { CredentialCache } from "../../src/services/CredentialCache.js"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Layer, Option, PubSub, Queue, type Scope, TestClock } from "effect"
@@ -21,7 +22,7 @@ const REDIRECT = "http://127.0.0.1:5555/cb"
 const layer = Layer.mergeAll(OAuthCodes.Default, Authenticator.Default).pipe(
   Layer.provideMerge(Layer.mergeAll(OAuthTokens.Default, ApiTokens.Default)),
   Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(TokenGeneratorLive),
+  Layer.provideMerge(Layer.mergeAll(TokenGeneratorLive, CredentialCache.Default)),
   Layer.provideMerge(TestDatabaseLive())
 )
 

@@ -5,12 +5,14 @@
  * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
  * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
  */
-import { Clock, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, PubSub, Stream, SubscriptionRef } from "effect"
 import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
 import type { CommandResult, NetworkStatus } from "../../src/actors/NetworkApi.js"
 import * as NetworkActor from "../../src/actors/NetworkActor.js"
 import { type CaseMapping, CaseMappedMap } from "../../src/actors/irc/CaseMapping.js"
 import type { NetworkConfig, StoredChannel } from "../../src/services/Networks.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../src/services/E2eKeys.js"
+import type { FishKey } from "../../src/services/crypto/Fish.js"
 import type { FakeIrcServer } from "./FakeIrcServer.js"
 import * as MemoryMessageStore from "./MemoryMessageStore.js"
 
@@ -111,6 +113,8 @@ export interface Harness {
     predicate: (m: Effect.Effect.Success<MemoryMessageStore.MemoryMessageStore["all"]>[number]) => boolean,
     timeout?: Duration.DurationInput
   ) => Effect.Effect<void, Error>
+  /** Publishes an end-to-end key change for this network, as E2eKeys does after storing it; undefined clears. */
+  readonly setE2eKey: (target: string, key: FishKey | undefined) => Effect.Effect<void>
 }
 
 export interface HarnessOptions {
@@ -118,6 +122,8 @@ export interface HarnessOptions {
   readonly channels?: ReadonlyArray<StoredChannel>
   readonly allowedHosts?: ReadonlySet<string>
   readonly store?: MemoryMessageStore.MemoryMessageStore
+  /** End-to-end keys the network has when the actor starts. */
+  readonly e2eKeys?: ReadonlyArray<E2eKeyEntry>
 }
 
 export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) =>
@@ -125,12 +131,15 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
     const store = options.store ?? (yield* MemoryMessageStore.make)
     const repo = memoryRepo(networkConfig(server, options.config), options.channels)
     const transport = yield* IrcTransport.pipe(Effect.provide(IrcTransportLive))
+    const networkId = options.config?.id ?? 1
+    const e2eChanges = yield* PubSub.unbounded<E2eKeyChange>()
     const actor = yield* NetworkActor.make({
-      networkId: options.config?.id ?? 1,
+      networkId,
       repo: repo.repo,
       store,
       transport,
-      allowedHosts: options.allowedHosts === undefined ? Option.none() : Option.some(options.allowedHosts)
+      allowedHosts: options.allowedHosts === undefined ? Option.none() : Option.some(options.allowedHosts),
+      e2e: { load: Effect.succeed(options.e2eKeys ?? []), subscribe: PubSub.subscribe(e2eChanges) }
     })
     const waitStatus = (predicate: (s: NetworkStatus) => boolean, timeout: Duration.DurationInput = "5 seconds") =>
       live(
@@ -167,7 +176,9 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
             }
           }),
           timeout
-        )
+        ),
+      setE2eKey: (target, key) =>
+        Effect.asVoid(PubSub.publish(e2eChanges, key === undefined ? { networkId, target } : { networkId, target, key }))
     }
     return harness
   })

@@ -12,6 +12,7 @@ import {
   type NetworkStatus,
   type TopicInfo
 } from "../../src/actors/NetworkApi.js"
+import { messageTargetsOfRawLine } from "../../src/actors/irc/RawGuard.js"
 
 export interface FakeNetwork {
   status: Partial<NetworkStatus>
@@ -99,7 +100,11 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
         ok: true,
         lines: [`MODE ${channel} ${changes.map((c) => c.sign + c.letter).join("")}`]
       })),
-    isEncrypted: (id, target) => Effect.sync(() => network(id).encrypted.has(target.toLowerCase()))
+    isEncrypted: (id, target) => Effect.sync(() => network(id).encrypted.has(target.toLowerCase())),
+    encryptedTargetOfRaw: (id, line) =>
+      Effect.sync(() =>
+        Option.fromNullable(messageTargetsOfRawLine(line, "@+").find((t) => network(id).encrypted.has(t.toLowerCase())))
+      )
   })
 
   return { service, network, calls: Ref.get(calls) } as const

@@ -15,7 +15,7 @@ import {
 
 export interface MemoryMessageStore extends MessageStoreService {
   /** Everything stored (not the rows held during an outage), oldest first. */
-  readonly all: Effect.Effect<ReadonlyArray<StoredMessage & { readonly targetFolded: string }>>
+  readonly all: Effect.Effect<ReadonlyArray<StoredMessage & { readonly targetFolded: string; readonly raw: string | null }>>
   /** Rows held back by an outage. */
   readonly pending: Effect.Effect<number>
   readonly setOutage: (down: boolean) => Effect.Effect<void>
@@ -25,7 +25,7 @@ export interface MemoryMessageStore extends MessageStoreService {
 
 export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
   const down = yield* SubscriptionRef.make(false)
-  const stored: Array<StoredMessage & { readonly targetFolded: string }> = []
+  const stored: Array<StoredMessage & { readonly targetFolded: string; readonly raw: string | null }> = []
   let held: Array<NewMessage> = []
   let nextId = 1
   let poisoned: string | undefined
@@ -41,7 +41,8 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
     text: m.text,
     numeric: m.numeric ?? null,
     self: m.self,
-    encryption: m.encryption ?? "plain"
+    encryption: m.encryption ?? "plain",
+    raw: m.raw ?? null
   })
 
   const drain = () => {

@@ -4,6 +4,7 @@
 //
 // Proves: connect and register, rejoin of the network's channels, a message round trip in both directions, the
 // reconnect after ngircd is restarted (backoff, then back, channels rejoined), and that the history survived it.
+import { CredentialCache } from "../../src/services/CredentialCache.js"
 import * as Child from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
@@ -155,7 +156,7 @@ const peer = (port: number, nick: string): Effect.Effect<Peer, Error, Scope.Scop
 const Services = Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
   Layer.provideMerge(Networks.Default),
   Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default)),
+  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
   Layer.provideMerge(TestDatabaseLive())
 )
 

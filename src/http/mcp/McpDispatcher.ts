@@ -17,13 +17,13 @@ import {
   unknownTool
 } from "../../schema/JsonRpc.js"
 import { isToolName, toolsByName, type ToolName } from "../../schema/McpTools.js"
-import { decodeToolArguments, toolFailureResult, toolsListResponseBody, toolSuccessResult } from "../../schema/ToolCatalog.js"
+import { decodeToolArguments, toolFailureResult, toolsListResponseBytes, toolSuccessResult } from "../../schema/ToolCatalog.js"
 import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
 import { makeToolHandlers, type ToolHandler } from "./ToolHandlers.js"
 
 export type DispatchOutcome =
-  | { readonly _tag: "Result"; readonly body: string; readonly tool?: ToolName; readonly isError?: boolean }
+  | { readonly _tag: "Result"; readonly body: string | Buffer; readonly tool?: ToolName; readonly isError?: boolean }
   | { readonly _tag: "Error"; readonly error: JsonRpcProtocolError }
 
 // dist/http/mcp and src/http/mcp are both three levels below the package root.
@@ -70,7 +70,7 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
             body: JSON.stringify(jsonRpcSuccessResponse(request.id, initializeResult(request.params, SERVER_VERSION)))
           })
         case "tools/list":
-          return Effect.succeed({ _tag: "Result", body: toolsListResponseBody(principal.scope, request.id) })
+          return Effect.succeed({ _tag: "Result", body: toolsListResponseBytes(principal.scope, request.id) })
         case "tools/call": {
           const params = decodeCallToolParams(request.params)
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })

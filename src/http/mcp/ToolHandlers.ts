@@ -7,7 +7,6 @@
  */
 import { Effect, Option } from "effect"
 import { type CommandFailure, NetworkControl, type NetworkStatus } from "../../actors/NetworkApi.js"
-import { messageTargetsOfRawLine } from "../../actors/irc/RawGuard.js"
 import { foldCase } from "../../actors/irc/CaseMapping.js"
 import { toIsoTime, serverBufferTarget } from "../../schema/Ids.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
@@ -232,13 +231,11 @@ export const makeToolHandlers = Effect.gen(function*() {
     send_raw: (principal, input) =>
       Effect.gen(function*() {
         const n = yield* owned(principal, input.networkId)
-        // The plaintext of a raw PRIVMSG (or NOTICE) would bypass encryption: refuse it
-        // for any encrypted target in the line's target list, before anything is sent.
-        for (const target of messageTargetsOfRawLine(input.line)) {
-          if (yield* control.isEncrypted(n.id, target)) {
-            return yield* new E2eChannelUseSendMessage({ networkId: n.id, target })
-          }
-        }
+        // The plaintext of a raw PRIVMSG (or NOTICE) would bypass encryption: refused for any
+        // encrypted target in the line's target list, before the actor is asked (the network's one
+        // guard, with its STATUSMSG and CASEMAPPING; the supervisor and actor check again).
+        const keyed = yield* control.encryptedTargetOfRaw(n.id, input.line)
+        if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId: n.id, target: keyed.value })
         yield* command(n, control.raw(n.id, input.line))
         return { ok: true as const, serverBuffer: serverBufferTarget(n.id) }
       }),

@@ -218,10 +218,11 @@ const requireRange = (buf: Uint8Array, offset: number): void => {
   }
 }
 
-const readWord = (buf: Uint8Array, at: number): number =>
+/** Big-endian 32-bit word at `at` (Blowfish and FiSH's base64 both read words this way). */
+export const readWord = (buf: Uint8Array, at: number): number =>
   (((buf[at] ?? 0) << 24) | ((buf[at + 1] ?? 0) << 16) | ((buf[at + 2] ?? 0) << 8) | (buf[at + 3] ?? 0)) >>> 0
 
-const writeWord = (buf: Uint8Array, at: number, word: number): void => {
+export const writeWord = (buf: Uint8Array, at: number, word: number): void => {
   buf[at] = word >>> 24
   buf[at + 1] = word >>> 16
   buf[at + 2] = word >>> 8

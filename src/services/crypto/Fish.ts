@@ -30,7 +30,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { Data, Either, Redacted } from "effect"
-import { BLOCK_BYTES, Blowfish } from "./Blowfish.js"
+import { BLOCK_BYTES, Blowfish, readWord, writeWord } from "./Blowfish.js"
 
 /** The two FiSH cipher modes. */
 export type FishMode = "cbc" | "ecb"
@@ -378,12 +378,3 @@ const fromSixBitChars = (text: string, at: number): number => {
   return word >>> 0
 }
 
-const readWord = (buf: Uint8Array, at: number): number =>
-  (((buf[at] ?? 0) << 24) | ((buf[at + 1] ?? 0) << 16) | ((buf[at + 2] ?? 0) << 8) | (buf[at + 3] ?? 0)) >>> 0
-
-const writeWord = (buf: Uint8Array, at: number, word: number): void => {
-  buf[at] = word >>> 24
-  buf[at + 1] = word >>> 16
-  buf[at + 2] = word >>> 8
-  buf[at + 3] = word
-}

@@ -118,5 +118,11 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
       expect(paused.structuredContent).toMatchObject({ ok: false, error: "account-paused" })
       const readWhilePaused = yield* call(rw.token, "list_networks", {})
       expect(readWhilePaused.isError).toBeUndefined()
+
+      // Revocation reaches /mcp at once, although the token's authentication was just used (and cached).
+      const { ApiTokens } = yield* Effect.promise(() => import("../../../src/services/ApiTokens.js"))
+      expect((yield* post(app.url, rpc("tools/list"), { authorization: `Bearer ${read.token}` })).status).toBe(200)
+      yield* app.get(ApiTokens).revoke("bob", "t-read").pipe(Effect.orDie)
+      expect((yield* post(app.url, rpc("tools/list"), { authorization: `Bearer ${read.token}` })).status).toBe(401)
     }), { timeout: 60_000 })
 })

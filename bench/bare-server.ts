@@ -1,0 +1,31 @@
+/**
+ * The baseline of issue 5: a bare `node:http` server that reads and JSON.parses the request body (as the
+ * research/stack.md §4 bare server did) and answers a fixed JSON body read from the file named by argv[2], with the
+ * same content-type and a content-length, like Belay's /mcp. Run as a child process pinned to the server core;
+ * prints `listening <port>` once it accepts connections. Concurrency: one event loop; no state besides the body.
+ */
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+
+const body = Fs.readFileSync(process.argv[2]!)
+
+const server = Http.createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (c: Buffer) => chunks.push(c))
+  req.on("end", () => {
+    try {
+      JSON.parse(Buffer.concat(chunks).toString("utf8"))
+    } catch {
+      res.writeHead(400).end()
+      return
+    }
+    res.writeHead(200, { "content-type": "application/json", "content-length": body.length })
+    res.end(body)
+  })
+})
+
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address()
+  process.stdout.write(`listening ${typeof address === "object" && address ? address.port : 0}\n`)
+})
+process.on("SIGTERM", () => process.exit(0))

@@ -1,0 +1,141 @@
+/**
+ * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`,
+ * exactly as research/stack.md §4 ran it, and the bare `node:http` baseline server (bench/bare-server.ts) run on the
+ * server core. Every run is bounded by its duration (autocannon stops itself) plus a hard kill deadline.
+ *
+ * Concurrency rule: one autocannon at a time (the load core is one core); callers await each run.
+ */
+import * as Child from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { cpuSeconds } from "./Belay.js"
+import { LOAD_CORE, onCore, ROOT, SERVER_CORE, scratch, sleep } from "./Env.js"
+
+const AUTOCANNON = Path.join(ROOT, "node_modules/autocannon/autocannon.js")
+
+export interface LoadRequest {
+  readonly url: string
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly connections: number
+  readonly seconds: number
+}
+
+export interface LoadResult {
+  /** Mean of autocannon's per-second samples. */
+  readonly requestsPerSecond: number
+  readonly total: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+}
+
+interface AutocannonJson {
+  readonly requests: { readonly average: number; readonly total: number }
+  readonly latency: { readonly p50: number; readonly p99: number }
+  readonly non2xx: number
+  readonly errors: number
+  readonly timeouts: number
+}
+
+export const autocannon = (request: LoadRequest): Promise<LoadResult> =>
+  new Promise((resolve, reject) => {
+    const args = [
+      process.execPath,
+      AUTOCANNON,
+      "-c",
+      String(request.connections),
+      "-d",
+      String(request.seconds),
+      "-m",
+      "POST",
+      ...Object.entries(request.headers).flatMap(([k, v]) => ["-H", `${k}=${v}`]),
+      "-b",
+      request.body,
+      "--json",
+      request.url
+    ]
+    const [command, argv] = onCore(LOAD_CORE, args)
+    const child = Child.spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (c) => (out += c))
+    child.stderr.on("data", (c) => (err += c))
+    const kill = setTimeout(() => child.kill("SIGKILL"), (request.seconds + 30) * 1000)
+    child.on("close", (code) => {
+      clearTimeout(kill)
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err.slice(-2000)}`))
+      try {
+        const r = JSON.parse(out) as AutocannonJson
+        resolve({
+          requestsPerSecond: r.requests.average,
+          total: r.requests.total,
+          p50Ms: r.latency.p50,
+          p99Ms: r.latency.p99,
+          non2xx: r.non2xx,
+          errors: r.errors,
+          timeouts: r.timeouts
+        })
+      } catch (e) {
+        reject(new Error(`autocannon output is not JSON: ${String(e)}\n${out.slice(0, 500)}`))
+      }
+    })
+  })
+
+/**
+ * A warm-up run (results discarded), then the measured run. With `serverPid`, also the server's CPU use during the
+ * measured run, in cores (1 = one core busy all the time), from /proc.
+ */
+export const measure = async (
+  request: LoadRequest,
+  warmupSeconds: number,
+  serverPid?: number
+): Promise<LoadResult & { readonly serverCores?: number }> => {
+  if (warmupSeconds > 0) await autocannon({ ...request, seconds: warmupSeconds })
+  const cpu0 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const t0 = performance.now()
+  const result = await autocannon(request)
+  const cpu1 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  if (cpu0 === undefined || cpu1 === undefined) return result
+  return { ...result, serverCores: (cpu1 - cpu0) / ((performance.now() - t0) / 1000) }
+}
+
+export interface BareServer {
+  readonly url: string
+  readonly pid: number
+  readonly stop: () => Promise<void>
+}
+
+/** Starts bench/bare-server.js answering exactly `body`. */
+export const startBareServer = async (body: string): Promise<BareServer> => {
+  const file = Path.join(scratch(), `bare-body-${Date.now()}.json`)
+  Fs.writeFileSync(file, body)
+  const script = Path.join(ROOT, "dist-bench/bench/bare-server.js")
+  const [command, argv] = onCore(SERVER_CORE, [process.execPath, script, file])
+  const child = Child.spawn(command, argv, { stdio: ["ignore", "pipe", "inherit"] })
+  const pid = child.pid!
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ""
+    const timer = setTimeout(() => reject(new Error("bare server did not start")), 10_000)
+    child.stdout!.on("data", (c) => {
+      out += c
+      const match = /listening (\d+)/.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolve(Number(match[1]))
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`bare server exited ${code}`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}/bench`,
+    pid,
+    stop: async () => {
+      child.kill("SIGTERM")
+      await Promise.race([exited, sleep(5_000).then(() => child.kill("SIGKILL"))])
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * A real IRC server (ngircd, /usr/sbin/ngircd) on a free loopback port for system tests, started and stopped by the
+ * test only (by its own child process), and a bare-socket IRC client to play the other person in a channel.
+ *
+ * Concurrency rule: a Peer's socket callbacks only push lines into its queue and its log; one fiber at a time reads
+ * with `waitFor`. ngircd throttles bursts (its PENALTY), so waits are long.
+ */
+import * as Child from "node:child_process"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { Duration, Effect, Queue, type Scope } from "effect"
+import { freePort } from "./BelayProcess.js"
+
+export const NGIRCD = "/usr/sbin/ngircd"
+export const NGIRCD_WAIT = Duration.seconds(30)
+
+export interface Ngircd {
+  readonly port: number
+  readonly stop: Effect.Effect<void>
+  readonly start: Effect.Effect<void>
+}
+
+const writeConfig = (dir: string, port: number) => {
+  Fs.writeFileSync(
+    Path.join(dir, "ngircd.conf"),
+    [
+      "[Global]",
+      "\tName = irc.belay.test",
+      "\tInfo = Belay system test",
+      "\tListen = 127.0.0.1",
+      `\tPorts = ${port}`,
+      "\tMotdPhrase = \"Belay system test\"",
+      `\tPidFile = ${Path.join(dir, "ngircd.pid")}`,
+      "\tAdminInfo1 = Belay",
+      "\tAdminInfo2 = test",
+      "\tAdminEMail = test@belay.test",
+      "[Limits]",
+      "\tMaxConnectionsIP = 0",
+      "\tMaxJoins = 0",
+      "[Options]",
+      "\tPAM = no",
+      "\tIdent = no",
+      "\tDNS = no",
+      ""
+    ].join("\n")
+  )
+}
+
+const waitListening = (port: number) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const socket = Net.connect({ host: "127.0.0.1", port }, () => {
+          socket.destroy()
+          resolve(true)
+        })
+        socket.on("error", () => resolve(false))
+      })
+      if (ok) return
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    throw new Error(`ngircd did not listen on ${port}`)
+  })
+
+/** ngircd listening on a free port, stopped (and its directory removed) with the scope. */
+export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(function*() {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-ngircd-"))
+  // ngircd drops root for "nobody"; it must still read its config (and may write its pid file).
+  Fs.chmodSync(dir, 0o777)
+  const port = yield* freePort
+  writeConfig(dir, port)
+  let child: Child.ChildProcess | undefined
+  const start = Effect.gen(function*() {
+    const proc = Child.spawn(NGIRCD, ["-n", "-f", Path.join(dir, "ngircd.conf")], { stdio: ["ignore", "pipe", "pipe"] })
+    proc.stdout.resume()
+    proc.stderr.resume()
+    child = proc
+    yield* waitListening(port)
+  })
+  const stop = Effect.promise(
+    () =>
+      new Promise<void>((resolve) => {
+        const proc = child
+        child = undefined
+        if (proc === undefined || proc.exitCode !== null) return resolve()
+        proc.once("exit", () => resolve())
+        proc.kill("SIGTERM")
+      })
+  )
+  yield* Effect.acquireRelease(start, () =>
+    Effect.zipRight(stop, Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))))
+  return { port, stop, start }
+})
+
+export interface Peer {
+  readonly send: (line: string) => Effect.Effect<void>
+  /** Reads lines until one satisfies `match`, answering PINGs on the way. */
+  readonly waitFor: (match: (line: string) => boolean) => Effect.Effect<string, Error>
+  /** Every line received so far, in order. */
+  readonly received: Effect.Effect<ReadonlyArray<string>>
+}
+
+/** A registered client with nick `nick`, disconnected with the scope. */
+export const peer = (port: number, nick: string): Effect.Effect<Peer, Error, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lines = yield* Queue.unbounded<string>()
+    const log: Array<string> = []
+    const socket = yield* Effect.acquireRelease(
+      Effect.async<Net.Socket, Error>((resume) => {
+        const s = Net.connect({ host: "127.0.0.1", port }, () => resume(Effect.succeed(s)))
+        s.once("error", (e) => resume(Effect.fail(e)))
+      }),
+      (s) => Effect.sync(() => s.destroy())
+    )
+    let buffer = ""
+    socket.setEncoding("utf8")
+    socket.on("data", (chunk: string) => {
+      buffer += chunk
+      const parts = buffer.split("\r\n")
+      buffer = parts.pop() ?? ""
+      for (const line of parts) {
+        log.push(line)
+        lines.unsafeOffer(line)
+      }
+    })
+    const send = (line: string) => Effect.sync(() => void socket.write(line + "\r\n"))
+    const waitFor = (match: (line: string) => boolean) =>
+      Effect.gen(function*() {
+        for (;;) {
+          const line = yield* Queue.take(lines)
+          if (line.startsWith("PING ")) yield* send(`PONG ${line.slice(5)}`)
+          if (match(line)) return line
+        }
+      }).pipe(Effect.timeoutFail({ duration: NGIRCD_WAIT, onTimeout: () => new Error(`peer ${nick}: timed out`) }))
+    yield* send(`NICK ${nick}`)
+    yield* send(`USER ${nick} 0 * :Peer`)
+    yield* waitFor((l) => / 001 /.test(l))
+    return { send, waitFor, received: Effect.sync(() => [...log]) }
+  })
