@@ -27,7 +27,7 @@ export interface HttpRequest {
   readonly headers: Http.IncomingHttpHeaders
   /** The TCP peer; the forwarded client address is resolved by ClientIp when trusted. */
   readonly remoteAddress: string
-  /** Reads the whole body once; fails with BodyTooLarge past `limit` bytes. */
+  /** Reads the whole body; call it once per request. Fails with BodyTooLarge past `limit` bytes. */
   readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed>
   readonly header: (name: string) => string | undefined
 }
@@ -111,17 +111,17 @@ const readBody = (req: Http.IncomingMessage, limit: number) =>
 const makeRequest = (req: Http.IncomingMessage): HttpRequest => {
   const rawUrl = req.url ?? "/"
   const q = rawUrl.indexOf("?")
-  let bodyRead: Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed> | undefined
+  let query: URLSearchParams | undefined
   return {
     method: req.method ?? "GET",
     path: q === -1 ? rawUrl : rawUrl.slice(0, q),
-    query: new URLSearchParams(q === -1 ? "" : rawUrl.slice(q + 1)),
+    // Parsed on first use: /mcp never looks at its query string.
+    get query() {
+      return (query ??= new URLSearchParams(q === -1 ? "" : rawUrl.slice(q + 1)))
+    },
     headers: req.headers,
     remoteAddress: req.socket.remoteAddress ?? "",
-    body: (limit) => {
-      bodyRead ??= Effect.cached(readBody(req, limit)).pipe(Effect.runSync)
-      return bodyRead
-    },
+    body: (limit) => readBody(req, limit),
     header: (name) => {
       const v = req.headers[name]
       return Array.isArray(v) ? v.join(", ") : v

@@ -31,7 +31,7 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
   sync: () => {
     const families = new Map<string, Family>()
     const collectors = new Map<string, { help: string; collect: GaugeCollector }>()
-    const http = new Map<string, { buckets: Array<number>; sum: number; count: number }>()
+    const http = new Map<string, { key: string; buckets: Array<number>; sum: number; count: number }>()
 
     const family = (name: string, type: Family["type"], help: string) => {
       let f = families.get(name)
@@ -48,12 +48,14 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
       f.values.set(key, (f.values.get(key) ?? 0) + by)
     }
 
+    // Hot path (every HTTP request): series are found by a cheap composite key, and
+    // their Prometheus label string is built once, when the series is created.
     const observeHttp = (route: string, status: number, seconds: number) => {
-      const key = labelKey({ route, status: String(status) })
-      let h = http.get(key)
+      const id = `${route}\u0000${status}`
+      let h = http.get(id)
       if (!h) {
-        h = { buckets: HTTP_BUCKETS.map(() => 0), sum: 0, count: 0 }
-        http.set(key, h)
+        h = { key: labelKey({ route, status: String(status) }), buckets: HTTP_BUCKETS.map(() => 0), sum: 0, count: 0 }
+        http.set(id, h)
       }
       for (let i = 0; i < HTTP_BUCKETS.length; i++) if (seconds <= HTTP_BUCKETS[i]!) h.buckets[i]!++
       h.sum += seconds
@@ -96,7 +98,8 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
         "# HELP belay_http_request_duration_seconds HTTP request latency by route and status.",
         "# TYPE belay_http_request_duration_seconds histogram"
       )
-      for (const [key, h] of http) {
+      for (const h of http.values()) {
+        const key = h.key
         HTTP_BUCKETS.forEach((le, i) => out.push(`belay_http_request_duration_seconds_bucket{${key},le="${le}"} ${h.buckets[i]}`))
         out.push(`belay_http_request_duration_seconds_bucket{${key},le="+Inf"} ${h.count}`)
         out.push(`belay_http_request_duration_seconds_sum{${key}} ${h.sum}`)

@@ -44,13 +44,28 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
       }
     )
 
-    const relayBots = Effect.fn("NickNotes.relayBots")(function*(networkId: number) {
-      const rows = yield* sql<{ nickFolded: string; nick: string; pattern: string | null }>`
+    // Read on every history read (recent_messages, search) and written only here, so the
+    // marks of each network are kept in memory and dropped whenever a mark changes.
+    type Marks = ReadonlyMap<string, { readonly nick: string; readonly pattern: string | null }>
+    const marksCache = new Map<number, Marks>()
+    // Bumped by every write, so a read that raced a write never caches the old marks.
+    let marksGeneration = 0
+
+    /** Relay-bot marks of a network, keyed by folded nick. */
+    const relayBots = (networkId: number): Effect.Effect<Marks> => {
+      const cached = marksCache.get(networkId)
+      if (cached) return Effect.succeed(cached)
+      const generation = marksGeneration
+      return sql<{ nickFolded: string; nick: string; pattern: string | null }>`
         SELECT nick_folded AS "nickFolded", nick, pattern FROM relay_bots WHERE network_id = ${networkId}`.pipe(
-        Effect.orDie
+        Effect.orDie,
+        Effect.map((rows) => {
+          const marks: Marks = new Map(rows.map((r) => [r.nickFolded, { nick: r.nick, pattern: r.pattern }] as const))
+          if (generation === marksGeneration) marksCache.set(networkId, marks)
+          return marks
+        })
       )
-      return new Map(rows.map((r) => [r.nickFolded, { nick: r.nick, pattern: r.pattern }] as const))
-    })
+    }
 
     /** Mark or clear; returns the mark with the stored (canonical) nick casing. */
     const setRelayBot = Effect.fn("NickNotes.setRelayBot")(
@@ -71,6 +86,8 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
             RETURNING nick, pattern`.pipe(Effect.orDie)
           mark = { networkId, nick: rows[0]!.nick, marked: true, pattern: rows[0]!.pattern }
         }
+        marksGeneration++
+        marksCache.delete(networkId)
         yield* events.publish({ _tag: "RelayBotChanged", accountId, ...mark })
         return mark
       }

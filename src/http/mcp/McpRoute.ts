@@ -38,15 +38,14 @@ export const mcpRoutes = Effect.gen(function*() {
     path: "/mcp",
     handler: (request) =>
       Effect.gen(function*() {
-        const base = issuerFor(request, config)
         const origin = request.header("origin")
         // DNS-rebinding defence (transports 2025-11-25 "Security Warning"): a browser page
         // on another origin must not drive the endpoint, even with a token.
-        if (origin !== undefined && !isAllowedOrigin(config, base, origin)) {
+        if (origin !== undefined && !isAllowedOrigin(config, issuerFor(request, config), origin)) {
           return rpcError(403, jsonRpcErrorResponse(null, new InvalidRequest({ message: "Forbidden: origin not allowed" })))
         }
         const principal = yield* authenticator.authenticate(request.header("authorization"))
-        if (Option.isNone(principal)) return unauthorized(base)
+        if (Option.isNone(principal)) return unauthorized(issuerFor(request, config))
 
         const body = yield* request.body(MCP_BODY_LIMIT_BYTES).pipe(Effect.either)
         if (Either.isLeft(body)) {
