@@ -10,6 +10,7 @@
  * client's Host to another (D-09); with PUBLIC_BASE_URL it is the same for everyone.
  */
 import { Effect, Either, Option } from "effect"
+import { HTML_CONTENT_TYPE, oauthDocsPage, securityHeaders } from "../pages/Pages.js"
 import { discoveryDocument, OAuthPaths, protectedResourceMetadata } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { type HttpRequest, json, type Route } from "../HttpServer.js"
@@ -35,6 +36,22 @@ export const discoveryRoutes = Effect.gen(function*() {
   return [
     { method: "GET", path: OAuthPaths.discovery, name: "oauth.discovery", handler: serve(discoveryDocument) },
     { method: "GET", path: OAuthPaths.protectedResourceMcp, name: "oauth.resource-metadata", handler: resourceMetadata },
-    { method: "GET", path: OAuthPaths.protectedResource, name: "oauth.resource-metadata", handler: resourceMetadata }
+    { method: "GET", path: OAuthPaths.protectedResource, name: "oauth.resource-metadata", handler: resourceMetadata },
+    {
+      method: "GET",
+      path: OAuthPaths.serviceDocumentation,
+      name: "oauth.docs",
+      handler: (request) =>
+        Effect.succeed(
+          Either.match(resolveIssuer(request, config), {
+            onLeft: () => json(400, { error: "invalid_request", error_description: "the Host header is not valid" }),
+            onRight: (issuer) => ({
+              status: 200,
+              headers: { ...securityHeaders, "content-type": HTML_CONTENT_TYPE },
+              body: oauthDocsPage(issuer)
+            })
+          })
+        )
+    }
   ] satisfies ReadonlyArray<Route>
 })

@@ -226,3 +226,33 @@ export const errorPage = (input: { readonly message: string; readonly title?: st
 <p>${input.message}</p>
 <p class="muted">Nothing was sent to the app. Go back to the app and start again.</p>`
   )
+
+/**
+ * The `service_documentation` of discovery (RFC 8414 §2): how an app gets a token, for
+ * the developer reading it. Static; `issuer` is this request's issuer.
+ */
+export const oauthDocsPage = (issuer: string): string =>
+  page(
+    "OAuth for app developers",
+    html`<h1>Connecting an app to Belay</h1>
+<p>Belay is an OAuth 2 authorization server for public clients (no client secret). An MCP client that finds
+<code>${issuer}/.well-known/oauth-protected-resource/mcp</code> needs nothing else: it can do all of this itself.</p>
+<ol>
+<li>Read the metadata at <code>${issuer}/.well-known/oauth-authorization-server</code> (RFC 8414).</li>
+<li>Register with <code>POST ${issuer}/api/oauth/register</code>: JSON <code>{client_name, redirect_uris, client_uri?}</code>
+(RFC 7591). Redirect URIs: https, loopback http (127.0.0.1, [::1] or localhost; any port at authorization),
+a reverse-DNS custom scheme with a dot, or <code>urn:ietf:wg:oauth:2.0:oob</code>. Unapproved registrations are
+deleted after an hour.</li>
+<li>Send the member to <code>${issuer}/oauth/authorize</code> with <code>response_type=code</code>, your
+<code>client_id</code> and <code>redirect_uri</code>, a PKCE <code>code_challenge</code> with
+<code>code_challenge_method=S256</code>, and an optional <code>state</code>. The member signs in and approves; you get
+<code>code</code>, <code>state</code> and <code>iss</code> back (or <code>error=access_denied</code>).</li>
+<li>Exchange the code within 10 minutes at <code>POST ${issuer}/api/oauth/token</code> with
+<code>grant_type=authorization_code</code>, <code>client_id</code>, <code>code</code>, <code>redirect_uri</code> and
+<code>code_verifier</code>. The answer is <code>{access_token, token_type: "Bearer", created_at}</code>: the token does not
+expire and has full (read-write) access. Treat codes and tokens as opaque strings.</li>
+<li>Use it as <code>Authorization: Bearer …</code> on <code>${issuer}/mcp</code>. Revoke it with
+<code>POST ${issuer}/api/oauth/revoke</code> (<code>client_id</code>, <code>token</code>) or
+<code>POST ${issuer}/api/auth/logout</code>.</li>
+</ol>`
+  )

@@ -108,6 +108,19 @@ describe(`discovery documents on ${describeMode}`, () => {
       )
     }))
 
+  it.scopedLive("service_documentation is served: an HTML page naming this issuer's endpoints", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp({}, { member: false })
+      const discovery = yield* jsonOf(yield* fetchP(`${app.url}/.well-known/oauth-authorization-server`))
+      const res = yield* fetchP(discovery.service_documentation as string)
+      expect(res.status).toBe(200)
+      expect(res.headers.get("content-type")).toContain("text/html")
+      expect(res.headers.get("x-frame-options")).toBe("DENY")
+      const body = yield* Effect.promise(() => res.text())
+      expect(body).toContain(`${discovery.issuer}/api/oauth/register`)
+      expect(body).toContain("code_challenge_method=S256")
+    }))
+
   it.scopedLive("the issuer follows Host; X-Forwarded-Host is honoured only with BELAY_TRUST_PROXY; a malformed Host is 400 and not reflected", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp({}, { member: false })
