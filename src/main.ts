@@ -3,10 +3,11 @@
  * `belay serve` runs `serve`; tests build the same graph with `makeAppLayer`.
  *
  *   AppConfig ─▶ Database (PGlite or PostgreSQL, migrated)
- *             ─▶ SecretBox, TokenGenerator, Metrics
- *             ─▶ Accounts, Networks, ApiTokens, E2eKeys        (services/)
- *             ─▶ NetworkSupervisor: one actor per network      (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes ─▶ HttpServer, AdminServer         (http/, admin/)
+ *             ─▶ SecretBox, TokenGenerator, Metrics, CredentialCache
+ *             ─▶ Accounts ─▶ Networks ─▶ ApiTokens, MessageStore, BrowserEvents
+ *             ─▶ Authenticator, E2eKeys, NickNotes, OAuth services      (services/)
+ *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth) ─▶ HttpServer, AdminServer  (http/, admin/)
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
  * reverse order — listeners first, then services, the database last — and the
@@ -24,22 +25,22 @@ import { mcpRoutes } from "./http/mcp/McpRoute.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
+import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/Authenticator.js"
+import { BrowserEvents } from "./services/BrowserEvents.js"
 import { BrowserSessions } from "./services/BrowserSessions.js"
+import { CredentialCache } from "./services/CredentialCache.js"
+import { DatabaseLive } from "./services/Database.js"
+import { E2eKeys } from "./services/E2eKeys.js"
+import { MessageStoreLive } from "./services/MessageStore.js"
+import { Metrics } from "./services/Metrics.js"
+import { Networks } from "./services/Networks.js"
+import { NickNotes } from "./services/NickNotes.js"
 import { OAuthClients } from "./services/OAuthClients.js"
 import { OAuthCodes } from "./services/OAuthCodes.js"
 import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
-import { BrowserEvents } from "./services/BrowserEvents.js"
-import { CredentialCache } from "./services/CredentialCache.js"
-import { MessageStoreLive } from "./services/MessageStore.js"
-import { NickNotes } from "./services/NickNotes.js"
-import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
-import { DatabaseLive } from "./services/Database.js"
-import { E2eKeys } from "./services/E2eKeys.js"
-import { Metrics } from "./services/Metrics.js"
-import { Networks } from "./services/Networks.js"
 import { SecretBoxLive } from "./services/SecretBox.js"
 import { TokenGeneratorLive } from "./services/Tokens.js"
 
