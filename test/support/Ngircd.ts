@@ -1,6 +1,7 @@
 /**
  * A real IRC server (ngircd, /usr/sbin/ngircd) on a free loopback port for system tests, started and stopped by the
- * test only (by its own child process), and a bare-socket IRC client to play the other person in a channel.
+ * test only (by its own child process), a bare-socket IRC client to play the other person in a channel, the network
+ * settings that point Belay at the server, and the poll that system tests wait with.
  *
  * Concurrency rule: a Peer's socket callbacks only push lines into its queue and its log; one fiber at a time reads
  * with `waitFor`. ngircd throttles bursts (its PENALTY), so waits are long.
@@ -10,7 +11,8 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Duration, Effect, Queue, type Scope } from "effect"
+import { Duration, Effect, Option, Queue, type Scope } from "effect"
+import type { NetworkSettings } from "../../src/services/Networks.js"
 import { freePort } from "./BelayProcess.js"
 
 export const NGIRCD = "/usr/sbin/ngircd"
@@ -94,6 +96,48 @@ export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(func
     Effect.zipRight(stop, Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))))
   return { port, stop, start }
 })
+
+/** Belay's network on this server: plain TCP on loopback as belaybot, joining `join` (the stored-channel rejoin path). */
+export const ngircdNetwork = (port: number, join: ReadonlyArray<string> = []): NetworkSettings => ({
+  name: "ngircd",
+  host: "127.0.0.1",
+  port,
+  tls: false,
+  tlsInsecure: false,
+  nick: "belaybot",
+  username: Option.some("belay"),
+  realname: Option.some("Belay system test"),
+  serverPassword: Option.none(),
+  sasl: Option.none(),
+  join
+})
+
+/**
+ * Polls `read` (live clock) until `done` holds and returns that value; after `timeout` fails naming `what` and the
+ * last value seen.
+ */
+export const eventually = <A, E, R>(
+  what: string,
+  read: Effect.Effect<A, E, R>,
+  done: (a: A) => boolean,
+  timeout: Duration.DurationInput = NGIRCD_WAIT
+): Effect.Effect<A, E | Error, R> =>
+  Effect.suspend(() => {
+    let last: A | undefined
+    const poll = Effect.gen(function*() {
+      for (;;) {
+        last = yield* read
+        if (done(last)) return last
+        yield* Effect.sleep("100 millis")
+      }
+    })
+    return poll.pipe(
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () => new Error(`${what} never happened; last seen ${JSON.stringify(last)}`)
+      })
+    )
+  })
 
 export interface Peer {
   readonly send: (line: string) => Effect.Effect<void>

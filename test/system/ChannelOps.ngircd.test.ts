@@ -7,90 +7,26 @@
 // `+b` through set_channel_modes, then get_mode_list reading it back from the server (and nothing of the list in the
 // server buffer); `q` refused where it is ngircd's owner prefix; set_topic then get_topic with the setter; a non-op's
 // set_topic refused by the server and filed in the channel as an error line.
-import { CredentialCache } from "../../src/services/CredentialCache.js"
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
-import {
-  type MemberInfo,
-  NetworkControl,
-  type NetworkControlService,
-  type NetworkStatus
-} from "../../src/actors/NetworkApi.js"
-import { NetworkSupervisorLive } from "../../src/actors/NetworkSupervisor.js"
-import { Accounts } from "../../src/services/Accounts.js"
-import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { MessageStoreLive } from "../../src/services/MessageStore.js"
-import { MessageStore, type StoredMessage } from "../../src/services/MessageStoreApi.js"
-import { Metrics } from "../../src/services/Metrics.js"
-import { Networks } from "../../src/services/Networks.js"
-import { SecretBoxLive } from "../../src/services/SecretBox.js"
-import { NGIRCD, NGIRCD_WAIT, ngircd, peer } from "../support/Ngircd.js"
-import { TestDatabaseLive } from "../support/TestDatabase.js"
-
-const Services = Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
-  Layer.provideMerge(Networks.Default),
-  Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
-  Layer.provideMerge(TestDatabaseLive())
-)
-
-/** Polls `read` until `done`; fails with the last value seen after NGIRCD_WAIT. */
-const eventually = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    let last: A | undefined
-    const poll = Effect.gen(function*() {
-      for (;;) {
-        last = yield* read
-        if (done(last)) return last
-        yield* Effect.sleep("100 millis")
-      }
-    })
-    return yield* poll.pipe(
-      Effect.timeoutFail({
-        duration: NGIRCD_WAIT,
-        onTimeout: () => new Error(`${what} never happened; last seen ${JSON.stringify(last)}`)
-      })
-    )
-  })
-
-const waitStatus = (control: NetworkControlService, id: number, predicate: (s: NetworkStatus) => boolean) =>
-  eventually("the expected network state", control.status(id), predicate)
+import { Duration, Effect, Option } from "effect"
+import { type MemberInfo, type NetworkControlService } from "../../src/actors/NetworkApi.js"
+import type { StoredMessage } from "../../src/services/MessageStoreApi.js"
+import { eventually, NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
+import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
 
 const membersOf = (control: NetworkControlService, id: number, channel: string) =>
   Effect.map(control.members(id, channel), (r): ReadonlyArray<MemberInfo> => (r.ok ? r.members : []))
 
-const history = (store: Context.Tag.Service<typeof MessageStore>, id: number, buffer: string) =>
-  Effect.zipRight(store.flush, store.recent(id, buffer, { before: Option.none(), limit: 500 }))
-
 describe("channel operations against ngircd", () => {
-  it.scopedLive.skipIf(!Fs.existsSync(NGIRCD))(
+  it.live.skipIf(!Fs.existsSync(NGIRCD))(
     "op by creation, members and away, +b then get_mode_list, topics, a non-op's refusal in the channel",
     () =>
-      Effect.gen(function*() {
+      withTestServices(Effect.gen(function*() {
         const server = yield* ngircd
-        const context = yield* Layer.build(
-          NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive), Layer.provideMerge(Services))
-        )
-        const control = Context.get(context, NetworkControl)
-        const store = Context.get(context, MessageStore)
-        const networks = Context.get(context, Networks)
-        yield* Context.get(context, Accounts).create("ops", "a long password").pipe(Effect.orDie)
-        const id = yield* networks.add("ops", {
-          name: "ngircd",
-          host: "127.0.0.1",
-          port: server.port,
-          tls: false,
-          tlsInsecure: false,
-          nick: "belaybot",
-          username: Option.some("belay"),
-          realname: Option.some("Belay system test"),
-          serverPassword: Option.none(),
-          sasl: Option.none(),
-          join: []
-        }).pipe(Effect.orDie)
-        yield* waitStatus(control, id, (s) => s.state === "connected")
+        const { control } = yield* startSupervisor()
+        const id = yield* accountWithNetwork("ops", ngircdNetwork(server.port))
+        yield* eventually("the network connected", control.status(id), (s) => s.state === "connected")
 
         // The peer owns #lobby (+t) and is away before Belay arrives there.
         const other = yield* peer(server.port, "peer")
@@ -157,17 +93,17 @@ describe("channel operations against ngircd", () => {
         expect(yield* control.setTopic(id, "#lobby", "not mine to set")).toEqual({ ok: true })
         const lobbyHistory = yield* eventually(
           "the refusal in #lobby",
-          history(store, id, "#lobby"),
+          storedHistory(id, "#lobby"),
           (ms) => ms.some((m) => m.kind === "error" && m.numeric === "482")
         )
         expect(lobbyHistory.find((m) => m.kind === "error")?.text).toMatch(/Channel operator privileges needed.*\(482\)/)
         expect(yield* control.topic(id, "#lobby")).toMatchObject({ ok: true, topic: { topic: "" } })
 
         // Nothing of the list exchanges or the automatic WHO reached the server buffer.
-        const serverBuffer: ReadonlyArray<StoredMessage> = yield* history(store, id, `:server:${id}`)
+        const serverBuffer: ReadonlyArray<StoredMessage> = yield* storedHistory(id, `:server:${id}`)
         const leaked = serverBuffer.filter((m) => ["367", "368", "348", "349", "352", "315"].includes(m.numeric ?? ""))
         expect(leaked).toEqual([])
-      }),
+      })),
     { timeout: Duration.toMillis(Duration.minutes(3)) }
   )
 })

@@ -7,52 +7,22 @@
 // to the original, long text included (split so that ngircd relays every piece whole); what that client sends
 // encrypted (CBC and ECB) is stored in Belay's history decrypted and marked so; send_raw cannot leak plaintext
 // into the channel; and clearing the key while connected makes Belay speak plaintext again.
-import { CredentialCache } from "../../src/services/CredentialCache.js"
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Either, Layer, Option } from "effect"
-import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
-import { NetworkControl, type NetworkControlService, type NetworkStatus } from "../../src/actors/NetworkApi.js"
-import { NetworkSupervisorLive } from "../../src/actors/NetworkSupervisor.js"
-import { Accounts } from "../../src/services/Accounts.js"
+import { Duration, Effect, Either } from "effect"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { MessageStoreLive } from "../../src/services/MessageStore.js"
-import { MessageStore, type MessageStoreService, type StoredMessage } from "../../src/services/MessageStoreApi.js"
-import { Metrics } from "../../src/services/Metrics.js"
-import { Networks } from "../../src/services/Networks.js"
-import { SecretBoxLive } from "../../src/services/SecretBox.js"
-import { NGIRCD, ngircd, peer, type Peer } from "../support/Ngircd.js"
-import { TestDatabaseLive } from "../support/TestDatabase.js"
+import type { StoredMessage } from "../../src/services/MessageStoreApi.js"
+import { eventually, NGIRCD, ngircd, ngircdNetwork, peer, type Peer } from "../support/Ngircd.js"
+import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
 
 const CHANNEL = "#secret"
 const KEY_TEXT = "cbc:Shared FiSH key for the system test"
 const CBC_KEY: FishKey = Either.getOrThrow(parseFishKey(KEY_TEXT))
 // The same secret in ECB, as a HexChat user with a bare key would send it; Belay reads either mode.
 const ECB_KEY: FishKey = Either.getOrThrow(parseFishKey("ecb:Shared FiSH key for the system test"))
-
-const Services = Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
-  Layer.provideMerge(Networks.Default),
-  Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
-  Layer.provideMerge(TestDatabaseLive())
-)
-
-/** Polls `read` until `done` holds (ngircd's flood penalty makes everything slow). */
-const eventually = <A>(what: string, read: Effect.Effect<A>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (;;) {
-      const value = yield* read
-      if (done(value)) return value
-      yield* Effect.sleep("50 millis")
-    }
-  }).pipe(Effect.timeoutFail({ duration: Duration.seconds(60), onTimeout: () => new Error(`timed out waiting for ${what}`) }))
-
-const statusOf = (control: NetworkControlService, id: number, predicate: (s: NetworkStatus) => boolean) =>
-  eventually("the network state", control.status(id), predicate)
-
-const history = (store: MessageStoreService, id: number) =>
-  Effect.zipRight(store.flush, store.recent(id, CHANNEL, { before: Option.none(), limit: 200 }))
+// ngircd's flood penalty (PENALTY) makes everything slow; the waits on Belay's side allow a minute.
+const WAIT = Duration.seconds(60)
 
 /** The text of a PRIVMSG to the channel as the peer received it (`:nick!user@host PRIVMSG #secret :text`). */
 const textOf = (line: string) => line.slice(line.indexOf(` PRIVMSG ${CHANNEL} :`) + ` PRIVMSG ${CHANNEL} :`.length)
@@ -77,39 +47,23 @@ const fromBelay = (other: Peer, count: number) =>
   })
 
 describe("end-to-end encryption against ngircd", () => {
-  it.scopedLive.skipIf(!Fs.existsSync(NGIRCD))(
+  it.live.skipIf(!Fs.existsSync(NGIRCD))(
     "Belay ⇄ a FiSH client through a real server: encrypted both ways, stored decrypted, no plaintext leak",
     () =>
-      Effect.gen(function*() {
+      withTestServices(Effect.gen(function*() {
         const server = yield* ngircd
-        const context = yield* Layer.build(
-          NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive), Layer.provideMerge(Services))
-        )
-        const control = Context.get(context, NetworkControl)
-        const store = Context.get(context, MessageStore)
-        yield* Context.get(context, Accounts).create("sys", "a long password").pipe(Effect.orDie)
-        const id = yield* Context.get(context, Networks).add("sys", {
-          name: "ngircd",
-          host: "127.0.0.1",
-          port: server.port,
-          tls: false,
-          tlsInsecure: false,
-          nick: "belaybot",
-          username: Option.some("belay"),
-          realname: Option.some("Belay system test"),
-          serverPassword: Option.none(),
-          sasl: Option.none(),
-          join: [CHANNEL]
-        }).pipe(Effect.orDie)
+        const { control } = yield* startSupervisor()
+        const id = yield* accountWithNetwork("sys", ngircdNetwork(server.port, [CHANNEL]))
+        const e2eKeys = yield* E2eKeys
         // As `belay channel encrypt sys <id> #Secret` does, while the network is (being) connected.
-        yield* Context.get(context, E2eKeys).set("sys", id, "#Secret", KEY_TEXT)
+        yield* e2eKeys.set("sys", id, "#Secret", KEY_TEXT)
 
-        yield* statusOf(control, id, (s) => s.state === "connected")
+        yield* eventually("the network connected", control.status(id), (s) => s.state === "connected", WAIT)
         const other = yield* peer(server.port, "fishpeer")
         yield* other.send(`JOIN ${CHANNEL}`)
         yield* other.waitFor((l) => / 366 /.test(l))
         yield* eventually("both in the channel", control.members(id, CHANNEL), (r) =>
-          r.ok && ["belaybot", "fishpeer"].every((n) => r.members.some((m) => m.nick === n)))
+          r.ok && ["belaybot", "fishpeer"].every((n) => r.members.some((m) => m.nick === n)), WAIT)
 
         // Belay → peer: CBC on the wire, readable with the shared key.
         expect(yield* control.say(id, "privmsg", CHANNEL, "hello, encrypted world")).toEqual({ ok: true })
@@ -137,8 +91,8 @@ describe("end-to-end encryption against ngircd", () => {
         yield* other.send(`PRIVMSG ${CHANNEL} :${fishEncrypt(CBC_KEY, "reply in CBC")}`)
         yield* other.send(`PRIVMSG ${CHANNEL} :${fishEncrypt(ECB_KEY, "reply in ECB")}`)
         yield* other.send(`PRIVMSG ${CHANNEL} :plain words`)
-        const stored = yield* eventually("the peer's lines in history", history(store, id), (ms) =>
-          ms.some((m) => m.text === "plain words"))
+        const stored = yield* eventually("the peer's lines in history", storedHistory(id, CHANNEL, 200), (ms) =>
+          ms.some((m) => m.text === "plain words"), WAIT)
         const said = (ms: ReadonlyArray<StoredMessage>) =>
           ms.filter((m) => m.kind === "privmsg" || m.kind === "action").map((m) => [m.nick, m.kind, m.self, m.encryption, m.text])
         expect(said(stored).slice(-3)).toEqual([
@@ -161,12 +115,12 @@ describe("end-to-end encryption against ngircd", () => {
         expect((yield* other.received).filter((l) => l.includes("leak"))).toEqual([])
 
         // `belay channel decrypt` while connected: plaintext from the next message on.
-        expect(yield* Context.get(context, E2eKeys).clear("sys", id, CHANNEL)).toBe(true)
+        expect(yield* e2eKeys.clear("sys", id, CHANNEL)).toBe(true)
         yield* Effect.sleep("200 millis")
         expect(yield* control.say(id, "privmsg", CHANNEL, "in the clear now")).toEqual({ ok: true })
         const [clear] = yield* fromBelay(other, 1)
         expect(textOf(clear!)).toBe("in the clear now")
-      }),
+      })),
     { timeout: 180_000 }
   )
 })

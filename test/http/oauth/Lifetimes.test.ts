@@ -16,6 +16,7 @@ import {
   eventually,
   jsonOf,
   mcpStatus,
+  newAuthorization,
   obtainCode,
   pkcePair,
   postJson,
@@ -105,9 +106,7 @@ describe(`OAuth lifetimes on TestClock, ${describeMode}`, () => {
   it.scoped("an approval page opened at minute 59 and approved at minute 61 gives an error page, not a code", () =>
     Effect.gen(function*() {
       const app = yield* startOnTestClock()
-      const client = yield* registerClient(app.url)
-      const { challenge } = pkcePair()
-      const authorize = authorizeUrl(app.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
+      const { authorize } = yield* newAuthorization(app.url)
       const jar = new CookieJar()
       yield* signIn(app.url, authorize, jar)
       yield* TestClock.adjust("59 minutes")
@@ -123,9 +122,7 @@ describe(`OAuth lifetimes on TestClock, ${describeMode}`, () => {
   it.scoped("an approval page older than 15 minutes cannot be submitted", () =>
     Effect.gen(function*() {
       const app = yield* startOnTestClock()
-      const client = yield* registerClient(app.url)
-      const { challenge } = pkcePair()
-      const authorize = authorizeUrl(app.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
+      const { authorize } = yield* newAuthorization(app.url)
       const jar = new CookieJar()
       yield* signIn(app.url, authorize, jar)
       const page = yield* approvalPage(authorize, jar)

@@ -23,11 +23,13 @@ import {
   fetchP,
   jsonOf,
   mcpStatus,
+  newAuthorization,
   obtainCode,
   pkcePair,
   postForm,
   redeem,
   registerClient,
+  signIn,
   startOAuthApp,
   textOf
 } from "./OAuthHarness.js"
@@ -290,9 +292,7 @@ describe(`OAuth flow with oauth4webapi on ${describeMode}`, () => {
       expect(session).not.toMatch(/Secure/)
 
       const https = yield* startOAuthApp({ BELAY_TRUST_PROXY: "true" })
-      const client = yield* registerClient(https.url)
-      const { challenge } = pkcePair()
-      const authorize = authorizeUrl(https.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
+      const { authorize } = yield* newAuthorization(https.url)
       const jar = new CookieJar()
       const proxied = { "x-forwarded-proto": "https", "x-forwarded-host": "belay.example" }
       const first = jar.take(yield* fetchP(authorize, { headers: proxied }))
@@ -360,11 +360,8 @@ describe(`OAuth flow with oauth4webapi on ${describeMode}`, () => {
   it.scopedLive("sign-in with a wrong password shows the form again with 401 and starts no session", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()
-      const client = yield* registerClient(app.url)
-      const { challenge } = pkcePair()
-      const authorize = authorizeUrl(app.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
+      const { authorize } = yield* newAuthorization(app.url)
       const jar = new CookieJar()
-      const { signIn } = yield* Effect.promise(() => import("./OAuthHarness.js"))
       const wrong = yield* signIn(app.url, authorize, jar, { username: "alice", password: "not the password" })
       expect(wrong.status).toBe(401)
       expect(wrong.body).toContain("Wrong username or password.")

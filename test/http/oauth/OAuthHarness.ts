@@ -79,6 +79,15 @@ export const pkcePair = () => {
 export const authorizeUrl = (url: string, params: Record<string, string>) =>
   `${url}/oauth/authorize?${new URLSearchParams({ response_type: "code", code_challenge_method: "S256", ...params })}`
 
+/** Registers an app (redirect_uris: http://127.0.0.1/cb) and returns its authorize URL with a fresh PKCE pair. */
+export const newAuthorization = (url: string) =>
+  Effect.gen(function*() {
+    const client = yield* registerClient(url)
+    const { verifier, challenge } = pkcePair()
+    const authorize = authorizeUrl(url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
+    return { client, verifier, authorize }
+  })
+
 // -------------------------------------------------------------------------------------------
 // Browser-like approval
 
@@ -230,13 +239,8 @@ export const fixtureLayer = (env: Record<string, string> = {}) =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp({ BELAY_TRUST_PROXY: "true", ...env })
       const jar = new CookieJar()
-      const client = yield* registerClient(app.url)
-      const { challenge } = pkcePair()
-      const signed = yield* signIn(
-        app.url,
-        authorizeUrl(app.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge }),
-        jar
-      )
+      const { authorize } = yield* newAuthorization(app.url)
+      const signed = yield* signIn(app.url, authorize, jar)
       if (signed.status !== 303) return yield* Effect.dieMessage(`fixture sign-in failed: ${signed.status}`)
       return { ...app, jar }
     })
