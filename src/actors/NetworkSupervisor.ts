@@ -7,19 +7,44 @@
  *
  * Concurrency rule: each network is one supervising fiber in a FiberMap keyed by network id (FiberMap.run /
  * remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx `Sharder.ts`: catch
- * every cause, log, go on). One network's failure stays in its own fiber. The table of running actors is a plain
- * Map written only by those fibers (set on start, deleted in the actor's finalizer) and read synchronously by
- * callers; JavaScript runs one fiber step at a time, so no lock is needed. Callers never touch actor state: they
- * enqueue a tagged command and await its Deferred, raced against the actor's death and COMMAND_TIMEOUT.
+ * every cause, log, go on). That fiber also runs the actor's dispatcher (`NetworkActor.run`): a fiber costs
+ * kilobytes, and issue 3 budgets 64 KiB of heap per idle network. One network's failure stays in its own fiber. The
+ * table of running actors is a plain Map written only by those fibers (set on start, deleted in the actor's
+ * finalizer) and read synchronously by callers; JavaScript runs one fiber step at a time, so no lock is needed.
+ * Callers never touch actor state: they enqueue a tagged command and await its Deferred, raced against the actor's
+ * death and COMMAND_TIMEOUT.
+ *
+ * Shared by every actor, so their cost does not grow with the networks: one ActorTimers (every actor timer on one
+ * fiber), one ConnectThrottle (CONNECT_BURST connects at once, then CONNECT_RATE a second, so a server restart does
+ * not bring every network back in the same second), and one fiber routing E2eKeys.changes to the actor of the
+ * network changed (through its inbox), instead of every actor reading every network's changes.
  */
-import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, Layer, Option, PubSub, Queue, SubscriptionRef } from "effect"
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FiberMap,
+  FiberRef,
+  HashMap,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Scope,
+  SubscriptionRef
+} from "effect"
 import { AppConfig } from "../services/AppConfig.js"
-import { E2eKeys } from "../services/E2eKeys.js"
+import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
 import { MessageStore } from "../services/MessageStoreApi.js"
 import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
 import { defaultISupport } from "./irc/ISupport.js"
 import { messageTargetsOfRawLine } from "./irc/RawGuard.js"
+import * as ActorTimers from "./ActorTimers.js"
+import * as ConnectThrottle from "./ConnectThrottle.js"
 import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./E2eCodec.js"
 import { hasLineBreakingChars } from "./irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
@@ -38,7 +63,8 @@ import {
   makeStepper,
   QUIT_GRACE,
   SHUTDOWN_BOUND,
-  STABLE_CONNECTION
+  STABLE_CONNECTION,
+  type Stepper
 } from "./ReconnectPolicy.js"
 
 const STATES: ReadonlyArray<ConnectionState> = ["connected", "connecting", "backoff", "offline"]
@@ -75,61 +101,106 @@ export const make = Effect.gen(function*() {
 
   const actors = new Map<number, NetworkActor.NetworkActor>()
   const supervised = yield* FiberMap.make<number>()
+  const timers = yield* ActorTimers.make
+  const throttle = yield* ConnectThrottle.make()
 
+  // End-to-end key changes: one subscription and one fiber for the process, subscribed before any actor starts (an
+  // actor attaches before reading its keys, so nothing published meanwhile is lost). A change for a network whose
+  // actor is between lives reaches nobody; its next actor reads the stored keys, which already hold it.
+  const keySinks = new Map<number, (change: E2eKeyChange) => void>()
+  const keyChanges = yield* PubSub.subscribe(e2e.changes)
+  yield* Queue.take(keyChanges).pipe(
+    Effect.flatMap((change) => Effect.sync(() => keySinks.get(change.networkId)?.(change))),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  const attachKeys = (networkId: number) => (deliver: (change: E2eKeyChange) => void) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        keySinks.set(networkId, deliver)
+      }),
+      () =>
+        Effect.sync(() => {
+          if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
+        })
+    )
+
+  // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
   const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
-    config: networks.config(networkId),
-    channels: networks.channels(networkId),
+    config: Effect.suspend(() => networks.config(networkId)),
+    channels: Effect.suspend(() => networks.channels(networkId)),
     rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
     forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
     setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
     setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
   })
 
-  /** One actor lifetime: built in its own scope, registered, and awaited until its dispatcher dies. */
-  const runActor = (networkId: number) =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const actor = yield* NetworkActor.make({
-          networkId,
-          repo: repoFor(networkId),
-          store,
-          transport,
-          allowedHosts: settings.allowedHosts,
-          e2e: {
-            load: Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.values()]),
-            subscribe: PubSub.subscribe(e2e.changes)
-          }
-        })
-        actors.set(networkId, actor)
-        yield* Effect.addFinalizer(() =>
-          Effect.sync(() => {
-            if (actors.get(networkId) === actor) actors.delete(networkId)
-          })
-        )
-        return yield* actor.await
+  /** Builds the network's actor in `scope` and registers it until the scope closes. */
+  const startActor = (networkId: number) =>
+    Effect.gen(function*() {
+      const actor = yield* NetworkActor.make({
+        networkId,
+        repo: repoFor(networkId),
+        store,
+        transport,
+        allowedHosts: settings.allowedHosts,
+        e2e: {
+          load: Effect.suspend(() => Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.values()])),
+          attach: attachKeys(networkId)
+        },
+        timers,
+        throttle
       })
+      actors.set(networkId, actor)
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (actors.get(networkId) === actor) actors.delete(networkId)
+        })
+      )
+      return actor
+    })
+
+  // The supervising fiber of a network also runs its dispatcher, so whatever wraps `actor.run` stays on that
+  // fiber's stack for as long as the network idles. Hence flat combinators below rather than Effect.scoped, a
+  // generator around the run and annotateLogs: the frames they left cost about 5 KiB per network (heap snapshots;
+  // issue 3's budget is 64 KiB in all).
+
+  /** One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit. */
+  const runActor = (networkId: number): Effect.Effect<never, NetworkActor.NetworkGone> =>
+    Effect.acquireUseRelease(
+      Scope.make(),
+      (scope) => Effect.flatMap(Scope.extend(startActor(networkId), scope), (actor) => actor.run),
+      (scope, exit) => Scope.close(scope, exit)
     )
+
+  /** What follows an actor's end: true to start it again (after the backoff), false to stop supervising it. */
+  const afterLife = (exit: Exit.Exit<never, NetworkActor.NetworkGone>, startedAt: number, restarts: Stepper) =>
+    Effect.gen(function*() {
+      if (Exit.isFailure(exit)) {
+        const gone = Cause.failureOption(exit.cause)
+        if (Option.isSome(gone) && gone.value._tag === "NetworkGone") {
+          yield* Effect.logInfo("network no longer stored; not supervising it")
+          return false
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return false
+        yield* Effect.logError("network actor died; restarting it", exit.cause)
+      }
+      // An actor that ran for a while before dying starts over from the shortest delay.
+      if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(STABLE_CONNECTION)) yield* restarts.reset
+      yield* Effect.sleep(yield* restarts.next)
+      return true
+    })
 
   /** Restart on death, with backoff; stop when the network is gone. Interruption (removal, shutdown) ends it. */
   const supervise = (networkId: number) =>
-    Effect.gen(function*() {
-      const restarts = yield* makeStepper(actorRestartSchedule)
-      for (;;) {
-        const startedAt = yield* Clock.currentTimeMillis
-        const exit = yield* Effect.exit(runActor(networkId))
-        if (Exit.isFailure(exit)) {
-          const gone = Cause.failureOption(exit.cause)
-          if (Option.isSome(gone) && gone.value._tag === "NetworkGone") {
-            return yield* Effect.logInfo("network no longer stored; not supervising it")
-          }
-          if (Cause.isInterruptedOnly(exit.cause)) return
-          yield* Effect.logError("network actor died; restarting it", exit.cause)
-        }
-        // An actor that ran for a while before dying starts over from the shortest delay.
-        if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(STABLE_CONNECTION)) yield* restarts.reset
-        yield* Effect.sleep(yield* restarts.next)
-      }
-    }).pipe(Effect.annotateLogs({ networkId }))
+    Effect.flatMap(makeStepper(actorRestartSchedule), (restarts) => {
+      const life: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+        Effect.flatMap(Effect.exit(runActor(networkId)), (exit) =>
+          Effect.flatMap(afterLife(exit, startedAt, restarts), (again) => (again ? life : Effect.void))))
+      // The fiber is this network's alone: its log annotation is set once, leaving no frame behind.
+      const annotate = FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("networkId", networkId))
+      return Effect.zipRight(annotate, life)
+    })
 
   const start = (networkId: number) => FiberMap.run(supervised, networkId, supervise(networkId), { onlyIfMissing: true })
   const stop = (networkId: number) => FiberMap.remove(supervised, networkId)

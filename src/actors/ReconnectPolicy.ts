@@ -5,10 +5,11 @@
  * Concurrency rule: constants and Schedules are immutable values. A `Stepper` holds the state of one schedule for
  * one actor and must be stepped by that actor's dispatcher only (it is not shared between fibers).
  *
- * Time comes only from Effect's Clock (STYLE habit 5): a Stepper reads `Clock.currentTimeMillis` and the actor
- * sleeps with `Effect.sleep`, so tests drive backoff, keepalive and nick regain with `TestClock.adjust`.
+ * Time comes only from Effect's Clock (STYLE habit 5): a Stepper reads `Clock.currentTimeMillis`, and the actors'
+ * timers and the connect throttle run on it, so tests drive backoff, keepalive, nick regain and connect slots with
+ * `TestClock.adjust`.
  */
-import { Clock, Duration, Effect, Random, Ref, Schedule, ScheduleDecision, ScheduleIntervals } from "effect"
+import { Clock, Duration, Effect, Random, Schedule, ScheduleDecision, ScheduleIntervals } from "effect"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Every timing constant of the actors.
@@ -17,6 +18,28 @@ import { Clock, Duration, Effect, Random, Ref, Schedule, ScheduleDecision, Sched
 export const RECONNECT_BASE: Duration.Duration = Duration.seconds(2)
 /** The backoff doubles up to this (soju `retryConnectMaxDelay`: 10 minutes). */
 export const RECONNECT_CAP: Duration.Duration = Duration.minutes(10)
+/**
+ * New connections of the whole process (ConnectThrottle.ts), whoever asks: boot, a retry, connect_network. ZNC spaces
+ * every connect by its `ConnectDelay`; soju spreads reconnects. A server restart drops every network of that server
+ * at once, and the first delay's 0.8–1.0 jitter alone brought 500 of them back within one second (issue 3 wants at
+ * most a fifth, 100, in any second). So: CONNECT_BURST connects may go at once after a quiet moment (a small
+ * bouncer's whole boot or a restart of its server costs no extra delay, and tests on TestClock need no adjusting),
+ * and beyond that one every CONNECT_SPACING, CONNECT_RATE a second. No one-second window then holds more than
+ * CONNECT_BURST + CONNECT_RATE − 1 = 59 connects, well under 100 even when a busy event loop runs a few slots late
+ * and bunches them.
+ */
+export const CONNECT_RATE = 50
+export const CONNECT_BURST = 10
+/** The spacing between two connects beyond the burst, whole milliseconds (20 ms at 50 a second). */
+export const CONNECT_SPACING: Duration.Duration = Duration.millis(Math.ceil(1000 / CONNECT_RATE))
+/**
+ * The documented reconnect bound: `networks` networks dropped at once (a server restart) are all connecting again
+ * within the longest first delay (RECONNECT_BASE; the jitter only shortens it) plus one CONNECT_SPACING each (the
+ * burst only makes it shorter), since the last of them gets a slot at most that far behind the first request.
+ * 500 networks: 2 s + 500 × 20 ms = 12 s.
+ */
+export const reconnectBound = (networks: number): Duration.Duration =>
+  Duration.sum(RECONNECT_BASE, Duration.times(CONNECT_SPACING, networks))
 /**
  * A connection that stayed registered at least this long resets the backoff, so a network that dropped after days
  * is retried within seconds; one that kills us right after registration (an aKill loop) keeps backing off.
@@ -41,7 +64,7 @@ export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(5)
 export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
 /** Stored channels cannot be read (database outage): try again this often while the session lives. */
 export const CHANNELS_RELOAD: Duration.Duration = Duration.seconds(5)
-/** A stopping actor may spend this long writing what its persistence fiber had not written yet. */
+/** A stopping actor may spend this long writing the repository writes its writer had not done yet. */
 export const PERSIST_DRAIN: Duration.Duration = Duration.seconds(1)
 /**
  * get_mode_list waits this long for the list (or a refusal) before answering `timeout`. Bounded well below
@@ -67,8 +90,9 @@ export const ASSUMED_NICKLEN = 30
 
 /**
  * The reconnect policy: 2 s, 4 s, 8 s … doubling, never above 10 minutes, each delay scaled by a random factor in
- * [0.8, 1.0] so that many networks dropped by one server restart do not come back in lockstep (and the cap stays a
- * true maximum). The schedule never ends: only a permanent refusal stops the actor retrying.
+ * [0.8, 1.0] so that networks dropped together do not ask again in lockstep (and the cap stays a true maximum); the
+ * connect throttle (CONNECT_RATE above) is what bounds how many come back in any one second. The schedule never
+ * ends: only a permanent refusal stops the actor retrying.
  */
 export const reconnectSchedule: Schedule.Schedule<unknown> = Schedule.exponential(RECONNECT_BASE, 2).pipe(
   Schedule.either(Schedule.spaced(RECONNECT_CAP)),
@@ -90,7 +114,7 @@ export const actorRestartSchedule: Schedule.Schedule<unknown> = Schedule.exponen
 
 /**
  * One schedule stepped by hand. The actor is event-driven (one inbox), not a retry loop, so it asks "how long until
- * the next attempt?" when a connection ends, publishes that as `nextRetryAt`, and sleeps in a timer fiber.
+ * the next attempt?" when a connection ends, publishes that as `nextRetryAt`, and arms a timer (ActorTimers.ts).
  */
 export interface Stepper {
   /** The delay before the next attempt; advances the schedule. */
@@ -99,19 +123,34 @@ export interface Stepper {
   readonly reset: Effect.Effect<void>
 }
 
+/**
+ * A class rather than a record of closures: every actor holds two steppers, and prototype getters cost nothing per
+ * instance (issue 3 memory budget), where two Effects, a Ref and their closures cost about a kilobyte.
+ */
+class ScheduleStepper implements Stepper {
+  private state: unknown
+  constructor(private readonly schedule: Schedule.Schedule<unknown>) {
+    this.state = schedule.initial
+  }
+  get next(): Effect.Effect<Duration.Duration> {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(Effect.suspend(() => this.schedule.step(now, undefined, this.state)), ([next, , decision]) => {
+        this.state = next
+        // Our schedules never end; a Done decision would mean "stop", which only permanent failures decide.
+        if (ScheduleDecision.isDone(decision)) return RECONNECT_CAP
+        // Whole milliseconds: jitter yields fractions, and a published `nextRetryAt` (a Date) has none.
+        return Duration.millis(Math.max(0, Math.round(ScheduleIntervals.start(decision.intervals) - now)))
+      }))
+  }
+  get reset(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      this.state = this.schedule.initial
+    })
+  }
+}
+
 export const makeStepper = (schedule: Schedule.Schedule<unknown>): Effect.Effect<Stepper> =>
-  Effect.map(Ref.make<unknown>(schedule.initial), (state) => ({
-    next: Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const [next, , decision] = yield* schedule.step(now, undefined, yield* Ref.get(state))
-      yield* Ref.set(state, next)
-      // Our schedules never end; a Done decision would mean "stop", which only permanent failures decide.
-      if (ScheduleDecision.isDone(decision)) return RECONNECT_CAP
-      // Whole milliseconds: jitter yields fractions, and a published `nextRetryAt` (a Date) has none.
-      return Duration.millis(Math.max(0, Math.round(ScheduleIntervals.start(decision.intervals) - now)))
-    }),
-    reset: Ref.set(state, schedule.initial)
-  }))
+  Effect.sync(() => new ScheduleStepper(schedule))
 
 // ---------------------------------------------------------------------------------------------------------------
 // Permanent versus temporary.

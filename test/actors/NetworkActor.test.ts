@@ -3,7 +3,9 @@
 // the actor's timers (backoff, keepalive, nick regain) while the fake's waits expire in real time.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Option, TestClock } from "effect"
+import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
 import type { MemberInfo, TopicInfo } from "../../src/actors/NetworkApi.js"
+import { CONNECT_BURST, CONNECT_SPACING } from "../../src/actors/ReconnectPolicy.js"
 import { MAX_LINE_BYTES } from "../../src/actors/irc/IrcLine.js"
 import { live, startActor, type Harness, type HarnessOptions } from "../support/ActorHarness.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
@@ -294,6 +296,41 @@ describe("NetworkActor: staying connected", () => {
         yield* TestClock.adjust(Duration.millis(1))
         yield* h.waitStatus((s) => s.state !== "backoff" || s.nextRetryAt?.getTime() !== retryAt)
       }
+    }))
+
+  it.scoped("connect slots: past the shared burst, the first connection waits in backoff for its slot, then connects", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      // Other networks of the process took the whole burst just now.
+      for (let i = 0; i < CONNECT_BURST; i++) yield* throttle.reserve
+      const { server, h } = yield* setup({}, { throttle })
+      const status = yield* h.waitState("backoff")
+      expect(status.nextRetryAt!.getTime() - (yield* now)).toBe(Duration.toMillis(CONNECT_SPACING))
+      expect(status.lastError).toBeNull()
+      yield* TestClock.adjust(Duration.toMillis(CONNECT_SPACING) - 1)
+      yield* noConnectionWithin(server, 100)
+      yield* TestClock.adjust(1)
+      yield* registered(server, h)
+    }))
+
+  it.scoped("a retry takes a slot too: after the backoff delay, the throttle's wait, published as nextRetryAt", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      const { server, h } = yield* setup({}, { throttle })
+      const { conn } = yield* registered(server, h)
+      yield* conn.destroy
+      const retryAt = (yield* h.waitState("backoff")).nextRetryAt!.getTime()
+      // Just before the retry, other networks take the whole burst: the retry's slot is one spacing after them.
+      yield* TestClock.adjust(Duration.millis(retryAt - (yield* now) - 1))
+      for (let i = 0; i < CONNECT_BURST; i++) yield* throttle.reserve
+      yield* TestClock.adjust(1)
+      const waiting = yield* h.waitStatus((s) => s.state === "backoff" && s.nextRetryAt?.getTime() !== retryAt)
+      const slot = retryAt - 1 + Duration.toMillis(CONNECT_SPACING)
+      expect(waiting.nextRetryAt!.getTime()).toBe(slot)
+      yield* TestClock.adjust(Duration.millis(slot - retryAt - 1))
+      yield* noConnectionWithin(server, 100)
+      yield* TestClock.adjust(1)
+      yield* registered(server, h)
     }))
 
   it.scoped("reconnects after the server drops, and the backoff restarts after a stable connection", () =>

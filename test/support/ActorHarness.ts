@@ -5,7 +5,9 @@
  * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
  * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
  */
-import { Clock, Deferred, Duration, Effect, Option, PubSub, Stream, SubscriptionRef } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import * as ActorTimers from "../../src/actors/ActorTimers.js"
+import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
 import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
 import type { CommandResult, NetworkStatus } from "../../src/actors/NetworkApi.js"
 import * as NetworkActor from "../../src/actors/NetworkActor.js"
@@ -124,6 +126,9 @@ export interface HarnessOptions {
   readonly store?: MemoryMessageStore.MemoryMessageStore
   /** End-to-end keys the network has when the actor starts. */
   readonly e2eKeys?: ReadonlyArray<E2eKeyEntry>
+  /** Shared with other actors of the test, as the supervisor shares them (default: the actor's own). */
+  readonly timers?: ActorTimers.ActorTimers
+  readonly throttle?: ConnectThrottle.ConnectThrottle
 }
 
 export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) =>
@@ -132,14 +137,29 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
     const repo = memoryRepo(networkConfig(server, options.config), options.channels)
     const transport = yield* IrcTransport.pipe(Effect.provide(IrcTransportLive))
     const networkId = options.config?.id ?? 1
-    const e2eChanges = yield* PubSub.unbounded<E2eKeyChange>()
-    const actor = yield* NetworkActor.make({
+    // The supervisor's key router, reduced to this one network: changes go to the attached actor's inbox.
+    let deliver: ((change: E2eKeyChange) => void) | undefined
+    const actor = yield* NetworkActor.start({
       networkId,
       repo: repo.repo,
       store,
       transport,
       allowedHosts: options.allowedHosts === undefined ? Option.none() : Option.some(options.allowedHosts),
-      e2e: { load: Effect.succeed(options.e2eKeys ?? []), subscribe: PubSub.subscribe(e2eChanges) }
+      e2e: {
+        load: Effect.succeed(options.e2eKeys ?? []),
+        attach: (sink) =>
+          Effect.acquireRelease(
+            Effect.sync(() => {
+              deliver = sink
+            }),
+            () =>
+              Effect.sync(() => {
+                deliver = undefined
+              })
+          )
+      },
+      timers: options.timers ?? (yield* ActorTimers.make),
+      throttle: options.throttle ?? (yield* ConnectThrottle.make())
     })
     const waitStatus = (predicate: (s: NetworkStatus) => boolean, timeout: Duration.DurationInput = "5 seconds") =>
       live(
@@ -178,7 +198,7 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
           timeout
         ),
       setE2eKey: (target, key) =>
-        Effect.asVoid(PubSub.publish(e2eChanges, key === undefined ? { networkId, target } : { networkId, target, key }))
+        Effect.sync(() => deliver?.(key === undefined ? { networkId, target } : { networkId, target, key }))
     }
     return harness
   })

@@ -1,0 +1,86 @@
+// ConnectThrottle under TestClock: a storm of simultaneous connects is spread to at most the burst plus the rate in
+// any one-second window (issue 3: a fifth of 500 networks), while a lone connect, or a small bouncer's few, goes at once.
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Duration, Effect, Fiber, TestClock } from "effect"
+import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
+import { CONNECT_BURST, CONNECT_RATE, CONNECT_SPACING, reconnectBound } from "../../src/actors/ReconnectPolicy.js"
+
+/** The most time stamps inside any half-open window [t, t + windowMs). */
+const maxInWindow = (stamps: ReadonlyArray<number>, windowMs: number) => {
+  const sorted = [...stamps].sort((a, b) => a - b)
+  let best = 0
+  let lo = 0
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi]! - sorted[lo]! >= windowMs) lo++
+    best = Math.max(best, hi - lo + 1)
+  }
+  return best
+}
+
+/** `n` fibers acquire at the same instant; the Clock time at which each was let through, in acquisition order. */
+const storm = (throttle: ConnectThrottle.ConnectThrottle, n: number, settle: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const fibers = yield* Effect.forEach(
+      Array.from({ length: n }),
+      () => Effect.fork(Effect.zipRight(throttle.acquire, Clock.currentTimeMillis)),
+      { concurrency: "unbounded" }
+    )
+    yield* TestClock.adjust(settle)
+    return yield* Effect.forEach(fibers, Fiber.join)
+  })
+
+describe("ConnectThrottle", () => {
+  it.effect("the policy's figures: 50 a second after a burst of 10, 20 ms apart; 500 networks within 2 s + 10 s", () =>
+    Effect.sync(() => {
+      expect(CONNECT_RATE).toBe(50)
+      expect(CONNECT_BURST).toBe(10)
+      expect(Duration.toMillis(CONNECT_SPACING)).toBe(20)
+      expect(Duration.toMillis(reconnectBound(500))).toBe(12_000)
+      // Issue 3: no more than a fifth of a 500-network storm in any one second.
+      expect(CONNECT_BURST + CONNECT_RATE - 1).toBeLessThanOrEqual(100)
+    }))
+
+  it.effect("a single acquisition is immediate, and so is a small bouncer's burst", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      yield* throttle.acquire
+      expect(yield* Clock.currentTimeMillis).toBe(0)
+      const waits = yield* Effect.forEach(Array.from({ length: CONNECT_BURST - 1 }), () => throttle.reserve)
+      expect(waits.map(Duration.toMillis)).toEqual(Array.from({ length: CONNECT_BURST - 1 }, () => 0))
+      // The burst is spent: the next one waits one spacing.
+      expect(Duration.toMillis(yield* throttle.reserve)).toBe(20)
+    }))
+
+  it.effect("500 simultaneous acquisitions: never more than the burst plus the rate in any second, the rate once the burst is spent, all within N ÷ rate", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      const times = yield* storm(throttle, 500, "11 seconds")
+      expect(times).toHaveLength(500)
+      // Slots follow the order of asking, and the burst goes at once.
+      expect(times).toEqual([...times].sort((a, b) => a - b))
+      expect(times.filter((t) => t === 0)).toHaveLength(CONNECT_BURST)
+      expect(maxInWindow(times, 1000)).toBeLessThanOrEqual(CONNECT_BURST + CONNECT_RATE - 1)
+      // After the first second, any second holds exactly the rate.
+      expect(maxInWindow(times.filter((t) => t >= 1000), 1000)).toBe(CONNECT_RATE)
+      for (let i = CONNECT_BURST; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(20)
+      expect(times[499]).toBeLessThanOrEqual(500 * 20)
+    }))
+
+  it.effect("the bucket refills while nobody connects: after a quiet spell the burst is free again", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      yield* storm(throttle, 30, "1 second")
+      // Quiet for as long as the burst takes to refill.
+      yield* TestClock.adjust(Duration.times(CONNECT_SPACING, CONNECT_BURST))
+      const waits = yield* Effect.forEach(Array.from({ length: CONNECT_BURST }), () => throttle.reserve)
+      expect(waits.every(Duration.isZero)).toBe(true)
+      expect(Duration.isZero(yield* throttle.reserve)).toBe(false)
+    }))
+
+  it.effect("other settings: a burst of 1 is plain spacing", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make({ burst: 1, spacing: Duration.millis(100) })
+      const times = yield* storm(throttle, 5, "1 second")
+      expect(times).toEqual([0, 100, 200, 300, 400])
+    }))
+})
