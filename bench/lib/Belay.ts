@@ -10,6 +10,8 @@ import * as Child from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { Effect } from "effect"
+import { freePort as freePortEffect } from "../../test/support/BelayProcess.js"
 import { BIN, onCore, SERVER_CORE, sleep, waitUntil } from "./Env.js"
 
 /** How much of the child's output is kept for error messages. */
@@ -53,16 +55,8 @@ export interface RunningBelay {
   readonly stop: () => Promise<number | null>
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = Net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-    server.once("error", reject)
-  })
+// The same free-port probe the tests use, as a Promise for this plain-Node harness.
+const freePort = () => Effect.runPromise(freePortEffect)
 
 /** Prometheus text → `name{labels}` → value (labels kept verbatim, as rendered). */
 export const parseMetrics = (text: string): Map<string, number> => {

@@ -45,16 +45,9 @@ export interface NetworkConfig {
 }
 
 /** What listings show: no secrets, only whether they are set. */
-export interface NetworkSummary {
-  readonly id: number
-  readonly accountId: number
-  readonly name: string
-  readonly host: string
-  readonly port: number
-  readonly tls: boolean
-  readonly tlsInsecure: boolean
-  readonly nick: string
-  readonly enabled: boolean
+export interface NetworkSummary
+  extends Omit<NetworkConfig, "username" | "realname" | "serverPassword" | "sasl" | "awayMessage">
+{
   readonly hasServerPassword: boolean
   readonly hasSasl: boolean
 }
@@ -109,7 +102,8 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       server_password_enc AS "serverPasswordEnc", sasl_username AS "saslUsername", sasl_password_enc AS "saslPasswordEnc",
       enabled, away_message AS "awayMessage"`
 
-    const toConfig = (row: NetworkRow): NetworkConfig => ({
+    // The fields listings and actors share; secrets are opened only for the actor.
+    const publicFields = (row: NetworkRow) => ({
       id: row.id,
       accountId: row.accountId,
       name: row.name,
@@ -118,26 +112,22 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       tls: row.tls,
       tlsInsecure: row.tlsInsecure,
       nick: row.nick,
+      enabled: row.enabled
+    })
+
+    const toConfig = (row: NetworkRow): NetworkConfig => ({
+      ...publicFields(row),
       username: row.username,
       realname: row.realname,
       serverPassword: row.serverPasswordEnc ? box.open("server-password", row.serverPasswordEnc) : null,
       sasl: row.saslUsername && row.saslPasswordEnc
         ? { username: row.saslUsername, password: box.open("sasl-password", row.saslPasswordEnc) }
         : null,
-      enabled: row.enabled,
       awayMessage: row.awayMessage
     })
 
     const toSummary = (row: NetworkRow): NetworkSummary => ({
-      id: row.id,
-      accountId: row.accountId,
-      name: row.name,
-      host: row.host,
-      port: row.port,
-      tls: row.tls,
-      tlsInsecure: row.tlsInsecure,
-      nick: row.nick,
-      enabled: row.enabled,
+      ...publicFields(row),
       hasServerPassword: row.serverPasswordEnc !== null,
       hasSasl: row.saslUsername !== null
     })
