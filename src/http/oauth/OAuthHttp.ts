@@ -4,10 +4,11 @@
  * OAuth": `{error, error_description?}`), the cache headers, the origin rule and the
  * page responses with their security headers. Pure helpers and stateless Effects.
  */
-import { Data, Effect } from "effect"
-import { type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
+import { Data, Effect, Either, Option } from "effect"
+import { InvalidClient, type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
 import type { AppSettings } from "../../services/AppConfig.js"
-import { isAllowedOrigin } from "../Issuer.js"
+import type { OAuthClients } from "../../services/OAuthClients.js"
+import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"
 import { HTML_CONTENT_TYPE, securityHeaders } from "../pages/Pages.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 
@@ -136,3 +137,33 @@ export const seeOther = (location: string, headers: Readonly<Record<string, stri
   headers: { ...securityHeaders, location, ...headers },
   body: ""
 })
+
+/** RFC 6749 §5.2: a client that tried the Authorization header gets a challenge with its 401. */
+export const invalidClient = (authorizationSent: boolean) =>
+  oauthError(
+    new InvalidClient({ description: "unknown client_id; register the app again" }),
+    authorizationSent ? { "www-authenticate": "Basic realm=\"belay\"" } : {}
+  )
+
+/**
+ * The checks the client endpoints (token, revoke) make first, in CONTRACT order, none of
+ * which touches a code or token: Host → same origin → body (form or JSON, 16 KiB) →
+ * parameters (`decode`) → client_id known. Left: the response that ends the request.
+ */
+export const checkClientRequest = <P extends { readonly client_id: string }>(
+  request: HttpRequest,
+  config: AppSettings,
+  clients: OAuthClients,
+  decode: (body: unknown) => Either.Either<P, OAuthError>
+): Effect.Effect<Either.Either<P, HttpResponse>, BodyRefused> =>
+  Effect.gen(function*() {
+    const issuer = resolveIssuer(request, config)
+    if (Either.isLeft(issuer)) return Either.left(malformed())
+    if (isForeignOrigin(request, issuer.right, config)) return Either.left(foreignOrigin())
+    const body = yield* readOAuthBody(request, { form: true, json: true })
+    const decoded = decode(bodyValue(body))
+    if (Either.isLeft(decoded)) return Either.left(oauthError(decoded.left))
+    const client = yield* clients.lookup(decoded.right.client_id)
+    if (Option.isNone(client)) return Either.left(invalidClient(request.header("authorization") !== undefined))
+    return Either.right(decoded.right)
+  })

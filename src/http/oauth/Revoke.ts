@@ -11,15 +11,13 @@
  *      tokens; it stays as it was, V-11). A live token of this app stops working at once.
  * Stateless itself.
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { decodeRevokeRequest, OAuthPaths } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { OAuthClients } from "../../services/OAuthClients.js"
 import { OAuthTokens } from "../../services/OAuthTokens.js"
 import type { Route } from "../HttpServer.js"
-import { resolveIssuer } from "../Issuer.js"
-import { bodyValue, foreignOrigin, isForeignOrigin, malformed, noStore, oauthError, readOAuthBody } from "./OAuthHttp.js"
-import { invalidClient } from "./Token.js"
+import { checkClientRequest, noStore } from "./OAuthHttp.js"
 
 export const revokeRoute = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -32,18 +30,9 @@ export const revokeRoute = Effect.gen(function*() {
     name: "oauth.revoke",
     handler: (request) =>
       Effect.gen(function*() {
-        const issuer = resolveIssuer(request, config)
-        if (Either.isLeft(issuer)) return malformed()
-        if (isForeignOrigin(request, issuer.right, config)) return foreignOrigin()
-
-        const body = yield* readOAuthBody(request, { form: true, json: true })
-        const decoded = decodeRevokeRequest(bodyValue(body))
-        if (Either.isLeft(decoded)) return oauthError(decoded.left)
-
-        const client = yield* clients.lookup(decoded.right.client_id)
-        if (Option.isNone(client)) return invalidClient(request.header("authorization") !== undefined)
-
-        yield* tokens.revokeForApp(decoded.right.token, decoded.right.client_id)
+        const checked = yield* checkClientRequest(request, config, clients, decodeRevokeRequest)
+        if (Either.isLeft(checked)) return checked.left
+        yield* tokens.revokeForApp(checked.right.token, checked.right.client_id)
         return { status: 200, headers: noStore, body: "" }
       }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
   }

@@ -14,22 +14,13 @@
  * refresh_token (interface "OAuth access token"). Every answer is no-store + no-cache.
  * Stateless itself; safe under concurrency (the claim is a single UPDATE).
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { decodeTokenRequest, OAuthPaths, type TokenResponse } from "../../schema/OAuth.js"
-import { InvalidClient } from "../../schema/OAuthErrors.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { OAuthClients } from "../../services/OAuthClients.js"
 import { OAuthCodes } from "../../services/OAuthCodes.js"
 import { json, type Route } from "../HttpServer.js"
-import { resolveIssuer } from "../Issuer.js"
-import { bodyValue, foreignOrigin, isForeignOrigin, malformed, noStore, oauthError, readOAuthBody } from "./OAuthHttp.js"
-
-/** RFC 6749 §5.2: a client that tried the Authorization header gets a challenge with its 401. */
-export const invalidClient = (authorizationSent: boolean) =>
-  oauthError(
-    new InvalidClient({ description: "unknown client_id; register the app again" }),
-    authorizationSent ? { "www-authenticate": "Basic realm=\"belay\"" } : {}
-  )
+import { checkClientRequest, noStore, oauthError } from "./OAuthHttp.js"
 
 export const tokenRoute = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -42,19 +33,10 @@ export const tokenRoute = Effect.gen(function*() {
     name: "oauth.token",
     handler: (request) =>
       Effect.gen(function*() {
-        const issuer = resolveIssuer(request, config)
-        if (Either.isLeft(issuer)) return malformed()
-        if (isForeignOrigin(request, issuer.right, config)) return foreignOrigin()
-
-        const body = yield* readOAuthBody(request, { form: true, json: true })
-        const decoded = decodeTokenRequest(bodyValue(body))
-        if (Either.isLeft(decoded)) return oauthError(decoded.left)
-        const tokenRequest = decoded.right
-
-        const client = yield* clients.lookup(tokenRequest.client_id)
-        if (Option.isNone(client)) return invalidClient(request.header("authorization") !== undefined)
-
-        const issued = yield* codes.redeem(tokenRequest)
+        const checked = yield* checkClientRequest(request, config, clients, decodeTokenRequest)
+        if (Either.isLeft(checked)) return checked.left
+        // Only now is the code examined: claimed atomically, spent on any later mismatch.
+        const issued = yield* codes.redeem(checked.right)
         const response: TokenResponse = {
           access_token: issued.accessToken,
           token_type: "Bearer",
