@@ -1,25 +1,21 @@
 // End-to-end encryption in the network actor (issue 7), against the scripted fake IRC server: what goes on the wire
 // for an encrypted target, how inbound FiSH lines are stored, keys changing while connected, and the send_raw guard —
 // in the actor itself (ActorHarness) and through NetworkControl over the real E2eKeys and database.
-import { CredentialCache } from "../../src/services/CredentialCache.js"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Exit, Layer, Option, Scope } from "effect"
-import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
+import { Effect, Either, Option } from "effect"
 import { NetworkControl, type NetworkControlService, type SayKind } from "../../src/actors/NetworkApi.js"
-import { NetworkSupervisorLive } from "../../src/actors/NetworkSupervisor.js"
 import { MAX_LINE_BYTES } from "../../src/actors/irc/IrcLine.js"
 import { Accounts } from "../../src/services/Accounts.js"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { MessageStoreLive } from "../../src/services/MessageStore.js"
-import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
-import { SecretBox, SecretBoxLive } from "../../src/services/SecretBox.js"
+import { SecretBox } from "../../src/services/SecretBox.js"
 import { type Harness, type HarnessOptions, live, startActor } from "../support/ActorHarness.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import * as MemoryMessageStore from "../support/MemoryMessageStore.js"
-import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
+import { describeMode } from "../support/TestDatabase.js"
+import { startSupervisor as startSharedSupervisor, TestServicesLive } from "../support/TestServices.js"
 
 const key = (raw: string): FishKey => Either.getOrThrow(parseFishKey(raw))
 const bytes = (s: string) => Buffer.byteLength(s, "utf8")
@@ -227,20 +223,12 @@ describe("NetworkActor: the send_raw guard", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // Through NetworkControl, over the real E2eKeys, Networks and database.
 
-const ServicesTest = Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
-  Layer.provideMerge(Networks.Default),
-  Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
-  Layer.provideMerge(TestDatabaseLive())
-)
+const ServicesTest = TestServicesLive()
 
 const startSupervisor = Effect.gen(function*() {
-  const scope = yield* Scope.make()
   const store = yield* MemoryMessageStore.make
-  const layer = NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive), Layer.provide(MemoryMessageStore.layer(store)))
-  const context = yield* Layer.buildWithScope(layer, scope)
-  yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-  return { control: Context.get(context, NetworkControl), store }
+  const { control } = yield* startSharedSupervisor({ store })
+  return { control, store }
 })
 
 let accountSeq = 0

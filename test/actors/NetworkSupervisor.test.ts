@@ -1,45 +1,27 @@
 // NetworkSupervisor over the real services (Networks, E2eKeys, MessageStore on a fresh embedded or TEST_DATABASE_URL
 // database) with irc-framework against scripted fake IRC servers. The supervisor is built inside each test so its
 // start and shutdown are observable; MessageStore is swapped for the in-memory one where a fault must be injected.
-import { CredentialCache } from "../../src/services/CredentialCache.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Duration, Effect, Exit, Layer, Option, Scope, TestClock } from "effect"
-import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
-import { NetworkControl, type NetworkControlService, type NetworkStatus } from "../../src/actors/NetworkApi.js"
-import { NetworkSupervisorLive } from "../../src/actors/NetworkSupervisor.js"
+import { Clock, Duration, Effect, Option, TestClock } from "effect"
+import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
 import { Accounts } from "../../src/services/Accounts.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
 import { MessageStore } from "../../src/services/MessageStoreApi.js"
-import { MessageStoreLive } from "../../src/services/MessageStore.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
-import { SecretBoxLive } from "../../src/services/SecretBox.js"
 import { live } from "../support/ActorHarness.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import * as MemoryMessageStore from "../support/MemoryMessageStore.js"
-import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
+import { describeMode } from "../support/TestDatabase.js"
+import { startSupervisor as startSharedSupervisor, TestServicesLive } from "../support/TestServices.js"
 
 const liveClock = Clock.make()
 
-const ServicesTest = (env: Record<string, string> = {}) =>
-  Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
-    Layer.provideMerge(Networks.Default),
-    Layer.provideMerge(Accounts.Default),
-    Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
-    Layer.provideMerge(TestDatabaseLive(env))
-  )
+const ServicesTest = TestServicesLive
 
-/** Starts a supervisor in its own scope (closed by `stop`), optionally over an in-memory MessageStore. */
+/** A supervisor in its own scope (closed by `stop`), optionally over an in-memory MessageStore. */
 const startSupervisor = (store?: MemoryMessageStore.MemoryMessageStore) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    const base = NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive))
-    const layer = store === undefined ? base : base.pipe(Layer.provide(MemoryMessageStore.layer(store)))
-    const context = yield* Layer.buildWithScope(layer, scope)
-    const control = Context.get(context, NetworkControl)
-    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-    return { control, stop: Scope.close(scope, Exit.void) }
-  })
+  startSharedSupervisor(store === undefined ? {} : { store })
 
 let accountSeq = 0
 const newAccount = Effect.gen(function*() {
