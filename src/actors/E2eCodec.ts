@@ -30,11 +30,11 @@ import {
   splitForFish
 } from "../services/crypto/Fish.js"
 import { channelOfTarget } from "./History.js"
-import { type CaseMapping, equalsFolded, foldCase } from "./irc/CaseMapping.js"
-import { decodeCtcp, encodeAction } from "./irc/Ctcp.js"
-import { formatLine, type IrcLine, MAX_LINE_BYTES } from "./irc/IrcLine.js"
-import type { ISupport } from "./irc/ISupport.js"
-import { messageTargetsOfRawLine } from "./irc/RawGuard.js"
+import { type CaseMapping, equalsFolded, foldCase } from "../irc/CaseMapping.js"
+import { decodeCtcp, encodeAction } from "../irc/Ctcp.js"
+import { formatLine, type IrcLine, MAX_LINE_BYTES } from "../irc/IrcLine.js"
+import type { ISupport } from "../irc/ISupport.js"
+import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import type { SayKind } from "./NetworkApi.js"
 
 const tableFold = (mapping: CaseMapping, name: string): string => foldCase("rfc1459", foldCase(mapping, name))

@@ -5,7 +5,7 @@
  * fake. Every method has R = never and never fails: outcomes are data.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { CaseMapping } from "./irc/CaseMapping.js"
+import type { CaseMapping } from "../irc/CaseMapping.js"
 
 export type ConnectionState = "connected" | "connecting" | "backoff" | "offline"
 

@@ -12,8 +12,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option, PubSub } from "effect"
-import { foldCase } from "../actors/irc/CaseMapping.js"
-import { isMiddleParam } from "../actors/irc/Safety.js"
+import { foldCase } from "../irc/CaseMapping.js"
+import { isMiddleParam } from "../irc/Safety.js"
 import { Accounts } from "./Accounts.js"
 import { type FishKey, formatFishKey, parseFishKey } from "./crypto/Fish.js"
 import { NetworkNotFound, Networks } from "./Networks.js"

@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, PubSub } from "effect"
-import { foldCase, type CaseMapping } from "../actors/irc/CaseMapping.js"
+import { foldCase, type CaseMapping } from "../irc/CaseMapping.js"
 import { Accounts } from "./Accounts.js"
 import { SecretBox } from "./SecretBox.js"
 

@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { type CaseMapping, foldCase } from "../actors/irc/CaseMapping.js"
+import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 import { BrowserEvents } from "./BrowserEvents.js"
 
 export interface RelayBotMark {

@@ -11,9 +11,9 @@ import {
   openInbound,
   sealMessage
 } from "../../src/actors/E2eCodec.js"
-import type { CaseMapping } from "../../src/actors/irc/CaseMapping.js"
-import { type IrcLine, MAX_LINE_BYTES, parseLine } from "../../src/actors/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/actors/irc/ISupport.js"
+import type { CaseMapping } from "../../src/irc/CaseMapping.js"
+import { type IrcLine, MAX_LINE_BYTES, parseLine } from "../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
 import type { NewMessage } from "../../src/services/MessageStoreApi.js"
 

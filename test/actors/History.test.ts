@@ -2,8 +2,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { applyLine, type ChannelState, emptyChannelState } from "../../src/actors/ChannelState.js"
 import { type HistoryContext, messagesFor, ownMessages } from "../../src/actors/History.js"
-import { parseLine } from "../../src/actors/irc/IrcLine.js"
-import { applyISupport, defaultISupport } from "../../src/actors/irc/ISupport.js"
+import { parseLine } from "../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
 
 const isupport = applyISupport(defaultISupport, ["me", "STATUSMSG=@+", "CHANTYPES=#&", "CASEMAPPING=rfc1459"])
 // Joined #Chan and #other (our JOIN's spelling is the buffer's), alice in both.

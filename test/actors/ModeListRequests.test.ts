@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parseLine } from "../../src/actors/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/actors/irc/ISupport.js"
+import { parseLine } from "../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
 import {
   type Completion,
   emptyModeListRequests,

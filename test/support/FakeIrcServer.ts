@@ -5,7 +5,7 @@
  * ./certs.ts), so the code under test connects to it exactly as to a real network with irc-framework.
  *
  * Owns: the listener, every accepted socket, and per connection the log of lines the client sent plus the inbox that
- * `expectNext`/`waitFor`/`register` consume. Self-contained on purpose: it does not import src/actors/irc/*, so a bug
+ * `expectNext`/`waitFor`/`register` consume. Self-contained on purpose: it does not import src/irc/*, so a bug
  * there cannot hide behind the same bug in the fake.
  *
  * Concurrency rule: sockets are driven only by Node event callbacks on the one event loop. Those callbacks split input

@@ -12,7 +12,7 @@ import {
   type NetworkStatus,
   type TopicInfo
 } from "../../src/actors/NetworkApi.js"
-import { messageTargetsOfRawLine } from "../../src/actors/irc/RawGuard.js"
+import { messageTargetsOfRawLine } from "../../src/irc/RawGuard.js"
 
 export interface FakeNetwork {
   status: Partial<NetworkStatus>

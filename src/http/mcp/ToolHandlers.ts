@@ -7,7 +7,7 @@
  */
 import { Effect, Option } from "effect"
 import { type CommandFailure, NetworkControl, type NetworkStatus } from "../../actors/NetworkApi.js"
-import { foldCase } from "../../actors/irc/CaseMapping.js"
+import { foldCase } from "../../irc/CaseMapping.js"
 import { toIsoTime, serverBufferTarget } from "../../schema/Ids.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decodeAction } from "../../../src/actors/irc/Ctcp.js"
-import { parseLine, utf8ByteLength } from "../../../src/actors/irc/IrcLine.js"
+import { decodeAction } from "../../src/irc/Ctcp.js"
+import { parseLine, utf8ByteLength } from "../../src/irc/IrcLine.js"
 import {
   DEFAULT_PREFIX_ALLOWANCE,
   messageLines,
@@ -8,7 +8,7 @@ import {
   type SplitOptions,
   splitText,
   textBudget
-} from "../../../src/actors/irc/TextSplit.js"
+} from "../../src/irc/TextSplit.js"
 
 // Options giving `budget` bytes of text per line to "#c" ("PRIVMSG #c :" is 12 bytes, CR-LF 2).
 const budgetOf = (budget: number, extra: SplitOptions = {}): SplitOptions => ({

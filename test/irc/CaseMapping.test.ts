@@ -5,7 +5,7 @@ import {
   equalsFolded,
   foldCase,
   parseCaseMapping
-} from "../../../src/actors/irc/CaseMapping.js"
+} from "../../src/irc/CaseMapping.js"
 
 describe("parseCaseMapping", () => {
   it.each<{ name: string; value: string | undefined; mapping: CaseMapping }>([

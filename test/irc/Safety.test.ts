@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { hasLineBreakingChars, isMiddleParam } from "../../../src/actors/irc/Safety.js"
+import { hasLineBreakingChars, isMiddleParam } from "../../src/irc/Safety.js"
 
 describe("hasLineBreakingChars", () => {
   it.each([

@@ -11,7 +11,7 @@ import {
   parsePrefix,
   unescapeTagValue,
   utf8ByteLength
-} from "../../../src/actors/irc/IrcLine.js"
+} from "../../src/irc/IrcLine.js"
 
 // Compares a parsed line through plain data so Map contents show up in diffs.
 const plain = (line: IrcLine | undefined) =>

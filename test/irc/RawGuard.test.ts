@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { messageTargetsOfRawLine, privmsgTargetsOfRawLine } from "../../../src/actors/irc/RawGuard.js"
+import { messageTargetsOfRawLine, privmsgTargetsOfRawLine } from "../../src/irc/RawGuard.js"
 
 describe("RawGuard", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isErrorNumeric, isNumeric, Numeric, numericName } from "../../../src/actors/irc/Numerics.js"
+import { isErrorNumeric, isNumeric, Numeric, numericName } from "../../src/irc/Numerics.js"
 
 describe("Numeric", () => {
   it("has one name per code", () => {
@@ -7,7 +7,7 @@ describe("Numeric", () => {
     expect(new Set(codes).size).toBe(codes.length)
   })
 
-  // The codes the network actor relies on (brief for src/actors/irc).
+  // The codes the network actor relies on (the codes in src/irc).
   const required = [
     "001", "005", "221", "301", "305", "306",
     "311", "312", "313", "314", "315", "316", "317", "318", "319",

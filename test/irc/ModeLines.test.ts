@@ -1,14 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { parseLine, utf8ByteLength } from "../../../src/actors/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport, modeKind } from "../../../src/actors/irc/ISupport.js"
+import { parseLine, utf8ByteLength } from "../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport, modeKind } from "../../src/irc/ISupport.js"
 import {
   type InvalidModeChangeReason,
   type ModeChange,
   modeLines,
   packModeLines,
   validateModeChanges
-} from "../../../src/actors/irc/ModeLines.js"
+} from "../../src/irc/ModeLines.js"
 
 const isupportWith = (...tokens: ReadonlyArray<string>): ISupport =>
   applyISupport(defaultISupport, ["belay", "PREFIX=(ov)@+", "CHANMODES=eIbq,k,l,imnpst", ...tokens, "are supported"])

@@ -1,6 +1,6 @@
 // JoinLines: packing channels and keys into the fewest JOIN lines (soju xirc.GenerateJoin), as named cases.
 import { describe, expect, it } from "@effect/vitest"
-import { joinLines } from "../../../src/actors/irc/JoinLines.js"
+import { joinLines } from "../../src/irc/JoinLines.js"
 
 describe("joinLines", () => {
   const cases: ReadonlyArray<{

@@ -6,7 +6,7 @@ import {
   decodeCtcp,
   encodeAction,
   encodeCtcp
-} from "../../../src/actors/irc/Ctcp.js"
+} from "../../src/irc/Ctcp.js"
 
 describe("decodeCtcp", () => {
   it.each<{ name: string; text: string; ctcp: Ctcp | undefined }>([

@@ -11,7 +11,7 @@ import {
   rankPrefixModes,
   splitNamesEntry,
   splitStatusMsg
-} from "../../../src/actors/irc/ISupport.js"
+} from "../../src/irc/ISupport.js"
 
 // A 005 line's params: our nick, the tokens, the human-readable text.
 const line = (...tokens: ReadonlyArray<string>) => ["belay", ...tokens, "are supported by this server"]
