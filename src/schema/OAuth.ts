@@ -108,9 +108,10 @@ export type RevokeRequest = typeof RevokeRequest.Type
 
 export type TokenRequestError = InvalidRequest | UnsupportedGrantType
 
-// Every parameter as a present, non-empty string: the shape after rules 1–3 below.
-const TokenParameters = Schema.Struct({
-  grant_type: Schema.NonEmptyString,
+const GrantType = Schema.Struct({ grant_type: Schema.NonEmptyString })
+
+// The authorization_code grant's own parameters (RFC 6749 §4.1.3 with RFC 7636 §4.5).
+const CodeGrantParameters = Schema.Struct({
   client_id: Schema.NonEmptyString,
   code: Schema.NonEmptyString,
   redirect_uri: Schema.NonEmptyString,
@@ -119,36 +120,40 @@ const TokenParameters = Schema.Struct({
 
 /**
  * Decodes a token request body: a `URLSearchParams` (application/x-www-form-urlencoded) or an
- * already-parsed JSON value (application/json). Order, per CONTRACT "Token endpoint check order"
- * and research/oauth.md T-04, none of it touching the code:
+ * already-parsed JSON value (application/json). Order, per CONTRACT "Token endpoint check order",
+ * none of it touching the code:
  *   1. body shape: JSON that is not an object → invalid_request without description;
- *   2. a named parameter repeated (RFC 6749 §3.1) or, in JSON, not a string (T-10) → invalid_request;
- *   3. a parameter missing or empty (RFC 6749 §3.1: an empty value counts as omitted) → invalid_request;
+ *   2. grant_type repeated, not a string, missing or empty → invalid_request; any value other than
+ *      `authorization_code` → unsupported_grant_type, before the grant's parameters are read, so a
+ *      `refresh_token` or `password` request learns that the grant is unsupported rather than
+ *      that `code` is missing;
+ *   3. the grant's parameters: repeated (RFC 6749 §3.1), in JSON not a string, missing or empty
+ *      (RFC 6749 §3.1: an empty value counts as omitted) → invalid_request;
  *   4. code_verifier malformed (RFC 7636 §4.1) → invalid_request, so the code stays usable, as in
- *      node-oidc-provider (research/oauth.md Q4); a mismatch is the caller's invalid_grant;
- *   5. grant_type other than authorization_code → unsupported_grant_type.
+ *      node-oidc-provider; a verifier that does not match is the caller's invalid_grant.
  * The caller then checks that client_id is known (invalid_client) before claiming the code.
  */
 export const decodeTokenRequest = (body: unknown): Either.Either<TokenRequest, TokenRequestError> =>
-  Either.flatMap(readParameters(body, TokenParameters), (p): Either.Either<TokenRequest, TokenRequestError> => {
-    if (!Schema.is(CodeVerifier)(p.code_verifier)) {
-      return Either.left(
-        new InvalidRequest({ description: "code_verifier must be 43-128 characters of A-Z a-z 0-9 . _ ~ -" })
-      )
-    }
-    if (p.grant_type !== "authorization_code") {
+  Either.flatMap(readParameters(body, GrantType), ({ grant_type }): Either.Either<TokenRequest, TokenRequestError> => {
+    if (grant_type !== "authorization_code") {
       return Either.left(new UnsupportedGrantType({ description: "only authorization_code is supported" }))
     }
-    return Either.right({ ...p, grant_type: "authorization_code" })
+    return Either.flatMap(readParameters(body, CodeGrantParameters), (p): Either.Either<TokenRequest, TokenRequestError> =>
+      Schema.is(CodeVerifier)(p.code_verifier)
+        ? Either.right({ grant_type: "authorization_code", ...p })
+        : Either.left(
+          new InvalidRequest({ description: "code_verifier must be 43-128 characters of A-Z a-z 0-9 . _ ~ -" })
+        ))
   })
 
-/** Decodes a revocation body (form or parsed JSON) with the same rules 1–3 as
+/** Decodes a revocation body (form or parsed JSON) with the same reading rules as
  * `decodeTokenRequest`. The caller answers 401 invalid_client for an unknown client_id and 200
- * otherwise, revoking only a token issued to that client (RFC 7009 §2.2, research/oauth.md V-03). */
+ * otherwise, revoking only a token issued to that client (RFC 7009 §2.2). */
 export const decodeRevokeRequest = (body: unknown): Either.Either<RevokeRequest, InvalidRequest> =>
   readParameters(body, RevokeRequest)
 
-/** Rules 1–3: reads exactly the schema's fields from a form or a JSON object. */
+/** Reads exactly the schema's fields from a form or a JSON object: a field repeated, in JSON not
+ * a string, missing or empty → invalid_request; a body that is neither → the malformed-body error. */
 const readParameters = <A, I>(
   body: unknown,
   schema: Schema.Schema<A, I> & { readonly fields: Readonly<Record<string, unknown>> }

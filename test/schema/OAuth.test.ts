@@ -17,7 +17,7 @@ const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 const ISSUER = "https://b.example"
 
 describe("discoveryDocument", () => {
-  it("has every field of the interface plus the RFC 9207 flag (D-02, D-03, D-12)", () => {
+  it("has every field of the interface plus the RFC 9207 flag", () => {
     expect(discoveryDocument(ISSUER)).toStrictEqual({
       issuer: "https://b.example",
       authorization_endpoint: "https://b.example/oauth/authorize",
@@ -82,7 +82,7 @@ describe("registration schemas", () => {
   it.each([
     { name: "absent", clientUri: undefined },
     { name: "null from the database", clientUri: null }
-  ])("registerResponse omits client_uri when $name (R-02)", ({ clientUri }) => {
+  ])("registerResponse omits client_uri when $name", ({ clientUri }) => {
     const body = registerResponse({ ...base, clientUri })
     expect(body).toStrictEqual({
       client_id: "id1",
@@ -130,7 +130,7 @@ describe("decodeTokenRequest", () => {
   it.each([
     { name: "form-encoded", body: form() },
     { name: "JSON", body: { ...fields } },
-    { name: "form with scope and resource (T-11)", body: form({ scope: "x", resource: "https://b.example/mcp" }) },
+    { name: "form with scope and resource", body: form({ scope: "x", resource: "https://b.example/mcp" }) },
     { name: "JSON with extra members", body: { ...fields, resource: ["a", "b"], client_secret: 1 } }
   ])("accepts $name", ({ body }) => {
     expect(decodeTokenRequest(body)).toStrictEqual(Either.right(fields))
@@ -146,18 +146,33 @@ describe("decodeTokenRequest", () => {
     { name: "form with an empty code (RFC 6749 §3.1)", body: form({ code: "" }), error: "invalid_request", description: "missing parameter code" },
     { name: "JSON without code_verifier", body: { ...fields, code_verifier: undefined }, error: "invalid_request", description: "missing parameter code_verifier" },
     { name: "JSON with a null code", body: { ...fields, code: null }, error: "invalid_request", description: "missing parameter code" },
-    { name: "code repeated (T-10)", body: (() => { const p = form(); p.append("code", "b"); return p })(), error: "invalid_request", description: "parameter code is repeated" },
-    { name: "JSON code as an array (T-10)", body: { ...fields, code: ["a"] }, error: "invalid_request", description: "parameter code must be a string" },
+    { name: "code repeated", body: (() => { const p = form(); p.append("code", "b"); return p })(), error: "invalid_request", description: "parameter code is repeated" },
+    { name: "JSON code as an array", body: { ...fields, code: ["a"] }, error: "invalid_request", description: "parameter code must be a string" },
     { name: "JSON client_id as a number", body: { ...fields, client_id: 1 }, error: "invalid_request", description: "parameter client_id must be a string" },
     { name: "JSON array body", body: [fields], error: "invalid_request", description: undefined },
     { name: "JSON string body", body: "grant_type=authorization_code", error: "invalid_request", description: undefined },
     { name: "JSON null body", body: null, error: "invalid_request", description: undefined },
-    { name: "verifier of 42 characters (P-03, Q4)", body: form({ code_verifier: VERIFIER.slice(1) }), error: "invalid_request" },
+    { name: "verifier of 42 characters", body: form({ code_verifier: VERIFIER.slice(1) }), error: "invalid_request" },
     { name: "verifier of 129 characters", body: form({ code_verifier: "a".repeat(129) }), error: "invalid_request" },
     { name: "verifier with a plus sign", body: form({ code_verifier: VERIFIER.slice(1) + "+" }), error: "invalid_request" },
     { name: "grant_type refresh_token", body: form({ grant_type: "refresh_token" }), error: "unsupported_grant_type" },
     { name: "grant_type in another case", body: form({ grant_type: "Authorization_Code" }), error: "unsupported_grant_type" },
-    { name: "missing code beats a bad grant_type (T-04 order)", body: form({ grant_type: "refresh_token", code: undefined }), error: "invalid_request" }
+    { name: "grant_type repeated", body: (() => { const p = form(); p.append("grant_type", "authorization_code"); return p })(), error: "invalid_request", description: "parameter grant_type is repeated" },
+    { name: "JSON grant_type as a number", body: { ...fields, grant_type: 1 }, error: "invalid_request", description: "parameter grant_type must be a string" },
+    // CONTRACT order: grant_type is judged before the grant's own parameters
+    {
+      name: "grant_type refresh_token with a refresh_token and no code",
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "r", client_id: "c1" }),
+      error: "unsupported_grant_type"
+    },
+    {
+      name: "grant_type password with username and password",
+      body: { grant_type: "password", username: "alice", password: "secret" },
+      error: "unsupported_grant_type"
+    },
+    { name: "a bad grant_type and a repeated code", body: (() => { const p = form({ grant_type: "refresh_token" }); p.append("code", "b"); return p })(), error: "unsupported_grant_type" },
+    { name: "a bad grant_type and a malformed verifier", body: form({ grant_type: "client_credentials", code_verifier: "short" }), error: "unsupported_grant_type" },
+    { name: "no grant_type and no code: grant_type is named", body: form({ grant_type: undefined, code: undefined }), error: "invalid_request", description: "missing parameter grant_type" }
   ]
 
   it.each(refusals)("refuses $name with $error", ({ body, error, ...rest }) => {
@@ -172,7 +187,7 @@ describe("decodeRevokeRequest", () => {
   it.each([
     { name: "form", body: new URLSearchParams({ client_id: "c1", token: "t" }) },
     { name: "JSON", body: { client_id: "c1", token: "t" } },
-    { name: "token_type_hint ignored (V-06)", body: new URLSearchParams({ client_id: "c1", token: "t", token_type_hint: "refresh_token" }) }
+    { name: "token_type_hint ignored", body: new URLSearchParams({ client_id: "c1", token: "t", token_type_hint: "refresh_token" }) }
   ])("accepts $name", ({ body }) => {
     expect(decodeRevokeRequest(body)).toStrictEqual(Either.right({ client_id: "c1", token: "t" }))
   })
@@ -182,14 +197,14 @@ describe("decodeRevokeRequest", () => {
     { name: "missing token", body: { client_id: "c1" } },
     { name: "token repeated", body: new URLSearchParams([["client_id", "c1"], ["token", "a"], ["token", "b"]]) },
     { name: "not an object", body: 42 }
-  ])("refuses $name with invalid_request (V-05)", ({ body }) => {
+  ])("refuses $name with invalid_request", ({ body }) => {
     const result = decodeRevokeRequest(body)
     expect(Either.isLeft(result) && result.left.error).toBe("invalid_request")
   })
 })
 
 describe("TokenResponse", () => {
-  it("is exactly {access_token, token_type: Bearer, created_at} (T-01)", () => {
+  it("is exactly {access_token, token_type: Bearer, created_at}", () => {
     const body = Schema.encodeSync(TokenResponse)({ access_token: "srv1~t", token_type: "Bearer", created_at: 1_700_000_000 })
     expect(body).toStrictEqual({ access_token: "srv1~t", token_type: "Bearer", created_at: 1_700_000_000 })
     expect(Schema.is(TokenResponse)({ ...body, token_type: "bearer" })).toBe(false)

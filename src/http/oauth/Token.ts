@@ -1,15 +1,18 @@
 /**
  * Token owns `POST /api/oauth/token` (RFC 6749 §4.1.3 with PKCE, RFC 7636). The check
- * order is CONTRACT's, and only the last step touches the code:
- *   1. Origin: a foreign web page → 403 (a form POST needs no preflight, H-08);
- *   2. body: ≤ 16 KiB (413), form (with or without charset) or JSON, decodable → else
- *      malformed 400 invalid_request;
- *   3. parameters (OAuth.decodeTokenRequest): repeated, non-string, missing or empty, a
- *      malformed code_verifier (43–128 of [A-Za-z0-9._~-]) → 400 invalid_request; then
- *      grant_type ≠ authorization_code → 400 unsupported_grant_type;
- *   4. client_id unknown (or a pending registration past its hour) → 401 invalid_client;
- *   5. the code, claimed atomically and then checked (OAuthCodes.redeem) → 400
- *      invalid_grant, the code spent; a replayed code also revokes its token.
+ * order is CONTRACT's "Token endpoint check order", and only the last step touches the code:
+ *   1. Host and Origin: an unusable Host → 400; a web page of another origin → 403 (a form
+ *      POST is a CORS simple request, sent without preflight, so refusing it is ours to do);
+ *   2. a readable body: ≤ 16 KiB (else 413), form (with or without charset) or JSON, that
+ *      decodes → else the malformed-body 400 invalid_request;
+ *   3. grant_type present (400 invalid_request) and equal to `authorization_code` (400
+ *      unsupported_grant_type), before any other parameter is looked at;
+ *   4. the grant's parameters: repeated, non-string, missing or empty, or a malformed
+ *      code_verifier (43–128 of [A-Za-z0-9._~-]) → 400 invalid_request;
+ *   5. client_id unknown (or a pending registration past its hour) → 401 invalid_client;
+ *   6. the code, claimed atomically and then checked (OAuthCodes.redeem) → 400
+ *      invalid_grant, the code spent; a replayed code also revokes its token (RFC 6749 §4.1.2).
+ * Steps 3–4 are OAuth.decodeTokenRequest; 1, 2 and 5 are OAuthHttp.checkClientRequest.
  * Success: 200 `{access_token, token_type: "Bearer", created_at}` — no expires_in, no
  * refresh_token (interface "OAuth access token"). Every answer is no-store + no-cache.
  * Stateless itself; safe under concurrency (the claim is a single UPDATE).

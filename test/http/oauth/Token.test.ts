@@ -1,11 +1,12 @@
 /**
- * `POST /api/oauth/token`: every rejection of research/oauth.md §1.6–1.7 and §1.10 that
- * applies, each asserting the status, the `error`, and whether the code is still usable
- * afterwards — refusals before the code is examined (invalid_request,
- * unsupported_grant_type, invalid_client, a foreign Origin, 413) leave it usable; any
- * refusal after the claim (invalid_grant) spends it (interface "States and transitions").
+ * `POST /api/oauth/token`: every rejection of RFC 6749 §5.2 and RFC 7636 §4.6 that applies,
+ * each asserting the status, the `error`, and whether the code is still usable afterwards —
+ * refusals before the code is examined (invalid_request, unsupported_grant_type,
+ * invalid_client, a foreign Origin, 413) leave it usable; any refusal after the claim
+ * (invalid_grant) spends it (interface "States and transitions"). Requests that break two
+ * rules at once pin CONTRACT's check order: the earlier check answers.
  */
-import { describe, expect, it, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { describeMode } from "../../support/TestDatabase.js"
 import {
@@ -54,7 +55,7 @@ const form = (body: (grant: Grant) => Record<string, string> | string, headers: 
   (url: string, grant: Grant) => postForm(`${url}/api/oauth/token`, typeof body === "function" ? body(grant) : body, headers)
 
 const cases: ReadonlyArray<Case> = [
-  // body and parameters: invalid_request, the code untouched (T-04)
+  // body and parameters: invalid_request, the code untouched
   ...["grant_type", "client_id", "code", "redirect_uri", "code_verifier"].map((name): Case => ({
     name: `missing ${name}`,
     send: form((g) => without(params(g), name)),
@@ -63,20 +64,20 @@ const cases: ReadonlyArray<Case> = [
     codeUsable: true
   })),
   { name: "empty code (RFC 6749 §3.1: empty = omitted)", send: form((g) => ({ ...params(g), code: "" })), status: 400, error: "invalid_request", codeUsable: true },
-  { name: "repeated code (T-10)", send: form((g) => `${formOf(params(g))}&code=${encodeURIComponent(g.code)}`), status: 400, error: "invalid_request", codeUsable: true },
+  { name: "repeated code", send: form((g) => `${formOf(params(g))}&code=${encodeURIComponent(g.code)}`), status: 400, error: "invalid_request", codeUsable: true },
   {
-    name: "JSON with an array value (T-10)",
+    name: "JSON with an array value",
     send: (url, g) => postJson(`${url}/api/oauth/token`, { ...params(g), code: [g.code] }),
     status: 400,
     error: "invalid_request",
     codeUsable: true
   },
-  { name: "verifier of 42 characters (P-03, Q4)", send: form((g) => ({ ...params(g), code_verifier: "a".repeat(42) })), status: 400, error: "invalid_request", codeUsable: true },
+  { name: "verifier of 42 characters", send: form((g) => ({ ...params(g), code_verifier: "a".repeat(42) })), status: 400, error: "invalid_request", codeUsable: true },
   { name: "verifier of 129 characters", send: form((g) => ({ ...params(g), code_verifier: "a".repeat(129) })), status: 400, error: "invalid_request", codeUsable: true },
   { name: "verifier containing +", send: form((g) => ({ ...params(g), code_verifier: "+" + g.verifier.slice(1) })), status: 400, error: "invalid_request", codeUsable: true },
-  { name: "malformed JSON (H-03)", send: (url) => fetchP(`${url}/api/oauth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" }), status: 400, error: null, codeUsable: true },
+  { name: "malformed JSON", send: (url) => fetchP(`${url}/api/oauth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: "{" }), status: 400, error: null, codeUsable: true },
   { name: "JSON that is not an object", send: (url) => postJson(`${url}/api/oauth/token`, [1]), status: 400, error: null, codeUsable: true },
-  { name: "form with a broken escape %zz (H-03)", send: form((g) => `${formOf(params(g))}&x=%zz`), status: 400, error: null, codeUsable: true },
+  { name: "form with a broken escape %zz", send: form((g) => `${formOf(params(g))}&x=%zz`), status: 400, error: null, codeUsable: true },
   {
     name: "text/plain body",
     send: (url, g) => fetchP(`${url}/api/oauth/token`, { method: "POST", headers: { "content-type": "text/plain" }, body: formOf(params(g)) }),
@@ -85,7 +86,7 @@ const cases: ReadonlyArray<Case> = [
     codeUsable: true
   },
   {
-    name: "body over 16 KiB → 413 (H-04)",
+    name: "body over 16 KiB → 413",
     send: form((g) => ({ ...params(g), padding: "x".repeat(17 * 1024) })),
     status: 413,
     error: null,
@@ -94,14 +95,50 @@ const cases: ReadonlyArray<Case> = [
   // grant_type: unsupported_grant_type, the code untouched
   { name: "grant_type=refresh_token", send: form((g) => ({ ...params(g), grant_type: "refresh_token" })), status: 400, error: "unsupported_grant_type", codeUsable: true },
   { name: "grant_type=AUTHORIZATION_CODE", send: form((g) => ({ ...params(g), grant_type: "AUTHORIZATION_CODE" })), status: 400, error: "unsupported_grant_type", codeUsable: true },
+  // check order: grant_type before the grant's parameters, parameters before the client
+  {
+    name: "grant_type=refresh_token without code: the grant is unsupported, not code missing",
+    send: form((g) => ({ grant_type: "refresh_token", refresh_token: g.code, client_id: g.clientId })),
+    status: 400,
+    error: "unsupported_grant_type",
+    codeUsable: true
+  },
+  {
+    name: "grant_type=password with username and password",
+    send: form((g) => ({ grant_type: "password", username: "alice", password: "x", client_id: g.clientId })),
+    status: 400,
+    error: "unsupported_grant_type",
+    codeUsable: true
+  },
+  {
+    name: "an unsupported grant_type and an unknown client_id: the grant answers",
+    send: form((g) => ({ ...params(g), grant_type: "refresh_token", client_id: "no-such-client" })),
+    status: 400,
+    error: "unsupported_grant_type",
+    codeUsable: true
+  },
+  {
+    name: "a missing code_verifier and an unknown client_id: the parameters answer",
+    send: form((g) => without({ ...params(g), client_id: "no-such-client" }, "code_verifier")),
+    status: 400,
+    error: "invalid_request",
+    codeUsable: true
+  },
   // client: invalid_client, the code untouched
   { name: "unknown client_id", send: form((g) => ({ ...params(g), client_id: "no-such-client" })), status: 401, error: "invalid_client", codeUsable: true },
-  // a web page of another origin (H-08)
+  {
+    name: "an unknown client_id and a wrong verifier: the client answers before the code is claimed",
+    send: form((g) => ({ ...params(g), client_id: "no-such-client", code_verifier: "b".repeat(43) })),
+    status: 401,
+    error: "invalid_client",
+    codeUsable: true
+  },
+  // a web page of another origin
   { name: "foreign Origin", send: form(params, { origin: "https://evil.example" }), status: 403, error: "invalid_request", codeUsable: true },
   // after the claim: invalid_grant, the code spent
-  { name: "wrong verifier (P-05)", send: form((g) => ({ ...params(g), code_verifier: "b".repeat(43) })), status: 400, error: "invalid_grant", codeUsable: false },
-  { name: "verifier equal to the challenge: no plain fallback (P-06)", send: form((g) => ({ ...params(g), code_verifier: g.challenge })), status: 400, error: "invalid_grant", codeUsable: false },
-  { name: "redirect_uri on another loopback port (T-06)", send: form((g) => ({ ...params(g), redirect_uri: "http://127.0.0.1:6666/cb" })), status: 400, error: "invalid_grant", codeUsable: false },
+  { name: "wrong verifier", send: form((g) => ({ ...params(g), code_verifier: "b".repeat(43) })), status: 400, error: "invalid_grant", codeUsable: false },
+  { name: "verifier equal to the challenge: no plain fallback", send: form((g) => ({ ...params(g), code_verifier: g.challenge })), status: 400, error: "invalid_grant", codeUsable: false },
+  { name: "redirect_uri on another loopback port", send: form((g) => ({ ...params(g), redirect_uri: "http://127.0.0.1:6666/cb" })), status: 400, error: "invalid_grant", codeUsable: false },
   { name: "redirect_uri with a trailing slash", send: form((g) => ({ ...params(g), redirect_uri: "http://127.0.0.1:5555/cb/" })), status: 400, error: "invalid_grant", codeUsable: false },
   { name: "redirect_uri as registered, without the port used", send: form((g) => ({ ...params(g), redirect_uri: "http://127.0.0.1/cb" })), status: 400, error: "invalid_grant", codeUsable: false }
 ]
@@ -121,7 +158,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
         if (c.error === null) expect(body).toStrictEqual({ error: "invalid_request" })
         else expect(body.error).toBe(c.error)
         if (typeof body.error_description === "string") {
-          // RFC 6749 §5.2: %x20-21 / %x23-5B / %x5D-7E, never an echo of input (H-02)
+          // RFC 6749 §5.2: %x20-21 / %x23-5B / %x5D-7E, never an echo of input
           expect(body.error_description).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]*$/)
         }
         expect(res.headers.get("www-authenticate")).toBeNull()
@@ -131,7 +168,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       }))
   }
 
-  it.effect("a code issued to another registered client is invalid_grant and spent (T-05)", () =>
+  it.effect("a code issued to another registered client is invalid_grant and spent", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const grant = yield* obtainCode(app, { jar: app.jar })
@@ -142,7 +179,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect((yield* redeem(app.url, grant)).status).toBe(400)
     }))
 
-  it.effect("unknown, garbage and NUL codes are invalid_grant, never 500 (T-07)", () =>
+  it.effect("unknown, garbage and NUL codes are invalid_grant, never 500", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const grant = yield* obtainCode(app, { jar: app.jar })
@@ -154,7 +191,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect((yield* redeem(app.url, grant)).status).toBe(200)
     }))
 
-  it.effect("form with and without charset and JSON all work; scope and resource are ignored (T-03, T-11)", () =>
+  it.effect("form with and without charset and JSON all work; scope and resource are ignored", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       for (const send of [
@@ -170,7 +207,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       }
     }))
 
-  it.effect("the RFC 7636 Appendix B pair redeems (P-04)", () =>
+  it.effect("the RFC 7636 Appendix B pair redeems", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const client = yield* registerClient(app.url)
@@ -194,7 +231,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect(res.status).toBe(200)
     }))
 
-  it.effect("a client that sent an Authorization header gets a Basic challenge with invalid_client (T-13)", () =>
+  it.effect("a client that sent an Authorization header gets a Basic challenge with invalid_client", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const grant = yield* obtainCode(app, { jar: app.jar })
@@ -204,7 +241,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect((yield* redeem(app.url, grant)).status).toBe(200)
     }))
 
-  it.effect("GET is 405 with Allow: POST (T-14); chunked bodies over 16 KiB are 413", () =>
+  it.effect("GET is 405 with Allow: POST; chunked bodies over 16 KiB are 413", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const get = yield* fetchP(`${app.url}/api/oauth/token`)
@@ -227,12 +264,21 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect(chunked.status).toBe(413)
       expect(yield* jsonOf(chunked)).toStrictEqual({ error: "invalid_request" })
     }))
-})
 
-describe("token endpoint check order", () => {
-  it("is pinned by the cases above: parameters, grant_type, client, then the code", () => {
-    const firstSpending = cases.findIndex((c) => !c.codeUsable)
-    expect(cases.slice(0, firstSpending).every((c) => c.codeUsable)).toBe(true)
-    expect(cases.slice(firstSpending).every((c) => !c.codeUsable && c.error === "invalid_grant")).toBe(true)
-  })
+  it.effect("a body of exactly 16 KiB is read and redeems; one byte more is 413 and leaves the code usable", () =>
+    Effect.gen(function*() {
+      const app = yield* OAuthFixture
+      const padded = (g: Grant, bytes: number) => {
+        const body = `${formOf(params(g))}&pad=`
+        return body + "x".repeat(bytes - body.length)
+      }
+      const over = yield* obtainCode(app, { jar: app.jar })
+      const refused = yield* postForm(`${app.url}/api/oauth/token`, padded(over, 16 * 1024 + 1))
+      expect(refused.status).toBe(413)
+      expect((yield* redeem(app.url, over)).status).toBe(200)
+      const at = yield* obtainCode(app, { jar: app.jar })
+      const accepted = yield* postForm(`${app.url}/api/oauth/token`, padded(at, 16 * 1024))
+      expect(accepted.status).toBe(200)
+      expect((yield* jsonOf(accepted)).token_type).toBe("Bearer")
+    }))
 })
