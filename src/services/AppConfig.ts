@@ -133,8 +133,13 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT"))
 }).pipe(
   Config.mapOrFail((s) => {
+    // CONTRACT "Protocol decisions": a hosted deployment needs a fixed issuer and the
+    // `<name>~` prefix of its codes and tokens; guessing either would be worse than refusing.
     if (s.hosted && Option.isNone(s.publicBaseUrl)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires PUBLIC_BASE_URL"))
+    }
+    if (s.hosted && Option.isNone(s.serverName)) {
+      return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires BELAY_SERVER_NAME"))
     }
     return Either.right<AppSettings>({
       ...s,

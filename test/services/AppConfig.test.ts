@@ -1,9 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
-import { describeConfigError } from "../../src/services/AppConfig.js"
+import { ConfigProvider, Effect, Either, Option } from "effect"
+import { appSettings, describeConfigError } from "../../src/services/AppConfig.js"
 import { settingsFrom } from "../support/TestDatabase.js"
-import { appSettings } from "../../src/services/AppConfig.js"
-import { ConfigProvider } from "effect"
 
 const load = (env: Record<string, string>) =>
   Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))).pipe(Effect.either)
@@ -33,7 +31,8 @@ describe("AppConfig", () => {
     ["port out of range", { PORT: "70000" }, "PORT"],
     ["PUBLIC_BASE_URL with a path", { PUBLIC_BASE_URL: "https://example.org/belay" }, "PUBLIC_BASE_URL"],
     ["PUBLIC_BASE_URL not a URL", { PUBLIC_BASE_URL: "example.org" }, "PUBLIC_BASE_URL"],
-    ["hosted without PUBLIC_BASE_URL", { BELAY_HOSTED: "true" }, "BELAY_HOSTED"],
+    ["hosted without PUBLIC_BASE_URL", { BELAY_HOSTED: "true", BELAY_SERVER_NAME: "srv1" }, "PUBLIC_BASE_URL"],
+    ["hosted without BELAY_SERVER_NAME", { BELAY_HOSTED: "true", PUBLIC_BASE_URL: "https://belay.example.org" }, "BELAY_SERVER_NAME"],
     ["bad boolean", { BELAY_TRUST_PROXY: "maybe" }, "BELAY_TRUST_PROXY"],
     ["bad log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL"],
     ["bad server name", { BELAY_SERVER_NAME: "a b" }, "BELAY_SERVER_NAME"]
@@ -46,6 +45,13 @@ describe("AppConfig", () => {
         expect(line).toContain(variable)
         expect(line.includes("\n")).toBe(false)
       }
+    }))
+
+  it.effect("a hosted deployment starts with PUBLIC_BASE_URL and BELAY_SERVER_NAME", () =>
+    Effect.gen(function*() {
+      const s = yield* settingsFrom({ BELAY_HOSTED: "true", PUBLIC_BASE_URL: "https://belay.example.org", BELAY_SERVER_NAME: "srv1" })
+      expect(s.hosted).toBe(true)
+      expect(s.serverName).toEqual(Option.some("srv1"))
     }))
 
   it.effect("BELAY_ALLOWED_HOSTS is a lower-cased set", () =>
