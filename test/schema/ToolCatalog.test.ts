@@ -438,6 +438,7 @@ describe("decodeToolArguments", () => {
   it("allows line breaks in a nick note but never NUL, and counts characters as code points", () => {
     const note = (text: string) => decodeToolArguments("set_nick_note", { networkId: 1, nick: "bob", note: text })
     expect(Either.isRight(note("line one\r\nline two"))).toBe(true)
+    expect(validate(entry("set_nick_note").inputSchema, { networkId: 1, nick: "bob", note: "line one\r\nline two" })).toEqual([])
     expect(note("a\0b")).toEqual(Either.left(new InvalidArguments({ message: "note: must not contain NUL" })))
     expect(Either.isRight(note("😀".repeat(4096)))).toBe(true)
     expect(note("😀".repeat(4097))).toEqual(

@@ -136,6 +136,14 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
       })
       expect((yield* call("get_nick_note", { networkId, nick: "bob" })).payload).toMatchObject({ note: "met at FOSDEM" })
       expect((yield* call("set_nick_note", { networkId, nick: "x", note: "n".repeat(4097) })).payload).toMatchObject({ error: "invalid-arguments" })
+      // A note never goes to IRC: line breaks are kept as written (CONTRACT), and nothing is sent.
+      const multiLine = "met at FOSDEM\r\nprefers DMs\n\nsigned the key"
+      const callsBeforeNote = (yield* app.fake.calls).length
+      expect((yield* call("set_nick_note", { networkId, nick: "Carol", note: multiLine })).payload).toEqual({
+        ok: true, networkId, nick: "Carol", note: multiLine
+      })
+      expect((yield* call("get_nick_note", { networkId, nick: "carol" })).payload).toEqual({ networkId, nick: "carol", note: multiLine })
+      expect((yield* app.fake.calls).length).toBe(callsBeforeNote)
       expect((yield* call("set_relay_bot", { networkId, nick: "Relay", marked: true, pattern: "[{source}] <{nick}> {message}" })).payload)
         .toEqual({ networkId, nick: "Relay", marked: true, pattern: "[{source}] <{nick}> {message}" })
       expect((yield* call("set_relay_bot", { networkId, nick: "RELAY", marked: true, pattern: "no placeholders" })).payload)
