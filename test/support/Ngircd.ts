@@ -1,7 +1,8 @@
 /**
- * A real IRC server (ngircd, /usr/sbin/ngircd) on a free loopback port for system tests, started and stopped by the
- * test only (by its own child process), a bare-socket IRC client to play the other person in a channel, the network
- * settings that point Belay at the server, and the poll that system tests wait with.
+ * A real IRC server (ngircd: Debian's /usr/sbin/ngircd, or BELAY_TEST_NGIRCD) on a free loopback port for system
+ * tests, started and stopped by the test only (by its own child process), a bare-socket IRC client to play the other
+ * person in a channel, the network settings that point Belay at the server, and the poll that system tests wait
+ * with. Without ngircd the tests skip, except under CI=true, where they fail (SystemBinary).
  *
  * Concurrency rule: a Peer's socket callbacks only push lines into its queue and its log; one fiber at a time reads
  * with `waitFor`. ngircd throttles bursts (its PENALTY), so waits are long.
@@ -14,8 +15,15 @@ import * as Path from "node:path"
 import { Duration, Effect, Option, Queue, type Scope } from "effect"
 import type { NetworkSettings } from "../../src/services/Networks.js"
 import { freePort } from "./BelayProcess.js"
+import { systemBinary } from "./SystemBinary.js"
 
-export const NGIRCD = "/usr/sbin/ngircd"
+/** Tests that need ngircd: `it.live.skipIf(NGIRCD.skip)`. */
+export const NGIRCD = systemBinary({
+  name: "ngircd",
+  path: "/usr/sbin/ngircd",
+  variable: "BELAY_TEST_NGIRCD",
+  install: "apt-get install ngircd"
+})
 export const NGIRCD_WAIT = Duration.seconds(30)
 
 export interface Ngircd {
@@ -69,6 +77,7 @@ const waitListening = (port: number) =>
 
 /** ngircd listening on a free port, stopped (and its directory removed) with the scope. */
 export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(function*() {
+  const binary = yield* NGIRCD.require
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-ngircd-"))
   // ngircd drops root for "nobody"; it must still read its config (and may write its pid file).
   Fs.chmodSync(dir, 0o777)
@@ -76,7 +85,7 @@ export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(func
   writeConfig(dir, port)
   let child: Child.ChildProcess | undefined
   const start = Effect.gen(function*() {
-    const proc = Child.spawn(NGIRCD, ["-n", "-f", Path.join(dir, "ngircd.conf")], { stdio: ["ignore", "pipe", "pipe"] })
+    const proc = Child.spawn(binary, ["-n", "-f", Path.join(dir, "ngircd.conf")], { stdio: ["ignore", "pipe", "pipe"] })
     proc.stdout.resume()
     proc.stderr.resume()
     child = proc

@@ -1,4 +1,4 @@
-// System test: channel operations (issue 4) through NetworkControl against a real ngircd 26 on a free loopback port,
+// System test: channel operations through NetworkControl against a real ngircd 26 on a free loopback port,
 // over the real services (embedded PGlite or TEST_DATABASE_URL) and irc-framework. A bare-socket peer is the other
 // person in the channels. ngircd offers no away-notify (away comes from the actor's WHO) and throttles bursts
 // (PENALTY), so the steps wait for each other and every wait is long.
@@ -7,7 +7,6 @@
 // `+b` through set_channel_modes, then get_mode_list reading it back from the server (and nothing of the list in the
 // server buffer); `q` refused where it is ngircd's owner prefix; set_topic then get_topic with the setter; a non-op's
 // set_topic refused by the server and filed in the channel as an error line.
-import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import { type MemberInfo, type NetworkControlService } from "../../src/actors/NetworkApi.js"
@@ -19,7 +18,7 @@ const membersOf = (control: NetworkControlService, id: number, channel: string) 
   Effect.map(control.members(id, channel), (r): ReadonlyArray<MemberInfo> => (r.ok ? r.members : []))
 
 describe("channel operations against ngircd", () => {
-  it.live.skipIf(!Fs.existsSync(NGIRCD))(
+  it.live.skipIf(NGIRCD.skip)(
     "op by creation, members and away, +b then get_mode_list, topics, a non-op's refusal in the channel",
     () =>
       withTestServices(Effect.gen(function*() {

@@ -1,4 +1,4 @@
-// System test: end-to-end encryption (issue 7) against a real IRC server (ngircd 26) on a free loopback port, over
+// System test: end-to-end encryption against a real IRC server (ngircd 26) on a free loopback port, over
 // the real services (embedded PGlite or TEST_DATABASE_URL, E2eKeys, MessageStore, Networks) and irc-framework. A
 // bare-socket client in the same channel holds the same FiSH key and decrypts with Fish.ts (proven against FiSHLiM,
 // fish.py and other implementations' vectors in test/services/crypto/Fish.test.ts).
@@ -7,7 +7,6 @@
 // to the original, long text included (split so that ngircd relays every piece whole); what that client sends
 // encrypted (CBC and ECB) is stored in Belay's history decrypted and marked so; send_raw cannot leak plaintext
 // into the channel; and clearing the key while connected makes Belay speak plaintext again.
-import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
@@ -47,7 +46,7 @@ const fromBelay = (other: Peer, count: number) =>
   })
 
 describe("end-to-end encryption against ngircd", () => {
-  it.live.skipIf(!Fs.existsSync(NGIRCD))(
+  it.live.skipIf(NGIRCD.skip)(
     "Belay ⇄ a FiSH client through a real server: encrypted both ways, stored decrypted, no plaintext leak",
     () =>
       withTestServices(Effect.gen(function*() {

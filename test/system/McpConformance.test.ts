@@ -1,10 +1,10 @@
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16) against
  * a running Belay: the scenarios that apply to a tools-only, stateless, bearer-protected
- * server (research/mcp.md §3.2). The suite needs Node ≥ 22 and cannot send a bearer
+ * server. The suite needs Node ≥ 22 and cannot send a bearer
  * token, so it runs on the Node 24 binary of test/conformance (installed by .ci/run)
  * through a loopback proxy that adds the Authorization header and keeps Host and Origin
- * untouched (research/mcp.md §3.3, option B).
+ * untouched.
  */
 import * as Child from "node:child_process"
 import * as Fs from "node:fs"
@@ -68,7 +68,7 @@ describe("MCP conformance suite", () => {
       }
       const proxyPort = yield* freePort
       // The suite's DNS-rebinding check sends a foreign Host with a matching Origin: the
-      // server must know its own origin to refuse it (research/mcp.md §3.4).
+      // server must know its own origin to refuse it.
       const env = yield* testEnvironment({ PUBLIC_BASE_URL: `http://localhost:${proxyPort}` })
       const belay = yield* startBelay(env)
       expect((yield* runCli(belay.env, ["account", "add", "conformance"], "a long password\n")).code).toBe(0)

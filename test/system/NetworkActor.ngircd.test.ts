@@ -1,10 +1,9 @@
-// System test: the network actors against a real IRC server (ngircd 26, /usr/sbin/ngircd) on a free loopback port,
+// System test: the network actors against a real IRC server (ngircd 26) on a free loopback port,
 // over the real services (embedded PGlite or TEST_DATABASE_URL, MessageStore, Networks) and irc-framework. A second,
 // bare-socket client plays the other person in the channel. ngircd throttles bursts (PENALTY), so waits are long.
 //
 // Proves: connect and register, rejoin of the network's channels, a message round trip in both directions, the
 // reconnect after ngircd is restarted (backoff, then back, channels rejoined), and that the history survived it.
-import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
@@ -20,7 +19,7 @@ const waitMembers = (control: NetworkControlService, id: number, channel: string
     result.ok && nicks.every((n) => result.members.some((m) => m.nick === n)))
 
 describe("NetworkActor against ngircd", () => {
-  it.live.skipIf(!Fs.existsSync(NGIRCD))("connect, join, round trip, reconnect after a server restart, history intact", () =>
+  it.live.skipIf(NGIRCD.skip)("connect, join, round trip, reconnect after a server restart, history intact", () =>
     withTestServices(Effect.gen(function*() {
       const server = yield* ngircd
       const { control } = yield* startSupervisor()

@@ -1,11 +1,12 @@
 /**
- * The approval in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven
- * by playwright-core signs in with username and password, reads the approval page and
- * clicks Approve; the 303 must then reach a native app's loopback listener on an
- * ephemeral port. This is what an HTTP client cannot prove: that the pages' CSP (no
- * `form-action`) does not block the redirect after the form POST (research/oauth.md §2.2),
- * that a browser's own Origin / Sec-Fetch-Site satisfy the same-origin check, and that
- * another origin cannot frame the page.
+ * The approval in a real browser: headless Chromium (Debian's /usr/bin/chromium, or
+ * BELAY_TEST_CHROMIUM) driven by playwright-core signs in with username and password, reads
+ * the approval page and clicks Approve; the 303 must then reach a native app's loopback
+ * listener on an ephemeral port. This is what an HTTP client cannot prove: that the pages'
+ * CSP (no `form-action`, which browsers apply to the redirect after a form POST too) does not
+ * block it, that a browser's own Origin / Sec-Fetch-Site satisfy the same-origin check, and
+ * that another origin cannot frame the page. Without Chromium the tests skip, except under
+ * CI=true, where they fail (SystemBinary).
  */
 import * as Http from "node:http"
 import { describe, expect, it } from "@effect/vitest"
@@ -21,13 +22,19 @@ import {
   registerClient,
   startOAuthApp
 } from "../http/oauth/OAuthHarness.js"
+import { systemBinary } from "../support/SystemBinary.js"
 
-const CHROMIUM = "/usr/bin/chromium"
+const CHROMIUM = systemBinary({
+  name: "chromium",
+  path: "/usr/bin/chromium",
+  variable: "BELAY_TEST_CHROMIUM",
+  install: "apt-get install chromium"
+})
 
 const launch = Effect.acquireRelease(
-  Effect.promise(() =>
+  Effect.flatMap(CHROMIUM.require, (executablePath) => Effect.promise(() =>
     chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       args: [
         "--no-sandbox",
@@ -39,7 +46,7 @@ const launch = Effect.acquireRelease(
         "--disable-sync"
       ]
     })
-  ),
+  )),
   (browser: Browser) => Effect.promise(() => browser.close())
 )
 
@@ -69,7 +76,7 @@ const loopbackListener = Effect.acquireRelease(
 )
 
 describe("OAuth approval in headless Chromium", () => {
-  it.scopedLive("sign in, approve, and the 303 reaches the loopback app; the code redeems; deny sends access_denied", () =>
+  it.scopedLive.skipIf(CHROMIUM.skip)("sign in, approve, and the 303 reaches the loopback app; the code redeems; deny sends access_denied", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()
       const listener = yield* loopbackListener
@@ -146,7 +153,7 @@ describe("OAuth approval in headless Chromium", () => {
       expect(Object.fromEntries(denied.searchParams)).toEqual({ error: "access_denied", state, iss: app.url })
     }))
 
-  it.scopedLive("another origin cannot frame the approval flow (frame-ancestors 'none', X-Frame-Options)", () =>
+  it.scopedLive.skipIf(CHROMIUM.skip)("another origin cannot frame the approval flow (frame-ancestors 'none', X-Frame-Options)", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()
       const listener = yield* loopbackListener
