@@ -384,6 +384,9 @@ describe("decodeToolArguments", () => {
     ["list_members", { networkId: 1, channel: "#a" }, { networkId: 1, channel: "#a", limit: 200 }],
     ["connect_network", { networkId: 1 }, { networkId: 1, reconnect: false }],
     ["recent_messages", { networkId: 1, target: "#a", limit: 500 }, { networkId: 1, target: "#a", limit: 500 }],
+    ["recent_messages", { networkId: 1, target: "#a", limit: 1 }, { networkId: 1, target: "#a", limit: 1 }],
+    ["search_messages", { query: "x", limit: 100 }, { query: "x", limit: 100 }],
+    ["list_members", { networkId: 1, channel: "#a", limit: 1000 }, { networkId: 1, channel: "#a", limit: 1000 }],
     ["list_networks", undefined, {}],
     ["set_away", {}, {}]
   ] as const)("%s %j → %j (defaults applied)", (name, args, expected) => {
@@ -395,6 +398,8 @@ describe("decodeToolArguments", () => {
     ["recent_messages", { networkId: 1, target: "#a", limit: 0 }, "limit: must be an integer from 1 to 500, got 0"],
     ["recent_messages", { networkId: 1, target: "#a", limit: 2.5 }, "limit: must be an integer from 1 to 500, got 2.5"],
     ["search_messages", { query: "x", limit: 101 }, "limit: must be an integer from 1 to 100, got 101"],
+    ["search_messages", { query: "x", limit: 0 }, "limit: must be an integer from 1 to 100, got 0"],
+    ["list_members", { networkId: 1, channel: "#a", limit: 0 }, "limit: must be an integer from 1 to 1000, got 0"],
     ["list_members", { networkId: 1, channel: "#a", limit: 1001 }, "limit: must be an integer from 1 to 1000, got 1001"],
     ["recent_messages", { target: "#a" }, "networkId: is required"],
     ["recent_messages", { networkId: 0, target: "#a" }, "networkId: must be an integer from 1 to 9007199254740991, got 0"],

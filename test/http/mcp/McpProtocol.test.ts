@@ -90,8 +90,17 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
         expect(r.headers.get("allow")).toBe("POST")
       }
 
-      // body over 1 MiB → 413 with a JSON body
-      const huge = yield* post(app.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { pad: "x".repeat(1024 * 1024) } }), auth)
+      // the body limit is 1 MiB: a request of exactly 1,048,576 bytes is answered, one byte more is
+      // 413 with a JSON body
+      const ofBytes = (bytes: number) => {
+        const head = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"pad\":\""
+        const tail = "\"}}"
+        return head + "x".repeat(bytes - head.length - tail.length) + tail
+      }
+      const atLimit = yield* post(app.url, ofBytes(1024 * 1024), auth)
+      expect(atLimit.status).toBe(200)
+      expect(atLimit.json.result.tools.length).toBeGreaterThan(0)
+      const huge = yield* post(app.url, ofBytes(1024 * 1024 + 1), auth)
       expect(huge.status).toBe(413)
       expect(huge.json.error).toBeDefined()
     }), { timeout: 60_000 })
