@@ -160,6 +160,19 @@ const chownTree = (path: string, user: OsUser): void => {
   }
 }
 
+/** The first directory from `/` down to `dir` that `user` may not pass through (no execute bit for it), if any. */
+const closedAncestor = (dir: string, user: OsUser): string | undefined => {
+  const chain: Array<string> = []
+  for (let d = dir; ; d = Path.dirname(d)) {
+    chain.unshift(d)
+    if (Path.dirname(d) === d) break
+  }
+  return chain.find((d) => {
+    const { mode, uid, gid } = Fs.statSync(d)
+    return !(uid === user.uid ? mode & 0o100 : gid === user.gid ? mode & 0o010 : mode & 0o001)
+  })
+}
+
 /**
  * The data directory of the PGlite engine that earlier Belay versions embedded: `<data dir>/pgdata`, a PostgreSQL
  * 17 data directory in PGlite's format. This version cannot read it and must neither ignore nor overwrite it.
@@ -306,13 +319,22 @@ export const start = (options: StartOptions): Effect.Effect<EmbeddedServer, Embe
 
     yield* Effect.try({
       try: () => {
-        Fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 })
+        const created = Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
         if (user !== undefined) {
-          // The server's user must be able to pass through the data directory to reach `pg` (execute bit only: it
-          // still cannot list it or read Belay's files, which are 0600).
-          Fs.chmodSync(dataDir, Fs.statSync(dataDir).mode & 0o777 | 0o011)
-          if (Fs.statSync(clusterDir).uid !== user.uid) chownTree(clusterDir, user)
+          // The server's user must pass through the data directory (and the directories made for it here) to
+          // reach `pg`: the execute bit only, so it still cannot list them or read Belay's files (0600).
+          for (let dir = dataDir; created !== undefined && dir.startsWith(created); dir = Path.dirname(dir)) {
+            Fs.chmodSync(dir, (Fs.statSync(dir).mode & 0o777) | 0o011)
+          }
+          Fs.chmodSync(dataDir, (Fs.statSync(dataDir).mode & 0o777) | 0o011)
+          const closed = closedAncestor(dataDir, user)
+          if (closed !== undefined) {
+            throw new Error(`${SERVER_OS_USER}, the user PostgreSQL runs as, cannot enter ${closed} on the way to ` +
+              `${clusterDir}; allow it (chmod o+x ${closed}) or choose a BELAY_DATA_DIR elsewhere`)
+          }
         }
+        Fs.mkdirSync(clusterDir, { mode: 0o700, recursive: true })
+        if (user !== undefined && Fs.statSync(clusterDir).uid !== user.uid) chownTree(clusterDir, user)
       },
       catch: (cause) => new EmbeddedPostgresError({ message: `cannot prepare ${clusterDir}: ${oneLine(cause)}` })
     })
