@@ -188,7 +188,8 @@ const refuseLegacyPglite = (dataDir: string) =>
           `with 'npx -y -p @electric-sql/pglite-socket@0.2.17 pglite-server --db=${legacy} --port=5499', dump it with ` +
           `'pg_dump -h 127.0.0.1 -p 5499 -U postgres --data-only --exclude-table=effect_sql_migrations postgres > belay.sql' ` +
           `(pg_dump 17 or later), move ${legacy} out of the data directory, start belay, then load the dump with ` +
-          `'psql -h ${Path.join(dataDir, "pg")} -U postgres -d belay -1 -f belay.sql' (README: "Moving from PGlite")`
+          `'psql -h ${Path.join(dataDir, "pg")} -U postgres -d belay -1 -f belay.sql' while it runs, and restart it ` +
+          `(README: "Moving from PGlite")`
       })
     )
   })
