@@ -174,8 +174,9 @@ const closedAncestor = (dir: string, user: OsUser): string | undefined => {
 }
 
 /**
- * The data directory of the PGlite engine that earlier Belay versions embedded: `<data dir>/pgdata`, a PostgreSQL
- * 17 data directory in PGlite's format. This version cannot read it and must neither ignore nor overwrite it.
+ * The data directory of the PGlite engine that earlier Belay versions embedded: `<data dir>/pgdata`, written by
+ * PGlite's 32-bit WebAssembly build of PostgreSQL 18, whose on-disk layout a native server refuses. This version must
+ * neither ignore nor overwrite it.
  */
 const refuseLegacyPglite = (dataDir: string) =>
   Effect.suspend(() => {
@@ -187,7 +188,7 @@ const refuseLegacyPglite = (dataDir: string) =>
           `no longer runs (it runs PostgreSQL in ${Path.join(dataDir, "pg")}); nothing was changed. To move its data, serve it ` +
           `with 'npx -y -p @electric-sql/pglite-socket@0.2.17 pglite-server --db=${legacy} --port=5499', dump it with ` +
           `'pg_dump -h 127.0.0.1 -p 5499 -U postgres --data-only --exclude-table=effect_sql_migrations postgres > belay.sql' ` +
-          `(pg_dump 17 or later), move ${legacy} out of the data directory, start belay, then load the dump with ` +
+          `(pg_dump 18 or later), move ${legacy} out of the data directory, start belay, then load the dump with ` +
           `'psql -h ${Path.join(dataDir, "pg")} -U postgres -d belay -1 -f belay.sql' while it runs, and restart it ` +
           `(README: "Moving from PGlite")`
       })
@@ -243,7 +244,7 @@ const clearStaleServer = (clusterDir: string, socketDir: string) =>
     if (parent !== 1) {
       return yield* new EmbeddedPostgresError({
         message: `the embedded PostgreSQL of ${clusterDir} is already running (pid ${pid}, parent ${parent}): ` +
-          `another belay serves this data directory; stop it first`
+          `another belay serves this data directory, or one that was killed left it behind; stop it (kill -INT ${pid}) first`
       })
     }
     yield* Effect.logWarning("stopping an orphaned embedded PostgreSQL left by a belay that was killed").pipe(

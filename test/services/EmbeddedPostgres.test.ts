@@ -149,12 +149,28 @@ describe("the embedded PostgreSQL of belay serve", () => {
       expect(yield* second.stop("SIGTERM")).toBe(0)
     }), { timeout: 180_000 })
 
+  it.scoped("a server left running by a Belay killed with SIGKILL is shut down at the next start, which then serves", () =>
+    Effect.gen(function*() {
+      const env = yield* embeddedEnvironment
+      const first = yield* startBelay(env)
+      const orphan = postmasterPid(env.BELAY_DATA_DIR)
+      first.process.kill("SIGKILL")
+      yield* exitOf(first.process)
+      expect(Fs.existsSync(`/proc/${orphan}`)).toBe(true)
+
+      const second = yield* startBelay(env)
+      expect(second.output()).toContain("stopping an orphaned embedded PostgreSQL")
+      expect(Fs.existsSync(`/proc/${orphan}`)).toBe(false)
+      expect(parentOf(postmasterPid(env.BELAY_DATA_DIR))).toBe(second.process.pid)
+      expect(yield* second.stop("SIGTERM")).toBe(0)
+    }), { timeout: 180_000 })
+
   it.scoped("a data directory of the former PGlite default is refused with one line and left untouched", () =>
     Effect.gen(function*() {
       const env = yield* embeddedEnvironment
       const legacy = Path.join(env.BELAY_DATA_DIR, "pgdata")
       Fs.mkdirSync(Path.join(legacy, "base", "5"), { recursive: true })
-      Fs.writeFileSync(Path.join(legacy, "PG_VERSION"), "17\n")
+      Fs.writeFileSync(Path.join(legacy, "PG_VERSION"), "18\n")
       Fs.writeFileSync(Path.join(legacy, "base", "5", "16384"), "rows")
 
       const result = yield* runCli(env, ["serve"])
