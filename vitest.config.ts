@@ -1,8 +1,10 @@
 import { configDefaults, defineConfig } from "vitest/config"
 
 // Two projects: `unit` (pure code, actors against the scripted fake IRC server,
-// services and HTTP against the embedded database or TEST_DATABASE_URL) and
-// `system` (real ngircd, real Chromium, the MCP conformance suite).
+// services and HTTP against the embedded PostgreSQL or TEST_DATABASE_URL) and
+// `system` (real ngircd, real Chromium, the MCP conformance suite). Each run starts
+// one database server (or uses TEST_DATABASE_URL's) with a migrated template
+// database, from which every test file or layer gets a fresh copy.
 export default defineConfig({
   test: {
     projects: [
@@ -11,6 +13,7 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**"],
+          globalSetup: ["test/support/globalSetup.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000
         }
@@ -19,6 +22,7 @@ export default defineConfig({
         test: {
           name: "system",
           include: ["test/system/**/*.test.ts"],
+          globalSetup: ["test/support/globalSetup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // one ngircd / one Chromium at a time: 2 cores, fixed system resources

@@ -1,8 +1,8 @@
 /**
  * Db opens a Belay database from the bench process with the application's own Database layer
- * (src/services/Database.ts: PGlite under BELAY_DATA_DIR, or DATABASE_URL; migrations applied), so loading and
- * counting go through the same driver, schema and indexes as the server. Embedded PGlite belongs to one process at a
- * time: call this only while no Belay runs on that data dir.
+ * (src/services/Database.ts: the embedded PostgreSQL under BELAY_DATA_DIR, or DATABASE_URL; migrations applied), so
+ * loading and counting go through the same driver, schema and indexes as the server. The embedded server is started
+ * by one process at a time: call this only while no Belay runs on that data dir.
  *
  * Concurrency rule: one `withDatabase` call owns the connection for the duration of `use` and closes it after.
  */

@@ -12,7 +12,7 @@ import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, Lo
 export interface AppSettings {
   readonly host: string
   readonly port: number
-  /** Real PostgreSQL when set; otherwise the embedded PGlite under `dataDir`. */
+  /** An external PostgreSQL when set; otherwise Belay runs its own PostgreSQL server under `dataDir/pg`. */
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   readonly adminSocket: string

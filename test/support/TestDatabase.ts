@@ -1,41 +1,43 @@
 /**
- * The database a test runs against: a fresh PostgreSQL database on the server named
- * by TEST_DATABASE_URL (created per call, dropped on scope close), or, when that is
- * unset, a fresh embedded PGlite data directory. The same migrations run either way,
- * so every database test proves both back ends (CI runs the suite once per mode).
+ * The database a test runs against: a fresh PostgreSQL database, created per call from the migrated template of
+ * the run's server (globalSetup.ts: the embedded PostgreSQL users get, or TEST_DATABASE_URL) and dropped on scope
+ * close. Every test file or layer gets its own database, so files run in parallel without seeing each other.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
+import { inject } from "vitest"
 import { AppConfig, type AppSettings, appSettings } from "../../src/services/AppConfig.js"
 import { DatabaseLive } from "../../src/services/Database.js"
-import { ConfigProvider } from "effect"
 
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL
 
-/** Creates an empty database on the TEST_DATABASE_URL server and returns its URL. */
-const createDatabase = Effect.acquireRelease(
+const admin = (statement: string) =>
   Effect.promise(async () => {
-    const admin = new pg.Client({ connectionString: testDatabaseUrl })
-    await admin.connect()
+    const client = new pg.Client({ connectionString: inject("testDatabaseServer").adminUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** Creates a database from the run's migrated template and returns its URL; dropped on scope close. */
+export const createDatabase = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const { adminUrl, template } = inject("testDatabaseServer")
     const name = `belay_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-    await admin.query(`CREATE DATABASE ${name}`)
-    await admin.end()
-    const url = new URL(testDatabaseUrl!)
+    yield* admin(`CREATE DATABASE ${name} TEMPLATE ${template}`)
+    const url = new URL(adminUrl)
     url.pathname = `/${name}`
     return { name, url: url.toString() }
   }),
-  ({ name }) =>
-    Effect.promise(async () => {
-      const admin = new pg.Client({ connectionString: testDatabaseUrl })
-      await admin.connect()
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await admin.end()
-    })
+  ({ name }) => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
 )
 
 /** A temp dir removed on scope close. */
@@ -46,14 +48,21 @@ export const tempDir = (prefix: string) =>
   )
 
 /**
- * Environment for a Belay under test: its own data dir and, in PostgreSQL mode, its
- * own fresh database. Scoped: both are removed afterwards.
+ * Environment for a Belay under test: its own data dir and its own fresh database (DATABASE_URL). Scoped: both
+ * are removed afterwards. Tests of the embedded default leave out DATABASE_URL themselves.
  */
 export const testEnvironment = (extra: Record<string, string> = {}) =>
   Effect.gen(function*() {
     const dataDir = yield* tempDir("belay-test-")
-    const env: Record<string, string> = { BELAY_DATA_DIR: dataDir, LOG_LEVEL: "warning", LOG_FORMAT: "json", PORT: "0", ...extra }
-    if (testDatabaseUrl) env.DATABASE_URL = (yield* createDatabase).url
+    const { url } = yield* createDatabase
+    const env: Record<string, string> = {
+      BELAY_DATA_DIR: dataDir,
+      DATABASE_URL: url,
+      LOG_LEVEL: "warning",
+      LOG_FORMAT: "json",
+      PORT: "0",
+      ...extra
+    }
     return env
   })
 
@@ -70,5 +79,5 @@ export const TestDatabaseLive = (extra: Record<string, string> = {}): Layer.Laye
     })
   )
 
-export const describeMode = testDatabaseUrl ? "PostgreSQL (TEST_DATABASE_URL)" : "embedded PGlite"
+export const describeMode = testDatabaseUrl ? "PostgreSQL (TEST_DATABASE_URL)" : "embedded PostgreSQL"
 export { Option, Redacted }
