@@ -2,7 +2,7 @@
  * The composition root: the one place the layer graph is assembled and launched.
  * `belay serve` runs `serve`; tests build the same graph with `makeAppLayer`.
  *
- *   AppConfig ─▶ Database (PGlite or PostgreSQL, migrated)
+ *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ SecretBox, TokenGenerator, Metrics, CredentialCache
  *             ─▶ Accounts ─▶ Networks ─▶ ApiTokens, MessageStore, BrowserEvents
  *             ─▶ Authenticator, E2eKeys, NickNotes, OAuth services      (services/)

@@ -7,8 +7,6 @@
  * does not answer" looks like from Belay: queries sent, no reply.
  */
 import * as Net from "node:net"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
@@ -20,10 +18,9 @@ import { ApiTokens } from "../../src/services/ApiTokens.js"
 import { AppConfig } from "../../src/services/AppConfig.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
-import { freePort } from "../support/BelayProcess.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import { eventually } from "../support/Ngircd.js"
-import { describeMode, settingsFrom, testDatabaseUrl, testEnvironment } from "../support/TestDatabase.js"
+import { createDatabase, describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
 
 const get = (url: string) =>
   Effect.promise(async () => {
@@ -102,7 +99,7 @@ describe(`/metrics on ${describeMode}`, () => {
 })
 
 /** A TCP proxy to `upstream` that can stop forwarding: while held, bytes either way are kept, not delivered. */
-const holdingProxy = (upstream: { readonly host: string; readonly port: number }) =>
+const holdingProxy = (upstream: Net.NetConnectOpts) =>
   Effect.gen(function*() {
     let held = false
     const waiting: Array<() => void> = []
@@ -148,35 +145,30 @@ const holdingProxy = (upstream: { readonly host: string; readonly port: number }
     } as const
   })
 
-/** A PostgreSQL to proxy to: the TEST_DATABASE_URL server, or an in-memory PGlite served on loopback TCP. */
+/**
+ * The run's PostgreSQL to proxy to, as a fresh database: the TEST_DATABASE_URL server over TCP, or the embedded
+ * server over its Unix socket (it listens on no TCP port). The URL Belay gets names the proxy instead.
+ */
 const upstreamDatabase = Effect.gen(function*() {
-  if (testDatabaseUrl) {
-    const url = new URL(testDatabaseUrl)
-    return { host: url.hostname, port: Number(url.port || 5432), url }
-  }
-  const port = yield* freePort
-  yield* Effect.acquireRelease(
-    Effect.promise(async () => {
-      const db = await PGlite.create()
-      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port })
-      await server.start()
-      return { db, server }
-    }),
-    ({ db, server }) => Effect.promise(async () => {
-      await server.stop()
-      await db.close()
-    })
-  )
-  return { host: "127.0.0.1", port, url: new URL("postgres://postgres:postgres@127.0.0.1/postgres") }
+  const url = new URL((yield* createDatabase).url)
+  const socketDir = url.searchParams.get("host")
+  const port = Number(url.searchParams.get("port") ?? (url.port || 5432))
+  const target: Net.NetConnectOpts = socketDir?.startsWith("/")
+    ? { path: `${socketDir}/.s.PGSQL.${port}` }
+    : { host: url.hostname, port }
+  url.searchParams.delete("host")
+  url.searchParams.delete("port")
+  return { target, url }
 })
 
 describe(`/healthz on ${describeMode}`, () => {
   it.live("200 {ok: true} while the database answers, 503 while it does not, 200 again once it does", () =>
     Effect.scoped(Effect.gen(function*() {
       const upstream = yield* upstreamDatabase
-      const proxy = yield* holdingProxy(upstream)
+      const proxy = yield* holdingProxy(upstream.target)
       const url = new URL(upstream.url)
-      url.host = `127.0.0.1:${proxy.port}`
+      url.hostname = "127.0.0.1"
+      url.port = String(proxy.port)
       const settings = yield* settingsFrom({ HOST: "127.0.0.1", PORT: "0", LOG_FORMAT: "json" })
       // One pooled connection, as the embedded database runs: the health query cannot dodge the
       // held connection by opening another.
