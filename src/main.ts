@@ -3,9 +3,7 @@
  * `belay serve` runs `serve`; tests build the same graph with `makeAppLayer`.
  *
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
- *             ─▶ SecretBox, TokenGenerator, Metrics, CredentialCache
- *             ─▶ Accounts ─▶ Networks ─▶ ApiTokens, MessageStore, BrowserEvents
- *             ─▶ Authenticator, E2eKeys, NickNotes, OAuth services      (services/)
+ *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
  *             ─▶ HttpRoutes (health, /mcp, OAuth) ─▶ HttpServer, AdminServer  (http/, admin/)
  *
@@ -27,12 +25,11 @@ import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/Authenticator.js"
-import { BrowserEvents } from "./services/BrowserEvents.js"
 import { BrowserSessions } from "./services/BrowserSessions.js"
-import { CredentialCache } from "./services/CredentialCache.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
-import { MessageStoreLive } from "./services/MessageStore.js"
+import { MessageHistory } from "./services/MessageHistory.js"
+import { MessageWriter } from "./services/MessageWriter.js"
 import { Metrics } from "./services/Metrics.js"
 import { Networks } from "./services/Networks.js"
 import { NickNotes } from "./services/NickNotes.js"
@@ -41,8 +38,7 @@ import { OAuthCodes } from "./services/OAuthCodes.js"
 import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
-import { SecretBoxLive } from "./services/SecretBox.js"
-import { TokenGeneratorLive } from "./services/Tokens.js"
+import { SecretBox } from "./services/SecretBox.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -56,23 +52,32 @@ export const loggerLayer = (settings: AppSettings) =>
     Logger.minimumLogLevel(settings.logLevel)
   )
 
-/** The OAuth authorization server's state: apps, consents, codes, tokens, sessions, limits. */
-const OAuthServicesLive = Layer.mergeAll(
-  OAuthClients.Default,
-  OAuthConsents.Default,
-  OAuthCodes.Default,
+/**
+ * Every service the actors, routes and admin socket use, over the database and AppConfig
+ * in context. Each `Default` layer provides its own dependencies, and a layer used twice in
+ * one build is built once, so every service exists once however many others use it.
+ */
+export const Services = Layer.mergeAll(
+  Accounts.Default,
+  ApiTokens.Default,
+  Authenticator.Default,
   BrowserSessions.Default,
-  RegistrationLimiter.Default
-).pipe(Layer.provideMerge(OAuthTokens.Default))
+  E2eKeys.Default,
+  MessageHistory.Default,
+  MessageWriter.Default,
+  Metrics.Default,
+  Networks.Default,
+  NickNotes.Default,
+  OAuthClients.Default,
+  OAuthCodes.Default,
+  OAuthConsents.Default,
+  OAuthTokens.Default,
+  RegistrationLimiter.Default,
+  SecretBox.Default
+)
 
 /** Every service of the product, over a migrated database. */
-export const ServicesLive = Layer.mergeAll(Authenticator.Default, E2eKeys.Default, NickNotes.Default, OAuthServicesLive).pipe(
-  Layer.provideMerge(Layer.mergeAll(ApiTokens.Default, BrowserEvents.Default, MessageStoreLive)),
-  Layer.provideMerge(Networks.Default),
-  Layer.provideMerge(Accounts.Default),
-  Layer.provideMerge(Layer.mergeAll(SecretBoxLive, TokenGeneratorLive, Metrics.Default, CredentialCache.Default)),
-  Layer.provideMerge(DatabaseLive)
-)
+export const ServicesLive = Services.pipe(Layer.provideMerge(DatabaseLive))
 
 const RoutesLive = Layer.effect(
   HttpRoutes,

@@ -2,7 +2,7 @@
  * History: which stored messages (CONTRACT.md "message" kinds) one IRC line becomes, and in which buffer — a
  * channel, a DM named after the peer, or the server buffer `:server:<networkId>`. Pure functions; the network
  * actor's dispatcher calls them with its state *before* applying the line (a QUIT must still see the channels the
- * user was in), then appends the result to the MessageStore in order.
+ * user was in), then appends the result to the MessageWriter in order.
  *
  * Rules (interface.md "Events" 4; issue 3 §5):
  * - PRIVMSG/NOTICE/ACTION to a channel (STATUSMSG `@#chan` included) go to the channel; to us, to the sender's DM
@@ -19,7 +19,7 @@
  * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
  *   are not history.
  */
-import type { BufferKind, MessageKind, NewMessage } from "../services/MessageStoreApi.js"
+import type { BufferKind, MessageKind, NewMessage } from "../services/MessageWriter.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
 import { equalsFolded, foldCase } from "../irc/CaseMapping.js"

@@ -2,7 +2,7 @@
  * NetworkActor: one IRC network of one account, kept connected and recorded. It owns the connection (through the
  * IrcTransport port), the connection state machine, the network's ISUPPORT, our nick and the wanted nick, the
  * channel state (ChannelState: members, prefixes, away, topics, keys), the stored channel keys it rejoins with, the
- * get_mode_list queries in flight (ModeListRequests), and writing what it sees into the MessageStore.
+ * get_mode_list queries in flight (ModeListRequests), and writing what it sees into the MessageWriter.
  *
  * Concurrency rule (STYLE habit 3, soju `doc/architecture.md`): one inbox, one dispatcher. Commands (each with a
  * Deferred reply), transport events (pushed by irc-framework callbacks with `unsafeOffer`, never handled there),
@@ -62,7 +62,7 @@ import {
   SubscriptionRef
 } from "effect"
 import type { NetworkConfig, StoredChannel } from "../services/Networks.js"
-import type { MessageStoreService, NewMessage } from "../services/MessageStoreApi.js"
+import type { MessageWriter, NewMessage } from "../services/MessageWriter.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../services/E2eKeys.js"
 import type { FishKey } from "../services/crypto/Fish.js"
 import type { ActorTimers, TimerEntry } from "./ActorTimers.js"
@@ -140,7 +140,7 @@ export interface E2eKeySource {
 export interface ActorDeps {
   readonly networkId: number
   readonly repo: NetworkRepo
-  readonly store: MessageStoreService
+  readonly store: MessageWriter
   readonly transport: IrcTransportService
   /** BELAY_ALLOWED_HOSTS, lower-cased; None allows every host. */
   readonly allowedHosts: Option.Option<ReadonlySet<string>>
@@ -407,7 +407,7 @@ const transition = (a: Actor, next: ConnectionState, details: Record<string, unk
 // ---- repository writes, off the dispatcher ----
 
 /**
- * Queues a repository write. MessageStore.append never waits for the database, but these writes (Networks) go
+ * Queues a repository write. MessageWriter.append never waits for the database, but these writes (Networks) go
  * straight to SQL and would hold the dispatcher through an outage; so they run on a writer fiber, forked when the
  * first write is queued and ended when the list is empty (an idle network keeps no fiber for it).
  */

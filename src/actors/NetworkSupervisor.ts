@@ -38,7 +38,7 @@ import {
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
-import { MessageStore } from "../services/MessageStoreApi.js"
+import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
 import { defaultISupport } from "../irc/ISupport.js"
@@ -93,7 +93,7 @@ const offlineStatus = (networkId: number): NetworkStatus => ({
 
 export const make = Effect.gen(function*() {
   const networks = yield* Networks
-  const store = yield* MessageStore
+  const store = yield* MessageWriter
   const e2e = yield* E2eKeys
   const settings = yield* AppConfig
   const metrics = yield* Metrics
@@ -387,5 +387,5 @@ export const make = Effect.gen(function*() {
 export const NetworkSupervisorLive: Layer.Layer<
   NetworkControl,
   never,
-  Networks | MessageStore | E2eKeys | AppConfig | Metrics | IrcTransport
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport
 > = Layer.scoped(NetworkControl, make)

@@ -1,11 +1,12 @@
-// The OAuth 2 errors that travel over the wire (spec/interface.md "Errors > OAuth"): one
-// Schema.TaggedError per wire code, the code, HTTP status and whether it may be sent to a
-// redirect_uri held on the class (as node-oidc-provider's lib/helpers/errors.js does), and the
-// one encoding of the JSON body. Pure data; no state, safe from any fiber.
+// The OAuth 2 errors that travel over the wire (the interface, "Errors > OAuth"): one
+// Schema.TaggedError per wire code, with the code and HTTP status held on the class (as
+// node-oidc-provider's lib/helpers/errors.js does), and the one encoding of the JSON body. Only
+// access_denied is ever sent to a redirect_uri (AuthorizeRequest.authorizationResponse); every
+// other error is answered directly. Pure data; no state, safe from any fiber.
 import { Schema } from "effect"
 
 /** `{error, error_description?}` (RFC 6749 §5.2). `error_description` is omitted, never null:
- * the MCP SDK's OAuthErrorResponseSchema rejects null (research/oauth.md H-01). */
+ * the MCP SDK's OAuthErrorResponseSchema rejects null. */
 export const OAuthErrorBody = Schema.Struct({
   error: Schema.String,
   error_description: Schema.optional(Schema.String)
@@ -23,7 +24,6 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   static readonly status = 400
   get error(): "invalid_request" { return "invalid_request" }
   get status(): 400 { return 400 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -35,7 +35,6 @@ export class InvalidClientMetadata
   static readonly status = 400
   get error(): "invalid_client_metadata" { return "invalid_client_metadata" }
   get status(): 400 { return 400 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -45,7 +44,6 @@ export class InvalidRedirectUri extends Schema.TaggedError<InvalidRedirectUri>()
   static readonly status = 400
   get error(): "invalid_redirect_uri" { return "invalid_redirect_uri" }
   get status(): 400 { return 400 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -57,7 +55,6 @@ export class UnsupportedGrantType
   static readonly status = 400
   get error(): "unsupported_grant_type" { return "unsupported_grant_type" }
   get status(): 400 { return 400 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -68,24 +65,22 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGra
   static readonly status = 400
   get error(): "invalid_grant" { return "invalid_grant" }
   get status(): 400 { return 400 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
 /** 401, token and revoke: unknown client_id ("register again"). No WWW-Authenticate unless the
- * request carried an Authorization header (RFC 6749 §5.2, research/oauth.md T-13). */
+ * request carried an Authorization header (RFC 6749 §5.2). */
 export class InvalidClient extends Schema.TaggedError<InvalidClient>()("InvalidClient", Description) {
   static readonly error = "invalid_client"
   static readonly status = 401
   get error(): "invalid_client" { return "invalid_client" }
   get status(): 401 { return 401 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
 /** 429, register: the pending-registration cap (1,000) is reached. `retryAfterSeconds`, when
- * known, is when the oldest pending registration expires (research/oauth.md Q17: a 429 always
- * says when to come back). */
+ * known, is when the oldest pending registration expires (a 429 says when to come back,
+ * RFC 6585 §4). */
 export class TemporarilyUnavailable extends Schema.TaggedError<TemporarilyUnavailable>()("TemporarilyUnavailable", {
   ...Description,
   retryAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.positive()))
@@ -94,7 +89,6 @@ export class TemporarilyUnavailable extends Schema.TaggedError<TemporarilyUnavai
   static readonly status = 429
   get error(): "temporarily_unavailable" { return "temporarily_unavailable" }
   get status(): 429 { return 429 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -108,7 +102,6 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
   static readonly status = 429
   get error(): "too_many_requests" { return "too_many_requests" }
   get status(): 429 { return 429 }
-  get mayRedirect(): false { return false }
   override get message(): string { return describe(this.error, this.description) }
 }
 
@@ -119,7 +112,6 @@ export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDeni
   static readonly status = 400
   get error(): "access_denied" { return "access_denied" }
   get status(): 400 { return 400 }
-  get mayRedirect(): true { return true }
   override get message(): string { return describe(this.error, this.description) }
 }
 

@@ -4,7 +4,7 @@
 // tools/call arguments into an invalid-arguments failure that names the offending field, and
 // the tools/call result shapes. Pure and immutable after load; safe to share between requests.
 //
-// JSON Schema decisions (research/mcp.md §1.6, research/stack.md §5):
+// JSON Schema decisions:
 // - Root `type: "object"`, no `$ref`/`$defs`/`$id` anywhere (generation throws otherwise, so a
 //   bad Schema fails at startup and in tests, never in front of a client), no `$schema` (the
 //   SDK client compiles outputSchema with a draft-07 Ajv, which rejects a 2020-12 `$schema`),
@@ -102,7 +102,7 @@ const asObjectSchema = (schema: Record<string, unknown>, what: string): JsonSche
   return { ...schema, type: "object" }
 }
 
-// research/mcp.md §1.6: a tool without parameters publishes {"type":"object","additionalProperties":false}.
+// A tool without parameters publishes an empty object schema that refuses any property.
 const inputSchemaOf = (tool: AnyMcpTool): JsonSchemaObject =>
   Object.keys(tool.input.fields).length === 0
     ? { type: "object", properties: {}, additionalProperties: false }
@@ -142,20 +142,15 @@ export const toolsListResultJson: { readonly [S in ToolScope]: string } = {
   "read-write": JSON.stringify({ tools: toolListEntries })
 }
 
-/** A whole tools/list JSON-RPC response body without re-serializing the tool list. */
-export const toolsListResponseBody = (scope: ToolScope, id: JsonRpcId): string =>
-  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${toolsListResultJson[scope]}}`
-
-// The same body as bytes: the ~54 KB list is UTF-8 encoded once, at load, and each
-// response only splices the request id in (issue 5 bench: per-request re-encoding of
-// the list was a visible share of tools/list time).
+// The ~54 KB list is UTF-8 encoded once, at load, and each response only splices the
+// request id in: re-encoding the list per request was a visible share of tools/list time.
 const RESPONSE_PREFIX = Buffer.from(`{"jsonrpc":"2.0","id":`)
 const RESPONSE_SUFFIX: { readonly [S in ToolScope]: Buffer } = {
   read: Buffer.from(`,"result":${toolsListResultJson.read}}`),
   "read-write": Buffer.from(`,"result":${toolsListResultJson["read-write"]}}`)
 }
 
-/** `toolsListResponseBody` as a Buffer, built from pre-encoded parts. */
+/** A whole tools/list JSON-RPC response body, built from pre-encoded parts. */
 export const toolsListResponseBytes = (scope: ToolScope, id: JsonRpcId): Buffer =>
   Buffer.concat([RESPONSE_PREFIX, Buffer.from(JSON.stringify(id)), RESPONSE_SUFFIX[scope]])
 

@@ -1,13 +1,17 @@
 /**
- * Accounts owns members: name, argon2id password hash, status (active | paused),
- * password checks for sign-in, and account recovery (which revokes every OAuth app,
- * interface "States and transitions"; a plain password change does not).
+ * Accounts owns `accounts`, the members: name, argon2id password hash, status (active |
+ * paused), password checks for sign-in, and account recovery, which revokes every OAuth
+ * app and ends every browser session (the interface, "States and transitions"; a plain
+ * password change does neither). Recovery is one transaction across the three tables,
+ * each written by its owner (OAuthTokens, BrowserSessions) inside it.
  * All state is in PostgreSQL; methods are safe to call concurrently.
  */
 import { hash, verify } from "@node-rs/argon2"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option, PubSub } from "effect"
+import { Data, Effect, Option } from "effect"
+import { BrowserSessions } from "./BrowserSessions.js"
 import { CredentialCache } from "./CredentialCache.js"
+import { OAuthTokens } from "./OAuthTokens.js"
 
 export type AccountStatus = "active" | "paused"
 
@@ -40,11 +44,6 @@ const ARGON2 = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } 
 // Verified against when the account does not exist, so a miss costs the same as a hit.
 const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$b1NIdofJhgG3nshWvbYgBA$sQgnYlWeoptTXbE6PSB5f7tR8Xi/WyrRvYzfgBYq4VA"
 
-/** Emitted when tokens of an account are revoked wholesale, so open sockets can be closed. */
-export interface AccountRecovered {
-  readonly accountId: number
-}
-
 interface AccountRow {
   readonly id: number
   readonly name: string
@@ -58,12 +57,13 @@ const validatePassword = (password: string) =>
     : Effect.void
 
 export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const recovered = yield* PubSub.unbounded<AccountRecovered>()
-    // Pausing narrows every credential to read and recovery revokes apps: both must
-    // reach /mcp at once, so cached authentications are dropped after the change.
+    // Pausing narrows every credential to read, which must reach /mcp at once, so cached
+    // authentications of the account are dropped after the change.
     const credentials = yield* CredentialCache
+    const tokens = yield* OAuthTokens
+    const sessions = yield* BrowserSessions
 
     const hashPassword = (password: string) => Effect.promise(() => hash(password, ARGON2))
 
@@ -113,7 +113,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
         RETURNING id, name, status, created_at AS "createdAt"`.pipe(Effect.orDie)
       const row = rows[0]
       if (!row) return yield* new AccountNotFound({ name })
-      yield* credentials.invalidate
+      yield* credentials.forgetAccount(row.id)
       yield* Effect.logInfo("account status changed").pipe(Effect.annotateLogs({ account: name, status }))
       return row
     })
@@ -146,28 +146,27 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
     const recover = Effect.fn("Accounts.recover")(function*(name: string, password: string) {
       yield* validatePassword(password)
       const passwordHash = yield* hashPassword(password)
-      const result = yield* sql.withTransaction(
+      // The revocations are announced once the transaction commits (OAuthTokens.inTransaction).
+      const result = yield* tokens.inTransaction((revoke) =>
         Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`
             UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now(), recovered_at = now()
             WHERE name = ${name} RETURNING id`
           const account = rows[0]
           if (!account) return Option.none<{ accountId: number; revokedApps: number }>()
-          const revoked = yield* sql<{ id: number }>`
-            UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = ${account.id} AND revoked_at IS NULL RETURNING id`
-          yield* sql`DELETE FROM browser_sessions WHERE account_id = ${account.id}`
-          return Option.some({ accountId: account.id, revokedApps: revoked.length })
+          const revokedApps = yield* revoke.allOfAccount(account.id)
+          yield* sessions.endAllForAccount(account.id)
+          return Option.some({ accountId: account.id, revokedApps })
         })
       ).pipe(Effect.orDie)
       if (Option.isNone(result)) return yield* new AccountNotFound({ name })
-      yield* credentials.invalidate
-      yield* PubSub.publish(recovered, { accountId: result.value.accountId })
       yield* Effect.logInfo("account recovered; every app token revoked").pipe(
         Effect.annotateLogs({ account: name, revokedApps: result.value.revokedApps })
       )
       return result.value
     })
 
-    return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover, recovered } as const
-  })
+    return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover } as const
+  }),
+  dependencies: [CredentialCache.Default, OAuthTokens.Default, BrowserSessions.Default]
 }) {}

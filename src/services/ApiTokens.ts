@@ -1,15 +1,16 @@
 /**
- * ApiTokens owns the API tokens members mint for programs: 256 random bits shown once,
- * only a SHA-256 hash stored, scope fixed at creation, soft revocation (the row stays
- * listed with its revoked marker). Refused on hosted deployments (interface
+ * ApiTokens owns `api_tokens`, the tokens members mint for programs: 256 random bits
+ * shown once, only a SHA-256 hash stored, scope fixed at creation, soft revocation (the
+ * row stays listed with its revoked marker, and the revocation is announced on
+ * CredentialRevocations once committed). Refused on hosted deployments (the interface,
  * "Authentication" 2). State in PostgreSQL; safe to call concurrently.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
 import { AppConfig } from "./AppConfig.js"
 import { Accounts } from "./Accounts.js"
-import { CredentialCache } from "./CredentialCache.js"
-import { sha256, TokenGenerator } from "./Tokens.js"
+import { CredentialRevocations } from "./CredentialRevocations.js"
+import { sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
 export type TokenScope = "read" | "read-write"
 
@@ -21,7 +22,7 @@ export interface ApiTokenListing {
   readonly revokedAt: Date | null
 }
 
-export interface ApiTokenPrincipal {
+export interface ApiTokenOwner {
   readonly tokenId: number
   readonly accountId: number
   readonly scope: TokenScope
@@ -56,7 +57,7 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
     const config = yield* AppConfig
     const accounts = yield* Accounts
     const generator = yield* TokenGenerator
-    const credentials = yield* CredentialCache
+    const revocations = yield* CredentialRevocations
 
     /** Returns the raw token; it is never stored and cannot be shown again. */
     const create = Effect.fn("ApiTokens.create")(function*(accountName: string, name: string, scope: TokenScope) {
@@ -85,24 +86,26 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
       const rows = yield* sql<{ id: number }>`
         UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
         WHERE account_id = ${account.id} AND name = ${name} RETURNING id`.pipe(Effect.orDie)
-      if (!rows[0]) return yield* new TokenNotFound({ name })
-      yield* credentials.invalidate
+      const row = rows[0]
+      if (!row) return yield* new TokenNotFound({ name })
+      yield* revocations.publish([{ credential: "api-token", tokenId: row.id, accountId: account.id }])
       yield* Effect.logInfo("api token revoked").pipe(Effect.annotateLogs({ account: accountName, token: name }))
     })
 
     /**
-     * The principal behind a raw token, if it is an active API token. Hosted
-     * deployments refuse API tokens at every entry point, including ones minted earlier.
-     * Lookup is by hash: no comparison of the secret itself happens in JS.
+     * The live API token whose SHA-256 is `tokenHash`, if any. Hosted deployments refuse
+     * API tokens at every entry point, including ones minted earlier. Lookup is by hash:
+     * no comparison of the secret itself happens in JS.
      */
-    const authenticate = Effect.fn("ApiTokens.authenticate")(function*(raw: string) {
-      if (config.hosted) return Option.none<ApiTokenPrincipal>()
-      const rows = yield* sql<ApiTokenPrincipal>`
+    const authenticate = Effect.fn("ApiTokens.authenticate")(function*(tokenHash: Buffer) {
+      if (config.hosted) return Option.none<ApiTokenOwner>()
+      const rows = yield* sql<ApiTokenOwner>`
         SELECT id AS "tokenId", account_id AS "accountId", scope FROM api_tokens
-        WHERE token_hash = ${sha256(raw)} AND revoked_at IS NULL`.pipe(Effect.orDie)
+        WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
     })
 
     return { create, list, revoke, authenticate } as const
-  })
+  }),
+  dependencies: [Accounts.Default, TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

@@ -1,28 +1,31 @@
 /**
- * Authenticator owns the one question every request to /mcp asks: whose bearer
- * token is this, and what may it do? Both credentials go through here — API tokens
- * (scope fixed at creation) and OAuth access tokens (always read-write, interface
- * "Authentication" 3) — and a paused account is narrowed to read (interface 5).
+ * Authenticator owns the one question every request to /mcp asks: whose bearer token is
+ * this, and what may it do? It owns no table: API tokens (scope fixed at creation) are
+ * ApiTokens', OAuth access tokens (always read-write, the interface, "Authentication" 3)
+ * are OAuthTokens', and the account's status is Accounts' — a paused account is narrowed
+ * to read (the interface, "Authentication" 5).
+ *
  * Every request is authenticated again; answers are cached briefly by CredentialCache,
- * which every revoking writer invalidates, so a revocation still takes effect at once.
+ * which drops a credential as soon as its revocation is announced, so a revocation still
+ * takes effect at once. Stateless itself; safe to call concurrently.
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { TokenScope } from "./ApiTokens.js"
-import { AppConfig } from "./AppConfig.js"
+import { Accounts } from "./Accounts.js"
+import { ApiTokens, type TokenScope } from "./ApiTokens.js"
 import { CredentialCache } from "./CredentialCache.js"
-import { sha256 } from "./Tokens.js"
+import { OAuthTokens } from "./OAuthTokens.js"
+import { API_TOKEN_PREFIX, sha256 } from "./Tokens.js"
 
 export interface Principal {
   readonly accountId: number
   readonly credential: "api-token" | "oauth"
+  /** The row id of the token in its table (`api_tokens` or `oauth_tokens`, per `credential`). */
+  readonly tokenId: number
   /** The scope the token was granted. */
   readonly grantedScope: TokenScope
   readonly paused: boolean
   /** What the request may do now: read when the account is paused. */
   readonly scope: TokenScope
-  /** The OAuth access token's row id, for logout; null for API tokens. */
-  readonly oauthTokenId: number | null
 }
 
 /** Bearer tokens are base64url-ish opaque strings; anything else is not worth a query. */
@@ -30,44 +33,52 @@ const PLAUSIBLE_TOKEN = /^[\x21-\x7e]{16,512}$/
 
 export class Authenticator extends Effect.Service<Authenticator>()("belay/Authenticator", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const config = yield* AppConfig
+    const apiTokens = yield* ApiTokens
+    const oauthTokens = yield* OAuthTokens
+    const accounts = yield* Accounts
     const cache = yield* CredentialCache
 
-    interface CredentialRow {
-      readonly credential: Principal["credential"]
-      readonly id: number
-      readonly accountId: number
-      readonly scope: TokenScope
-      readonly status: string
-    }
+    type Credential = Pick<Principal, "credential" | "tokenId" | "accountId" | "grantedScope">
+
+    const oauthToken = (hash: Buffer) =>
+      Effect.map(oauthTokens.authenticate(hash), Option.map((t): Credential => ({
+        credential: "oauth",
+        tokenId: t.tokenId,
+        accountId: t.accountId,
+        grantedScope: "read-write"
+      })))
+
+    const apiToken = (hash: Buffer) =>
+      Effect.map(apiTokens.authenticate(hash), Option.map((t): Credential => ({
+        credential: "api-token",
+        tokenId: t.tokenId,
+        accountId: t.accountId,
+        grantedScope: t.scope
+      })))
 
     /**
-     * One round trip for both credential kinds and the account status. API tokens are
-     * refused on hosted deployments at every entry point, even ones minted earlier.
+     * Every API token is minted with its prefix (Tokens.ts), so a token without it is
+     * looked up only as an OAuth token; one with it is an API token first (an OAuth token
+     * may carry a hosted `<name>~` prefix that happens to start the same way).
      */
-    const lookup = (hash: Buffer) =>
-      sql<CredentialRow>`
-        SELECT 'api-token' AS credential, t.id, t.account_id AS "accountId", t.scope, a.status
-        FROM api_tokens t JOIN accounts a ON a.id = t.account_id
-        WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND ${!config.hosted}
-        UNION ALL
-        SELECT 'oauth' AS credential, o.id, o.account_id AS "accountId", 'read-write' AS scope, a.status
-        FROM oauth_tokens o JOIN accounts a ON a.id = o.account_id
-        WHERE o.token_hash = ${hash} AND o.revoked_at IS NULL`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row): Principal => {
-          const paused = row.status === "paused"
-          return {
-            accountId: row.accountId,
-            credential: row.credential,
-            grantedScope: row.scope,
-            paused,
-            scope: paused ? "read" : row.scope,
-            oauthTokenId: row.credential === "oauth" ? row.id : null
-          }
-        }))
-      )
+    const credentialOf = (raw: string, hash: Buffer): Effect.Effect<Option.Option<Credential>> =>
+      raw.startsWith(API_TOKEN_PREFIX)
+        ? Effect.flatMap(apiToken(hash), (found) => (Option.isSome(found) ? Effect.succeed(found) : oauthToken(hash)))
+        : oauthToken(hash)
+
+    const lookup = (raw: string, hash: Buffer) =>
+      Effect.gen(function*() {
+        const credential = yield* credentialOf(raw, hash)
+        if (Option.isNone(credential)) return Option.none<Principal>()
+        const account = yield* accounts.findById(credential.value.accountId)
+        if (Option.isNone(account)) return Option.none<Principal>()
+        const paused = account.value.status === "paused"
+        return Option.some<Principal>({
+          ...credential.value,
+          paused,
+          scope: paused ? "read" : credential.value.grantedScope
+        })
+      })
 
     /** The principal behind an `Authorization` header value, if it is a live credential. */
     const authenticate = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
@@ -75,9 +86,10 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
       const raw = match?.[1]
       if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
       const hash = sha256(raw)
-      return cache.getOrLookup(hash.toString("base64"), lookup(hash))
+      return cache.getOrLookup(hash.toString("base64"), lookup(raw, hash))
     }
 
     return { authenticate } as const
-  })
+  }),
+  dependencies: [ApiTokens.Default, OAuthTokens.Default, Accounts.Default, CredentialCache.Default]
 }) {}

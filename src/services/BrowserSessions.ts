@@ -1,19 +1,19 @@
 /**
- * BrowserSessions owns member sign-in sessions of the browser (the approval page now,
- * the web client later): a 256-bit secret in an HttpOnly cookie, only its SHA-256 in
- * `browser_sessions`, an absolute lifetime of 30 days measured on Effect's Clock.
- * Account recovery deletes an account's sessions (Accounts.recover).
+ * BrowserSessions owns `browser_sessions`, the member's sign-in sessions of the browser
+ * (the approval page now, the web client later): a 256-bit secret in an HttpOnly cookie,
+ * only its SHA-256 stored, an absolute lifetime of 30 days measured on Effect's Clock.
+ * Account recovery ends every session of the account through `endAllForAccount`.
  *
- * It also derives the CSRF token of a form shown inside a session: HMAC-SHA-256 keyed
- * by the session secret over the form's purpose, so the token is bound to the session
- * and to that one form, needs no storage, and is useless without the cookie
- * (research/oauth.md A-16). State in PostgreSQL; safe to call concurrently.
+ * It also derives the CSRF token of a form shown inside a session: HMAC-SHA-256 keyed by
+ * the session secret over the form's purpose, so the token is bound to the session and to
+ * that one form, needs no storage, and is useless without the cookie. State in
+ * PostgreSQL; safe to call concurrently.
  */
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Schedule } from "effect"
-import { constantTimeEqual } from "./oauth/Pkce.js"
-import { sha256, TokenGenerator } from "./Tokens.js"
+import { Clock, Duration, Effect, Option } from "effect"
+import { periodicPrune } from "./PeriodicPrune.js"
+import { constantTimeEqual, sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
 export const BrowserSessionLimits = {
   lifetime: Duration.days(30),
@@ -25,7 +25,6 @@ const LIFETIME_MS = Duration.toMillis(BrowserSessionLimits.lifetime)
 export interface BrowserSession {
   readonly sessionId: number
   readonly accountId: number
-  readonly accountName: string
 }
 
 /** The CSRF token for `purpose` (e.g. "consent:<id>") in the session whose secret is `sessionSecret`. */
@@ -57,9 +56,8 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
     const lookup = Effect.fn("BrowserSessions.lookup")(function*(secret: string) {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<BrowserSession>`
-        SELECT s.id AS "sessionId", s.account_id AS "accountId", a.name AS "accountName"
-        FROM browser_sessions s JOIN accounts a ON a.id = s.account_id
-        WHERE s.token_hash = ${sha256(secret)} AND s.expires_at > ${new Date(now)}`.pipe(Effect.orDie)
+        SELECT id AS "sessionId", account_id AS "accountId" FROM browser_sessions
+        WHERE token_hash = ${sha256(secret)} AND expires_at > ${new Date(now)}`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
     })
 
@@ -70,18 +68,18 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
       return rows.length > 0
     })
 
+    /** Ends every session of the account; runs inside the caller's transaction when there is one. */
+    const endAllForAccount = (accountId: number) =>
+      sql`DELETE FROM browser_sessions WHERE account_id = ${accountId}`.pipe(Effect.asVoid)
+
     const pruneExpired = Effect.fn("BrowserSessions.pruneExpired")(function*() {
       const now = yield* Clock.currentTimeMillis
       yield* sql`DELETE FROM browser_sessions WHERE expires_at <= ${new Date(now)}`.pipe(Effect.orDie)
     })
 
-    yield* pruneExpired().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("pruning browser sessions failed", cause)),
-      Effect.repeat(Schedule.spaced(BrowserSessionLimits.pruneEvery)),
-      Effect.delay(BrowserSessionLimits.pruneEvery),
-      Effect.forkScoped
-    )
+    yield* periodicPrune("browser sessions", BrowserSessionLimits.pruneEvery, pruneExpired())
 
-    return { create, lookup, end, pruneExpired } as const
-  })
+    return { create, lookup, end, endAllForAccount } as const
+  }),
+  dependencies: [TokenGeneratorLive]
 }) {}

@@ -1,5 +1,5 @@
 /**
- * E2eKeys owns the FiSH keys of end-to-end encrypted channels and DMs (issue 7): set and cleared by
+ * E2eKeys owns the FiSH keys of end-to-end encrypted channels and DMs: set and cleared by
  * `belay channel encrypt|decrypt`, sealed at rest by SecretBox, never logged and never returned by any tool.
  * State in PostgreSQL (`buffers.e2e_key_enc`), keyed by the target folded with rfc1459 since the store does not
  * know the network's CASEMAPPING (E2eCodec.ts explains how lookups stay safe on other mappings).
@@ -106,5 +106,6 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
     })
 
     return { set, clear, forNetwork, changes } as const
-  })
+  }),
+  dependencies: [Accounts.Default, Networks.Default, SecretBox.Default]
 }) {}

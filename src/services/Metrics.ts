@@ -7,7 +7,7 @@
  * registered as collectors and read only when /metrics is scraped. Single-threaded JS:
  * no locking needed. The process's own memory (RSS, V8 heap, external) is read at scrape
  * time under the names Prometheus clients use, so operators and `npm run bench` can see
- * what each connected network costs (issue 3: heap and RSS per network).
+ * what each connected network costs (heap and RSS per network).
  */
 import { Effect } from "effect"
 

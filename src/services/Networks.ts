@@ -1,6 +1,6 @@
 /**
- * Networks owns the stored IRC network configurations of every account and the
- * channels each network should be in (with their keys). Secrets (server password,
+ * Networks owns `networks` and `channels`: the stored IRC network configurations of every
+ * account and the channels each network should be in (with their keys). Secrets (server password,
  * SASL password, channel keys) are sealed by SecretBox before they reach SQL.
  *
  * Changes are published on `changes` so the network supervisor can start and stop
@@ -269,5 +269,6 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       forgetChannel,
       changes
     } as const
-  })
+  }),
+  dependencies: [Accounts.Default, SecretBox.Default]
 }) {}

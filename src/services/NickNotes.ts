@@ -2,13 +2,12 @@
  * NickNotes owns the member's free-form notes about nicks (≤ 4096 characters; an
  * empty note deletes) and relay-bot marks, both per (network, nick) with the nick
  * folded by the network's CASEMAPPING; the stored casing is what was first written
- * (canonical, interface "Relay bot mark"). Writes are pushed to open browser tabs.
+ * (canonical, the interface, "Relay bot mark"). Owns `nick_notes` and `relay_bots`.
  * State in PostgreSQL; safe to call concurrently.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
-import { BrowserEvents } from "./BrowserEvents.js"
 
 export interface RelayBotMark {
   readonly networkId: number
@@ -20,7 +19,6 @@ export interface RelayBotMark {
 export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const events = yield* BrowserEvents
 
     const get = Effect.fn("NickNotes.get")(function*(networkId: number, mapping: CaseMapping, nick: string) {
       const rows = yield* sql<{ note: string }>`
@@ -31,7 +29,7 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
     })
 
     const set = Effect.fn("NickNotes.set")(
-      function*(accountId: number, networkId: number, mapping: CaseMapping, nick: string, note: string) {
+      function*(networkId: number, mapping: CaseMapping, nick: string, note: string) {
         const folded = foldCase(mapping, nick)
         if (note === "") {
           yield* sql`DELETE FROM nick_notes WHERE network_id = ${networkId} AND nick_folded = ${folded}`.pipe(Effect.orDie)
@@ -40,7 +38,6 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
             INSERT INTO nick_notes (network_id, nick_folded, nick, note) VALUES (${networkId}, ${folded}, ${nick}, ${note})
             ON CONFLICT (network_id, nick_folded) DO UPDATE SET note = EXCLUDED.note, updated_at = now()`.pipe(Effect.orDie)
         }
-        yield* events.publish({ _tag: "NickNoteChanged", accountId, networkId, nick, note })
       }
     )
 
@@ -69,7 +66,7 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
 
     /** Mark or clear; returns the mark with the stored (canonical) nick casing. */
     const setRelayBot = Effect.fn("NickNotes.setRelayBot")(
-      function*(accountId: number, networkId: number, mapping: CaseMapping, nick: string, marked: boolean, pattern: Option.Option<string>) {
+      function*(networkId: number, mapping: CaseMapping, nick: string, marked: boolean, pattern: Option.Option<string>) {
         const folded = foldCase(mapping, nick)
         let mark: RelayBotMark
         if (!marked) {
@@ -88,7 +85,6 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
         }
         marksGeneration++
         marksCache.delete(networkId)
-        yield* events.publish({ _tag: "RelayBotChanged", accountId, ...mark })
         return mark
       }
     )

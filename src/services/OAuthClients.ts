@@ -1,22 +1,23 @@
 /**
- * OAuthClients owns registered apps (RFC 7591): registration under the cap of 1,000
- * pending registrations, lookup, approval, and the job that deletes registrations left
- * unapproved for an hour (interface "States and transitions", "Limits").
+ * OAuthClients owns `oauth_clients`, the registered apps (RFC 7591): registration under
+ * the cap of 1,000 pending registrations, lookup, approval, and the job that deletes
+ * registrations left unapproved for an hour (the interface, "States and transitions",
+ * "Limits").
  *
  * Time comes only from Effect's Clock: `created_at` is the Clock's time, and a pending
  * registration older than an hour is treated as gone by `lookup` at once, whether or not
- * the prune job has run yet. The job is a scoped fiber on `Schedule.spaced`, so tests
- * drive it with TestClock.
+ * the prune job (PeriodicPrune) has run yet; tests drive that job with TestClock.
  *
  * Concurrency: state is in PostgreSQL. `register` counts and inserts inside one
  * transaction holding a transaction-scoped advisory lock, so parallel registrations can
- * never push the pending count past the cap (research/oauth.md C-04).
+ * never push the pending count past the cap.
  */
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { RegisterRequest } from "../schema/OAuth.js"
 import { TemporarilyUnavailable } from "../schema/OAuthErrors.js"
+import { periodicPrune } from "./PeriodicPrune.js"
 
 export const OAuthClientLimits = {
   maxPending: 1000,
@@ -52,7 +53,7 @@ const toClient = (row: ClientRow): OAuthClient => {
   return { ...row, redirectUris: [first ?? "", ...rest] }
 }
 
-/** A client_id is public, not a secret: 128 random bits, opaque, never chosen by the client (R-05). */
+/** A client_id is public, not a secret: 128 random bits, opaque, never chosen by the client. */
 const newClientId = () => Crypto.randomBytes(16).toString("base64url")
 
 export class OAuthClients extends Effect.Service<OAuthClients>()("belay/OAuthClients", {
@@ -132,13 +133,8 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("belay/OAuthCli
       return rows.length
     })
 
-    yield* pruneExpired().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("pruning oauth registrations failed", cause)),
-      Effect.repeat(Schedule.spaced(OAuthClientLimits.pruneEvery)),
-      Effect.delay(OAuthClientLimits.pruneEvery),
-      Effect.forkScoped
-    )
+    yield* periodicPrune("oauth registrations", OAuthClientLimits.pruneEvery, pruneExpired())
 
-    return { register, lookup, approve, pruneExpired } as const
+    return { register, lookup, approve } as const
   })
 }) {}

@@ -1,13 +1,13 @@
 /**
- * OAuthCodes owns authorization codes: issue (bound to client_id, the exact redirect_uri
- * and the PKCE challenge; 10 minutes; only the SHA-256 stored) and redemption at the
- * token endpoint.
+ * OAuthCodes owns `oauth_codes`, the authorization codes: issue (bound to client_id, the
+ * exact redirect_uri and the PKCE challenge; 10 minutes; only the SHA-256 stored) and
+ * redemption at the token endpoint.
  *
  * Redemption, after the endpoint has checked body, grant_type and client (none of which
  * touch the code), is one transaction (CONTRACT "Token endpoint check order"):
  *   1. claim: `UPDATE … SET spent_at WHERE code_hash = $1 AND spent_at IS NULL RETURNING`.
  *      PostgreSQL lets exactly one concurrent claimant see the row; the rest block on its
- *      lock, then find it spent (research/oauth.md C-01: 20 parallel redemptions → one 200).
+ *      lock, then find it spent (20 parallel redemptions → one token).
  *      Nothing claimed: the code is unknown or already spent; a spent code's token is
  *      revoked (RFC 6749 §4.1.2 "SHOULD revoke", RFC 9700 §4.2.4) → invalid_grant;
  *   2. client_id is the one the code was issued to;
@@ -15,16 +15,19 @@
  *   4. the code is younger than 10 minutes;
  *   5. the verifier's S256 equals the challenge (RFC 7636 §4.6), compared in constant time;
  *   6. the token is minted and linked to the code (so reuse can find it).
- * A failure at 2–5 still commits the claim: the code is spent (interface "States and
- * transitions"). Time comes only from Effect's Clock.
+ * A failure at 2–5 still commits the claim: the code is spent (the interface, "States and
+ * transitions"). The token is OAuthTokens' to mint and revoke, inside this transaction
+ * (OAuthTokens.inTransaction announces a revocation once it commits). Time comes only from
+ * Effect's Clock.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Either, Schedule } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import type { TokenRequest } from "../schema/OAuth.js"
 import { InvalidGrant } from "../schema/OAuthErrors.js"
 import { verifyPkce } from "./oauth/Pkce.js"
-import { type IssuedToken, OAuthTokens, type OAuthTokenRevoked } from "./OAuthTokens.js"
-import { sha256, TokenGenerator } from "./Tokens.js"
+import { type IssuedToken, OAuthTokens } from "./OAuthTokens.js"
+import { periodicPrune } from "./PeriodicPrune.js"
+import { sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
 export const OAuthCodeLimits = {
   lifetime: Duration.minutes(10),
@@ -87,7 +90,7 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
     const redeem = Effect.fn("OAuthCodes.redeem")(function*(request: TokenRequest) {
       const now = yield* Clock.currentTimeMillis
       const codeHash = sha256(request.code)
-      const outcome = yield* sql.withTransaction(
+      const outcome = yield* tokens.inTransaction((revoke) =>
         Effect.gen(function*() {
           const claimed = yield* sql<ClaimedCode>`
             UPDATE oauth_codes SET spent_at = ${new Date(now)}
@@ -96,14 +99,11 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
                       code_challenge AS "codeChallenge", expires_at AS "expiresAt"`
           const code = claimed[0]
           if (code === undefined) {
-            const revoked: ReadonlyArray<OAuthTokenRevoked> = yield* sql<{ tokenId: number | null }>`
-              SELECT token_id AS "tokenId" FROM oauth_codes WHERE code_hash = ${codeHash}`.pipe(
-              Effect.flatMap((rows) => {
-                const tokenId = rows[0]?.tokenId
-                return tokenId == null ? Effect.succeed([]) : tokens.revokeByIdInTransaction(tokenId)
-              })
-            )
-            return { result: Either.left<RedeemFailure>("unknown-or-spent"), revoked }
+            const spent = yield* sql<{ tokenId: number | null }>`
+              SELECT token_id AS "tokenId" FROM oauth_codes WHERE code_hash = ${codeHash}`
+            const tokenId = spent[0]?.tokenId
+            if (tokenId != null) yield* revoke.byId(tokenId)
+            return { result: Either.left<RedeemFailure>("unknown-or-spent"), revokedTokenId: tokenId ?? undefined }
           }
           const failure: RedeemFailure | undefined = code.clientId !== request.client_id
             ? "client-mismatch"
@@ -114,20 +114,19 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
             : !verifyPkce(request.code_verifier, code.codeChallenge)
             ? "verifier-mismatch"
             : undefined
-          if (failure !== undefined) return { result: Either.left(failure), revoked: [] }
+          if (failure !== undefined) return { result: Either.left(failure), revokedTokenId: undefined }
           const token = yield* tokens.issue(code.clientId, code.accountId)
           yield* sql`UPDATE oauth_codes SET token_id = ${token.tokenId} WHERE code_hash = ${codeHash}`
-          return { result: Either.right<IssuedToken>(token), revoked: [] }
+          return { result: Either.right<IssuedToken>(token), revokedTokenId: undefined }
         })
       ).pipe(Effect.orDie)
 
-      yield* tokens.publishRevoked(outcome.revoked)
       if (Either.isLeft(outcome.result)) {
         yield* Effect.logInfo("authorization code refused").pipe(
           Effect.annotateLogs({
             clientId: request.client_id,
             reason: outcome.result.left,
-            ...(outcome.revoked.length > 0 ? { revokedTokenId: outcome.revoked[0]!.tokenId } : {})
+            ...(outcome.revokedTokenId === undefined ? {} : { revokedTokenId: outcome.revokedTokenId })
           })
         )
         return yield* grantFailure(outcome.result.left)
@@ -144,13 +143,9 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
       yield* sql`DELETE FROM oauth_codes WHERE expires_at < ${new Date(now - keep)}`.pipe(Effect.orDie)
     })
 
-    yield* pruneExpired().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("pruning oauth codes failed", cause)),
-      Effect.repeat(Schedule.spaced(OAuthCodeLimits.pruneEvery)),
-      Effect.delay(OAuthCodeLimits.pruneEvery),
-      Effect.forkScoped
-    )
+    yield* periodicPrune("oauth codes", OAuthCodeLimits.pruneEvery, pruneExpired())
 
-    return { issue, redeem, pruneExpired } as const
-  })
+    return { issue, redeem } as const
+  }),
+  dependencies: [TokenGeneratorLive, OAuthTokens.Default]
 }) {}

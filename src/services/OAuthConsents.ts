@@ -1,18 +1,18 @@
 /**
- * OAuthConsents owns the server-side record behind one approval page: the validated
- * authorization request (client, the exact redirect_uri, PKCE challenge, state) bound to
- * the browser session that saw the page. The approve/deny POST carries only the record's
- * id, the CSRF token and the decision, so nothing the browser sends can change where the
- * code goes (research/oauth.md A-15, RFC 9700 §4.7).
+ * OAuthConsents owns `oauth_consents`, the server-side record behind one approval page:
+ * the validated authorization request (client, the exact redirect_uri, PKCE challenge,
+ * state) bound to the browser session that saw the page. The approve/deny POST carries
+ * only the record's id, the CSRF token and the decision, so nothing the browser sends can
+ * change where the code goes (RFC 9700 §4.7).
  *
  * Single use: `claim` deletes the row it returns (`DELETE … RETURNING`), so of several
- * submissions of one page exactly one proceeds (research/oauth.md C-03; the others get an
- * error page). A record lives 15 minutes on Effect's Clock. State in PostgreSQL; safe to
- * call concurrently.
+ * submissions of one page exactly one proceeds (the others get an error page). A record
+ * lives 15 minutes on Effect's Clock. State in PostgreSQL; safe to call concurrently.
  */
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
+import { periodicPrune } from "./PeriodicPrune.js"
 import { sha256 } from "./Tokens.js"
 
 export const OAuthConsentLimits = {
@@ -34,7 +34,7 @@ export interface Consent {
   readonly sessionId: number
   readonly clientId: string
   readonly redirectUri: string
-  /** Absent when the authorization request had none (then the redirect has none, S-02). */
+  /** Absent when the authorization request had none (then the redirect has none). */
   readonly state?: string
   readonly codeChallenge: string
 }
@@ -83,13 +83,8 @@ export class OAuthConsents extends Effect.Service<OAuthConsents>()("belay/OAuthC
       yield* sql`DELETE FROM oauth_consents WHERE expires_at <= ${new Date(now)}`.pipe(Effect.orDie)
     })
 
-    yield* pruneExpired().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("pruning oauth consents failed", cause)),
-      Effect.repeat(Schedule.spaced(OAuthConsentLimits.pruneEvery)),
-      Effect.delay(OAuthConsentLimits.pruneEvery),
-      Effect.forkScoped
-    )
+    yield* periodicPrune("oauth consents", OAuthConsentLimits.pruneEvery, pruneExpired())
 
-    return { create, claim, pruneExpired } as const
+    return { create, claim } as const
   })
 }) {}

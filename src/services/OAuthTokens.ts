@@ -1,26 +1,19 @@
 /**
- * OAuthTokens owns the access tokens issued to apps: minting (only the SHA-256 of the raw
- * value is stored, in `oauth_tokens.token_hash`, where the Authenticator looks it up),
- * and every kind of revocation — RFC 7009 by the app, logout, revocation of an app in
- * settings, and reuse of the code the token came from (RFC 6749 §4.1.2). Tokens never
- * expire (interface "OAuth access token").
+ * OAuthTokens owns `oauth_tokens`, the access tokens issued to apps: minting (only the
+ * SHA-256 of the raw value is stored), the lookup behind authentication, and every kind of
+ * revocation — RFC 7009 by the app, logout, revocation of an app in settings, account
+ * recovery, and reuse of the code the token came from (RFC 6749 §4.1.2). Tokens never
+ * expire (the interface, "OAuth access token").
  *
- * Revocation takes effect at once: the Authenticator reads the row on every request.
- * Each revocation is then published on `revoked`, for whoever must also act on it (the
- * browser WebSocket closes with 4001, interface "Events" 3); publish happens after the
- * database change is committed. State in PostgreSQL; safe to call concurrently.
+ * Every revocation is announced on CredentialRevocations once it is committed, so cached
+ * authentications drop it at once. A caller that revokes inside its own transaction (code
+ * reuse, account recovery) does so through `inTransaction`, which announces only after
+ * that transaction commits. State in PostgreSQL; safe to call concurrently.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, PubSub } from "effect"
-import { CredentialCache } from "./CredentialCache.js"
-import { sha256, TokenGenerator } from "./Tokens.js"
-
-/** One access token stopped working. */
-export interface OAuthTokenRevoked {
-  readonly tokenId: number
-  readonly accountId: number
-  readonly clientId: string
-}
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { CredentialRevocations, type CredentialRevoked } from "./CredentialRevocations.js"
+import { sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
 export interface IssuedToken {
   readonly tokenId: number
@@ -30,12 +23,25 @@ export interface IssuedToken {
   readonly createdAt: number
 }
 
+export interface OAuthTokenOwner {
+  readonly tokenId: number
+  readonly accountId: number
+  readonly clientId: string
+}
+
+/** Revocations a caller's transaction may make; announced when it commits. */
+export interface TransactionRevoker {
+  /** The token with this id, if live. */
+  readonly byId: (tokenId: number) => Effect.Effect<void, SqlError.SqlError>
+  /** Every live token of the account (account recovery). Returns how many. */
+  readonly allOfAccount: (accountId: number) => Effect.Effect<number, SqlError.SqlError>
+}
+
 export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthTokens", {
-  scoped: Effect.gen(function*() {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
-    const revoked = yield* PubSub.unbounded<OAuthTokenRevoked>()
-    const credentials = yield* CredentialCache
+    const revocations = yield* CredentialRevocations
 
     /** Mints and stores a token; runs inside the caller's transaction when there is one. */
     const issue = Effect.fn("OAuthTokens.issue")(function*(clientId: string, accountId: number) {
@@ -48,63 +54,77 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
     })
 
-    /**
-     * Announces revocations that are already committed — and drops cached
-     * authentications, so the revoked token fails at /mcp from the next request on.
-     */
-    const publishRevoked = (events: ReadonlyArray<OAuthTokenRevoked>) =>
-      (events.length > 0 ? credentials.invalidate : Effect.void).pipe(Effect.zipRight(Effect.forEach(events, (event) =>
-        Effect.logInfo("oauth token revoked").pipe(
-          Effect.annotateLogs({ tokenId: event.tokenId, clientId: event.clientId }),
-          Effect.zipRight(PubSub.publish(revoked, event))
-        ), { discard: true })))
+    /** The live token whose SHA-256 is `tokenHash`, if any. */
+    const authenticate = Effect.fn("OAuthTokens.authenticate")(function*(tokenHash: Buffer) {
+      const rows = yield* sql<OAuthTokenOwner>`
+        SELECT id AS "tokenId", account_id AS "accountId", client_id AS "clientId" FROM oauth_tokens
+        WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`.pipe(Effect.orDie)
+      return Option.fromNullable(rows[0])
+    })
 
     const revokeWhere = (where: Statement.Fragment) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const rows = yield* sql<OAuthTokenRevoked>`
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        sql<OAuthTokenOwner>`
           UPDATE oauth_tokens SET revoked_at = ${new Date(now)}
           WHERE ${where} AND revoked_at IS NULL
-          RETURNING id AS "tokenId", account_id AS "accountId", client_id AS "clientId"`.pipe(Effect.orDie)
-        return rows
-      })
+          RETURNING id AS "tokenId", account_id AS "accountId", client_id AS "clientId"`)
+
+    /** Announces revocations that are already committed. */
+    const announce = (rows: ReadonlyArray<OAuthTokenOwner>) =>
+      Effect.zipRight(
+        revocations.publish(rows.map((r): CredentialRevoked => ({ credential: "oauth", tokenId: r.tokenId, accountId: r.accountId }))),
+        Effect.forEach(rows, (r) =>
+          Effect.logInfo("oauth token revoked").pipe(Effect.annotateLogs({ tokenId: r.tokenId, clientId: r.clientId })), {
+          discard: true
+        })
+      )
+
+    const revoke = (where: Statement.Fragment) =>
+      revokeWhere(where).pipe(Effect.orDie, Effect.tap(announce), Effect.map((rows) => rows.length))
 
     /**
      * RFC 7009 §2.2: revokes `rawToken` only if it was issued to `clientId` (another app's
-     * token is left alone, and the caller answers 200 all the same, research/oauth.md V-03).
-     * Returns whether a live token was revoked.
+     * token is left alone, and the caller answers 200 all the same). Returns whether a live
+     * token was revoked.
      */
     const revokeForApp = Effect.fn("OAuthTokens.revokeForApp")(function*(rawToken: string, clientId: string) {
-      const rows = yield* revokeWhere(sql`token_hash = ${sha256(rawToken)} AND client_id = ${clientId}`)
-      yield* publishRevoked(rows)
-      return rows.length > 0
+      return (yield* revoke(sql`token_hash = ${sha256(rawToken)} AND client_id = ${clientId}`)) > 0
     })
 
     /** Logout: revokes the token the request authenticated with. */
     const revokeById = Effect.fn("OAuthTokens.revokeById")(function*(tokenId: number) {
-      const rows = yield* revokeWhere(sql`id = ${tokenId}`)
-      yield* publishRevoked(rows)
-      return rows.length > 0
+      return (yield* revoke(sql`id = ${tokenId}`)) > 0
     })
 
     /** Settings > Authorized apps: every token of one app for one member. Returns how many. */
     const revokeForClient = Effect.fn("OAuthTokens.revokeForClient")(function*(accountId: number, clientId: string) {
-      const rows = yield* revokeWhere(sql`account_id = ${accountId} AND client_id = ${clientId}`)
-      yield* publishRevoked(rows)
-      return rows.length
+      return yield* revoke(sql`account_id = ${accountId} AND client_id = ${clientId}`)
     })
 
-    /** Revokes inside the caller's transaction; the caller publishes after commit. */
-    const revokeByIdInTransaction = (tokenId: number) => revokeWhere(sql`id = ${tokenId}`)
+    /**
+     * Runs `body` in one transaction (with the caller's own statements); tokens it revokes
+     * through the revoker are announced after the commit, never if it rolls back.
+     */
+    const inTransaction = <A, E, R>(
+      body: (revoke: TransactionRevoker) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | SqlError.SqlError, R> =>
+      Effect.gen(function*() {
+        const revoked: Array<OAuthTokenOwner> = []
+        const collect = (where: Statement.Fragment) =>
+          Effect.map(revokeWhere(where), (rows) => {
+            revoked.push(...rows)
+            return rows.length
+          })
+        const revoker: TransactionRevoker = {
+          byId: (tokenId) => Effect.asVoid(collect(sql`id = ${tokenId}`)),
+          allOfAccount: (accountId) => collect(sql`account_id = ${accountId}`)
+        }
+        const result = yield* sql.withTransaction(body(revoker))
+        yield* announce(revoked)
+        return result
+      })
 
-    return {
-      issue,
-      revokeForApp,
-      revokeById,
-      revokeForClient,
-      revokeByIdInTransaction,
-      publishRevoked,
-      revoked
-    } as const
-  })
+    return { issue, authenticate, revokeForApp, revokeById, revokeForClient, inTransaction } as const
+  }),
+  dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

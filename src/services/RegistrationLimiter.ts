@@ -7,9 +7,9 @@
  * State is in memory (a restart forgives everyone, which a limit meant to slow scripted
  * abuse can afford). Time comes only from Effect's Clock, so tests move it with
  * TestClock. Concurrency: every reservation is one atomic `Ref.modify`, so parallel
- * requests can never overshoot the limit (research/oauth.md C-04); a slot reserved for
- * a request that then fails is handed back, because only accepted registrations count
- * (CONTRACT "Protocol decisions").
+ * requests can never overshoot the limit; a slot reserved for a request that then fails
+ * is handed back, because only accepted registrations count (CONTRACT "Protocol
+ * decisions").
  */
 import { Clock, Duration, Effect, Exit, Ref } from "effect"
 import { TooManyRequests } from "../schema/OAuthErrors.js"

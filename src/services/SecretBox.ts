@@ -10,22 +10,20 @@
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "./AppConfig.js"
 
 const VERSION = 1
 
 export type SecretPurpose = "server-password" | "sasl-password" | "channel-key" | "e2e-key"
 
-export interface SecretBoxService {
+interface Sealer {
   readonly seal: (purpose: SecretPurpose, plaintext: string) => Buffer
-  /** Fails (as a defect) only if the key changed or the row was tampered with. */
+  /** Throws (a defect where it is called) only if the key changed or the row was tampered with. */
   readonly open: (purpose: SecretPurpose, sealed: Uint8Array) => string
 }
 
-export class SecretBox extends Context.Tag("belay/SecretBox")<SecretBox, SecretBoxService>() {}
-
-export const makeSecretBox = (key: Buffer): SecretBoxService => {
+const makeSealer = (key: Buffer): Sealer => {
   if (key.length !== 32) throw new Error("secret key must be 32 bytes")
   return {
     seal: (purpose, plaintext) => {
@@ -53,14 +51,13 @@ const decodeKey = (raw: string): Buffer | undefined => {
   return b64.length === 32 ? b64 : undefined
 }
 
-export const SecretBoxLive = Layer.effect(
-  SecretBox,
-  Effect.gen(function*() {
+export class SecretBox extends Effect.Service<SecretBox>()("belay/SecretBox", {
+  effect: Effect.gen(function*() {
     const config = yield* AppConfig
     if (Option.isSome(config.secretKey)) {
       const key = decodeKey(Redacted.value(config.secretKey.value))
       if (!key) return yield* Effect.dieMessage("BELAY_SECRET_KEY must be 32 bytes in base64 or hex")
-      return makeSecretBox(key)
+      return makeSealer(key)
     }
     const file = Path.join(config.dataDir, "secret.key")
     const key = yield* Effect.sync(() => {
@@ -74,6 +71,6 @@ export const SecretBoxLive = Layer.effect(
       return decodeKey(Fs.readFileSync(file, "utf8"))
     })
     if (!key) return yield* Effect.dieMessage(`${file} does not hold a 32-byte base64 key`)
-    return makeSecretBox(key)
+    return makeSealer(key)
   })
-)
+}) {}

@@ -1,10 +1,11 @@
 /**
  * Tokens owns how opaque secrets (API tokens, OAuth codes and access tokens, browser
- * sessions) are minted, hashed and compared. Only `sha256` digests reach the database;
- * the raw value is shown once. Stateless.
+ * sessions, CSRF tokens) are minted, hashed and compared. Only `sha256` digests reach the
+ * database; the raw value is shown once. Stateless.
  *
- * Hosted deployments prefix codes and tokens with `<BELAY_SERVER_NAME>~` (interface
- * "OAuth access token"), so clients must treat them as opaque strings.
+ * Hosted deployments prefix codes and tokens with `<BELAY_SERVER_NAME>~` (the interface,
+ * "OAuth access token"), so clients must treat them as opaque strings. The generator is a
+ * port (`Context.Tag` + layer) so that a test can mint predictable secrets.
  */
 import * as Crypto from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
@@ -17,12 +18,25 @@ export const randomSecret = (): string => Crypto.randomBytes(32).toString("base6
 
 export const sha256 = (value: string): Buffer => Crypto.createHash("sha256").update(value, "utf8").digest()
 
-/** Constant-time comparison of two strings of possibly different length. */
-export const constantTimeEqualStrings = (a: string, b: string): boolean => {
-  const ha = sha256(a)
-  const hb = sha256(b)
-  return Crypto.timingSafeEqual(ha, hb) && a.length === b.length
+/**
+ * Compares two secrets in time that depends only on their lengths, never on where they
+ * first differ: both are copied into zero-padded buffers of the longer length for
+ * `crypto.timingSafeEqual`, then the lengths are compared. The one comparison of secrets
+ * in the code base (CSRF tokens, PKCE challenges).
+ */
+export const constantTimeEqual = (a: string, b: string): boolean => {
+  const bytesA = Buffer.from(a, "utf8")
+  const bytesB = Buffer.from(b, "utf8")
+  const length = Math.max(bytesA.length, bytesB.length)
+  const paddedA = Buffer.alloc(length)
+  const paddedB = Buffer.alloc(length)
+  bytesA.copy(paddedA)
+  bytesB.copy(paddedB)
+  return Crypto.timingSafeEqual(paddedA, paddedB) && bytesA.length === bytesB.length
 }
+
+/** API tokens carry a recognisable prefix so secret scanners can find leaked ones. */
+export const API_TOKEN_PREFIX = "belay_"
 
 export interface TokenGeneratorService {
   /** A fresh opaque secret of the given kind (prefixed on hosted deployments). */
@@ -31,17 +45,14 @@ export interface TokenGeneratorService {
 
 export class TokenGenerator extends Context.Tag("belay/TokenGenerator")<TokenGenerator, TokenGeneratorService>() {}
 
-const API_PREFIX = "belay_"
-
-export const TokenGeneratorLive = Layer.effect(
+export const TokenGeneratorLive: Layer.Layer<TokenGenerator, never, AppConfig> = Layer.effect(
   TokenGenerator,
   Effect.map(AppConfig, (config) => {
     const hostedPrefix = config.hosted ? Option.map(config.serverName, (name) => `${name}~`) : Option.none<string>()
     return {
       mint: (kind) => {
         const secret = randomSecret()
-        // API tokens carry a recognisable prefix so secret scanners can find leaked ones.
-        if (kind === "api") return API_PREFIX + secret
+        if (kind === "api") return API_TOKEN_PREFIX + secret
         if (kind === "oauth-code" || kind === "oauth-token") return Option.getOrElse(hostedPrefix, () => "") + secret
         return secret
       }

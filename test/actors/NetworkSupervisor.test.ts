@@ -1,12 +1,13 @@
-// NetworkSupervisor over the real services (Networks, E2eKeys, MessageStore on a fresh embedded or TEST_DATABASE_URL
+// NetworkSupervisor over the real services (Networks, E2eKeys, MessageWriter on a fresh embedded or TEST_DATABASE_URL
 // database) with irc-framework against scripted fake IRC servers. The supervisor is built inside each test so its
-// start and shutdown are observable; MessageStore is swapped for the in-memory one where a fault must be injected.
+// start and shutdown are observable; MessageWriter is swapped for the in-memory one where a fault must be injected.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Option, TestClock } from "effect"
 import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
 import { Accounts } from "../../src/services/Accounts.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { MessageStore } from "../../src/services/MessageStoreApi.js"
+import { MessageHistory } from "../../src/services/MessageHistory.js"
+import { MessageWriter } from "../../src/services/MessageWriter.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
 import { live } from "../support/ActorHarness.js"
@@ -19,7 +20,7 @@ const liveClock = Clock.make()
 
 const ServicesTest = TestServicesLive
 
-/** A supervisor in its own scope (closed by `stop`), optionally over an in-memory MessageStore. */
+/** A supervisor in its own scope (closed by `stop`), optionally over an in-memory MessageWriter. */
 const startSupervisor = (store?: MemoryMessageStore.MemoryMessageStore) =>
   startSharedSupervisor(store === undefined ? {} : { store })
 
@@ -151,7 +152,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         yield* connA.waitClosed()
         yield* connB.waitClosed()
 
-        const store = yield* MessageStore
+        const store = yield* MessageHistory
         const dm = yield* store.recent(a, "x", { before: Option.none(), limit: 10 })
         expect(dm.map((m) => m.text)).toEqual(["remember me"])
       }).pipe(Effect.withClock(liveClock)))
@@ -234,7 +235,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         yield* connectedAs(server, second.control, a)
       }))
 
-    it.scoped("history through the real MessageStore: per-buffer order, own messages, server buffer", () =>
+    it.scoped("history through the real MessageWriter: per-buffer order, own messages, server buffer", () =>
       Effect.gen(function*() {
         const account = yield* newAccount
         const server = yield* FakeIrcServer.make()
@@ -243,11 +244,12 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const conn = yield* connectedAs(server, control, a)
         yield* conn.send(":alpha!u@h JOIN #a", ":alpha!u@h JOIN #b")
         yield* conn.flood(1200, (i) => `:x!x@h PRIVMSG ${i % 2 === 0 ? "#a" : "#B"} :${i}`)
-        const store = yield* MessageStore
+        const writer = yield* MessageWriter
+        const store = yield* MessageHistory
         // The flood is in once its last line is stored; only then is our own message surely after it.
         yield* live(Effect.gen(function*() {
           for (;;) {
-            yield* store.flush
+            yield* writer.flush
             const last = yield* store.recent(a, "#b", { before: Option.none(), limit: 1 })
             if (last[0]?.text === "1199") return
             yield* Effect.sleep("20 millis")
@@ -255,7 +257,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         }), "10 seconds")
         expect(yield* control.say(a, "privmsg", "#a", "mine")).toEqual({ ok: true })
         yield* conn.waitFor("PRIVMSG #a mine")
-        yield* store.flush
+        yield* writer.flush
         const recentA = yield* store.recent(a, "#a", { before: Option.none(), limit: 500 })
         const texts = recentA.filter((m) => m.kind === "privmsg").map((m) => m.text)
         expect(texts.slice(-3)).toEqual(["1196", "1198", "mine"])

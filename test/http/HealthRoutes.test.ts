@@ -19,7 +19,7 @@ import { AppConfig } from "../../src/services/AppConfig.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
-import { eventually } from "../support/Ngircd.js"
+import { eventually } from "../support/Eventually.js"
 import { createDatabase, describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
 
 const get = (url: string) =>

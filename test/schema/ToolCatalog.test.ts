@@ -6,7 +6,7 @@ import {
   toolFailureResult,
   toolListEntries,
   toolsForScope,
-  toolsListResponseBody,
+  toolsListResponseBytes,
   toolsListResultJson,
   toolSuccessResult
 } from "../../src/schema/ToolCatalog.js"
@@ -337,7 +337,7 @@ describe("toolsForScope", () => {
   })
 
   it.each([7, "req-1"])("wraps the pre-serialized result in a response for id %j", (id) => {
-    expect(JSON.parse(toolsListResponseBody("read", id))).toEqual({
+    expect(JSON.parse(toolsListResponseBytes("read", id).toString("utf8"))).toEqual({
       jsonrpc: "2.0",
       id,
       result: { tools: toolsForScope("read") }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Layer, Option, TestClock } from "effect"
 import { OAuthClients } from "../../src/services/OAuthClients.js"
-import { eventually } from "../http/oauth/OAuthHarness.js"
+import { eventually } from "../support/Eventually.js"
 import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
 
 const registration = { client_name: "App", redirect_uris: ["http://127.0.0.1/cb"] as [string] }
@@ -42,8 +42,10 @@ describe(`OAuthClients on ${describeMode}`, () => {
 
         yield* TestClock.adjust("5 minutes")
         const rows = yield* eventually(
+          "the prune job deleting the expired registration",
           sql<{ clientId: string }>`SELECT client_id AS "clientId" FROM oauth_clients`,
-          (rows) => rows.length === 1
+          (rows) => rows.length === 1,
+          "5 seconds"
         )
         expect(rows.map((r) => r.clientId)).toEqual([approved.clientId])
 

@@ -1,19 +1,16 @@
 /**
- * An in-memory MessageStore for actor tests: keeps every appended message in append order, and can simulate a
- * database outage (appends are held in order, `flush` waits until the outage ends, exactly the contract of
- * MessageStoreApi.ts: append never fails or blocks, flush resolves once everything before it is stored).
+ * An in-memory store of messages standing in for MessageWriter in actor tests: keeps every appended message in
+ * append order, and can simulate a database outage (appends are held in order, `flush` waits until the outage ends,
+ * exactly MessageWriter's contract: append never fails or blocks, flush resolves once everything before it is
+ * stored).
  *
  * Concurrency: single-threaded JS; every method is a synchronous step or waits on a SubscriptionRef.
  */
-import { Effect, Layer, Option, Stream, SubscriptionRef } from "effect"
-import {
-  MessageStore,
-  type MessageStoreService,
-  type NewMessage,
-  type StoredMessage
-} from "../../src/services/MessageStoreApi.js"
+import { Effect, Layer, Stream, SubscriptionRef } from "effect"
+import type { StoredMessage } from "../../src/services/MessageHistory.js"
+import { MessageWriter, type NewMessage } from "../../src/services/MessageWriter.js"
 
-export interface MemoryMessageStore extends MessageStoreService {
+export interface MemoryMessageStore extends MessageWriter {
   /** Everything stored (not the rows held during an outage), oldest first. */
   readonly all: Effect.Effect<ReadonlyArray<StoredMessage & { readonly targetFolded: string; readonly raw: string | null }>>
   /** Rows held back by an outage. */
@@ -70,34 +67,19 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
     Effect.zipRight(Effect.sync(drain))
   )
 
-  const recent: MessageStoreService["recent"] = (networkId, targetFolded, options) =>
-    Effect.sync(() => {
-      const rows = stored.filter((m) =>
-        m.networkId === networkId &&
-        m.targetFolded === targetFolded &&
-        Option.match(options.before, { onNone: () => true, onSome: (b) => m.id < b })
-      )
-      return rows.slice(Math.max(0, rows.length - options.limit))
-    })
-
-  return {
-    append,
-    flush,
-    recent,
-    search: () => Effect.succeed([]),
-    listBuffers: () => Effect.succeed([]),
+  return Object.assign(MessageWriter.make({ append, flush }), {
     all: Effect.sync(() => stored.slice()),
     pending: Effect.sync(() => held.length),
-    setOutage: (d) =>
+    setOutage: (d: boolean) =>
       Effect.gen(function*() {
         yield* SubscriptionRef.set(down, d)
         if (!d) drain()
       }),
-    poison: (text) =>
+    poison: (text: string) =>
       Effect.sync(() => {
         poisoned = text
       })
-  }
+  })
 })
 
-export const layer = (store: MemoryMessageStore) => Layer.succeed(MessageStore, store)
+export const layer = (store: MemoryMessageStore) => Layer.succeed(MessageWriter, store)

@@ -1,8 +1,8 @@
 /**
  * A real IRC server (ngircd: Debian's /usr/sbin/ngircd, or BELAY_TEST_NGIRCD) on a free loopback port for system
  * tests, started and stopped by the test only (by its own child process), a bare-socket IRC client to play the other
- * person in a channel, the network settings that point Belay at the server, and the poll that system tests wait
- * with. Without ngircd the tests skip, except under CI=true, where they fail (SystemBinary).
+ * person in a channel, and the network settings that point Belay at the server. System tests wait with
+ * test/support/Eventually.ts. Without ngircd the tests skip, except under CI=true, where they fail (SystemBinary).
  *
  * Concurrency rule: a Peer's socket callbacks only push lines into its queue and its log; one fiber at a time reads
  * with `waitFor`. ngircd throttles bursts (its PENALTY), so waits are long.
@@ -120,33 +120,6 @@ export const ngircdNetwork = (port: number, join: ReadonlyArray<string> = []): N
   sasl: Option.none(),
   join
 })
-
-/**
- * Polls `read` (live clock) until `done` holds and returns that value; after `timeout` fails naming `what` and the
- * last value seen.
- */
-export const eventually = <A, E, R>(
-  what: string,
-  read: Effect.Effect<A, E, R>,
-  done: (a: A) => boolean,
-  timeout: Duration.DurationInput = NGIRCD_WAIT
-): Effect.Effect<A, E | Error, R> =>
-  Effect.suspend(() => {
-    let last: A | undefined
-    const poll = Effect.gen(function*() {
-      for (;;) {
-        last = yield* read
-        if (done(last)) return last
-        yield* Effect.sleep("100 millis")
-      }
-    })
-    return poll.pipe(
-      Effect.timeoutFail({
-        duration: timeout,
-        onTimeout: () => new Error(`${what} never happened; last seen ${JSON.stringify(last)}`)
-      })
-    )
-  })
 
 export interface Peer {
   readonly send: (line: string) => Effect.Effect<void>

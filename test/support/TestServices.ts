@@ -1,35 +1,26 @@
 /**
- * The real services the network supervisor stands on (Accounts, Networks, E2eKeys, MessageStore, SecretBox, Metrics,
- * CredentialCache) over a fresh test database (TestDatabase.ts: PGlite, or TEST_DATABASE_URL), and the supervisor
- * itself with the real IRC transport, for tests that drive NetworkControl against a fake or a real IRC server.
+ * The product's services (main.ts `Services`, the very graph `belay serve` builds) over a fresh test database
+ * (TestDatabase.ts: PGlite, or TEST_DATABASE_URL), and the network supervisor with the real IRC transport, for tests
+ * that drive NetworkControl against a fake or a real IRC server.
  *
  * Concurrency rule: the services are shared by everything in the test; the supervisor lives in its own scope, which
- * must close before the services' does (its actors flush to the MessageStore on the way out), so `withTestServices`
+ * must close before the services' does (its actors flush to the MessageWriter on the way out), so `withTestServices`
  * closes the test's scope first and `startSupervisor` is called inside it.
  */
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { IrcTransportLive } from "../../src/actors/IrcTransport.js"
 import { NetworkControl } from "../../src/actors/NetworkApi.js"
 import { NetworkSupervisorLive } from "../../src/actors/NetworkSupervisor.js"
+import { Services } from "../../src/main.js"
 import { Accounts } from "../../src/services/Accounts.js"
-import { CredentialCache } from "../../src/services/CredentialCache.js"
-import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { MessageStoreLive } from "../../src/services/MessageStore.js"
-import { MessageStore } from "../../src/services/MessageStoreApi.js"
-import { Metrics } from "../../src/services/Metrics.js"
+import { MessageHistory } from "../../src/services/MessageHistory.js"
+import { MessageWriter } from "../../src/services/MessageWriter.js"
 import { type NetworkSettings, Networks } from "../../src/services/Networks.js"
-import { SecretBoxLive } from "../../src/services/SecretBox.js"
 import * as MemoryMessageStore from "./MemoryMessageStore.js"
 import { TestDatabaseLive } from "./TestDatabase.js"
 
 /** The services over a fresh database; `env` is extra configuration (e.g. BELAY_ALLOWED_HOSTS). */
-export const TestServicesLive = (env: Record<string, string> = {}) =>
-  Layer.mergeAll(E2eKeys.Default, MessageStoreLive).pipe(
-    Layer.provideMerge(Networks.Default),
-    Layer.provideMerge(Accounts.Default),
-    Layer.provideMerge(Layer.mergeAll(SecretBoxLive, Metrics.Default, CredentialCache.Default)),
-    Layer.provideMerge(TestDatabaseLive(env))
-  )
+export const TestServicesLive = (env: Record<string, string> = {}) => Services.pipe(Layer.provideMerge(TestDatabaseLive(env)))
 
 export type TestServices = Layer.Layer.Success<ReturnType<typeof TestServicesLive>>
 
@@ -44,7 +35,7 @@ export const withTestServices = <A, E>(
 
 /**
  * Starts a network supervisor (real IRC transport) over the services in context, optionally with `store` in place of
- * the MessageStore (to inject faults or read what the actors stored). It runs in its own scope: `stop` shuts it down
+ * the MessageWriter (to inject faults or read what the actors stored). It runs in its own scope: `stop` shuts it down
  * (observably, mid-test); otherwise it stops with the caller's scope.
  */
 export const startSupervisor = (options: { readonly store?: MemoryMessageStore.MemoryMessageStore } = {}) =>
@@ -69,5 +60,7 @@ export const accountWithNetwork = (account: string, settings: NetworkSettings) =
 
 /** A buffer's history once everything appended before is stored: the newest `limit` messages, oldest first. */
 export const storedHistory = (networkId: number, targetFolded: string, limit = 500) =>
-  Effect.flatMap(MessageStore, (store) =>
-    Effect.zipRight(store.flush, store.recent(networkId, targetFolded, { before: Option.none(), limit })))
+  Effect.zipRight(
+    Effect.flatMap(MessageWriter, (writer) => writer.flush),
+    Effect.flatMap(MessageHistory, (history) => history.recent(networkId, targetFolded, { before: Option.none(), limit }))
+  )

@@ -10,8 +10,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import { type MemberInfo, type NetworkControlService } from "../../src/actors/NetworkApi.js"
-import type { StoredMessage } from "../../src/services/MessageStoreApi.js"
-import { eventually, NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
+import type { StoredMessage } from "../../src/services/MessageHistory.js"
+import { eventually } from "../support/Eventually.js"
+import { NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
 import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
 
 const membersOf = (control: NetworkControlService, id: number, channel: string) =>

@@ -1,5 +1,5 @@
 // System test: end-to-end encryption against a real IRC server (ngircd 26) on a free loopback port, over
-// the real services (embedded PGlite or TEST_DATABASE_URL, E2eKeys, MessageStore, Networks) and irc-framework. A
+// the real services (the embedded PostgreSQL or TEST_DATABASE_URL, E2eKeys, MessageWriter, Networks) and irc-framework. A
 // bare-socket client in the same channel holds the same FiSH key and decrypts with Fish.ts (proven against FiSHLiM,
 // fish.py and other implementations' vectors in test/services/crypto/Fish.test.ts).
 //
@@ -11,8 +11,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either } from "effect"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
-import type { StoredMessage } from "../../src/services/MessageStoreApi.js"
-import { eventually, NGIRCD, ngircd, ngircdNetwork, peer, type Peer } from "../support/Ngircd.js"
+import type { StoredMessage } from "../../src/services/MessageHistory.js"
+import { eventually } from "../support/Eventually.js"
+import { NGIRCD, ngircd, ngircdNetwork, peer, type Peer } from "../support/Ngircd.js"
 import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
 
 const CHANNEL = "#secret"

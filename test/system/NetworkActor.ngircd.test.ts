@@ -1,5 +1,5 @@
-// System test: the network actors against a real IRC server (ngircd 26) on a free loopback port,
-// over the real services (embedded PGlite or TEST_DATABASE_URL, MessageStore, Networks) and irc-framework. A second,
+// System test: the network actors against a real IRC server (ngircd 26, /usr/sbin/ngircd) on a free loopback port,
+// over the real services (the embedded PostgreSQL or TEST_DATABASE_URL, MessageWriter, Networks) and irc-framework. A second,
 // bare-socket client plays the other person in the channel. ngircd throttles bursts (PENALTY), so waits are long.
 //
 // Proves: connect and register, rejoin of the network's channels, a message round trip in both directions, the
@@ -7,8 +7,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
-import { MessageStore } from "../../src/services/MessageStoreApi.js"
-import { eventually, NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
+import { MessageHistory } from "../../src/services/MessageHistory.js"
+import { MessageWriter } from "../../src/services/MessageWriter.js"
+import { eventually } from "../support/Eventually.js"
+import { NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
 import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
 
 // A status wait may span a reconnect: the backoff step, then ngircd's start and registration.
@@ -23,7 +25,8 @@ describe("NetworkActor against ngircd", () => {
     withTestServices(Effect.gen(function*() {
       const server = yield* ngircd
       const { control } = yield* startSupervisor()
-      const store = yield* MessageStore
+      const writer = yield* MessageWriter
+      const store = yield* MessageHistory
       const id = yield* accountWithNetwork("sys", ngircdNetwork(server.port, ["#belay"]))
       const status = (state: NetworkStatus["state"]) =>
         eventually(`the network ${state}`, control.status(id), (s) => s.state === state, RECONNECT_WAIT)
@@ -62,7 +65,7 @@ describe("NetworkActor against ngircd", () => {
       yield* said("after the restart")
 
       // History intact and in order across the restart.
-      yield* store.flush
+      yield* writer.flush
       const history = yield* store.recent(id, "#belay", { before: Option.none(), limit: 100 })
       const privmsgs = history.filter((m) => m.kind === "privmsg").map((m) => [m.nick, m.text, m.self])
       expect(privmsgs).toEqual([

@@ -26,7 +26,7 @@ import {
   UnknownNetwork
 } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
-import { MessageStore, type StoredMessage } from "../../services/MessageStoreApi.js"
+import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
 import { Networks, type NetworkSummary } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
 import { unwrapRelayed } from "../../services/RelayEnvelope.js"
@@ -48,7 +48,7 @@ const RELAYABLE = new Set(["privmsg", "notice", "action"])
 
 export const makeToolHandlers = Effect.gen(function*() {
   const networks = yield* Networks
-  const store = yield* MessageStore
+  const store = yield* MessageHistory
   const notes = yield* NickNotes
   const control = yield* NetworkControl
 
@@ -199,7 +199,7 @@ export const makeToolHandlers = Effect.gen(function*() {
     set_nick_note: (principal, input) =>
       Effect.gen(function*() {
         const [, status] = yield* ownedWithStatus(principal, input.networkId)
-        yield* notes.set(principal.accountId, input.networkId, status.caseMapping, input.nick, input.note)
+        yield* notes.set(input.networkId, status.caseMapping, input.nick, input.note)
         return { ok: true as const, networkId: input.networkId, nick: input.nick, note: input.note }
       }),
 
@@ -207,7 +207,6 @@ export const makeToolHandlers = Effect.gen(function*() {
       Effect.gen(function*() {
         const [, status] = yield* ownedWithStatus(principal, input.networkId)
         return yield* notes.setRelayBot(
-          principal.accountId,
           input.networkId,
           status.caseMapping,
           input.nick,

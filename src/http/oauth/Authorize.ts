@@ -27,6 +27,7 @@
  */
 import { Effect, Either, Option } from "effect"
 import { OAuthPaths } from "../../schema/OAuth.js"
+import { Accounts } from "../../services/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions, csrfToken, verifyCsrfToken } from "../../services/BrowserSessions.js"
 import { type OAuthClient, OAuthClients } from "../../services/OAuthClients.js"
@@ -50,6 +51,7 @@ const refused = (status: number, message: string, title?: string): HttpResponse 
 
 export const authorizeRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
+  const accounts = yield* Accounts
   const clients = yield* OAuthClients
   const sessions = yield* BrowserSessions
   const consents = yield* OAuthConsents
@@ -79,7 +81,8 @@ export const authorizeRoutes = Effect.gen(function*() {
 
       const secret = readCookie(request, SESSION_COOKIE)
       const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
-      if (secret === undefined || Option.isNone(session)) {
+      const member = Option.isNone(session) ? Option.none() : yield* accounts.findById(session.value.accountId)
+      if (secret === undefined || Option.isNone(session) || Option.isNone(member)) {
         return signInResponse(request, {
           issuer,
           returnTo: `${OAuthPaths.authorize}?${request.query.toString()}`,
@@ -103,7 +106,7 @@ export const authorizeRoutes = Effect.gen(function*() {
           clientName: client.clientName,
           clientUriHost: clientUriHost(client.clientUri),
           target: authorization.redirectTarget,
-          username: session.value.accountName
+          username: member.value.name
         })
       )
     })

@@ -2,12 +2,12 @@
  * Discovery owns the metadata documents: RFC 8414 authorization-server metadata at
  * `/.well-known/oauth-authorization-server`, and RFC 9728 protected-resource metadata at
  * `/.well-known/oauth-protected-resource/mcp` and `/.well-known/oauth-protected-resource`
- * (the MCP SDK probes both, research/mcp.md §2.3), each naming the issuer byte for byte.
+ * (the MCP SDK probes both), each naming the issuer byte for byte.
  * Stateless.
  *
- * Never redirected (oauth4webapi does not follow redirects, D-10). A document built from
+ * Never redirected (oauth4webapi does not follow redirects). A document built from
  * request headers is `no-store` and varies on them, so a shared cache cannot serve one
- * client's Host to another (D-09); with PUBLIC_BASE_URL it is the same for everyone.
+ * client's Host to another; with PUBLIC_BASE_URL it is the same for everyone.
  */
 import { Effect, Either, Option } from "effect"
 import { HTML_CONTENT_TYPE, oauthDocsPage, securityHeaders } from "../pages/Pages.js"

@@ -47,13 +47,13 @@ export const logoutRoute = Effect.gen(function*() {
         if (authorization !== undefined) {
           const principal = yield* authenticator.authenticate(authorization)
           if (Option.isNone(principal)) return unauthorized
-          if (principal.value.oauthTokenId === null) {
+          if (principal.value.credential !== "oauth") {
             return json(400, {
               error: "invalid_request",
               error_description: "API tokens are revoked in settings, not by logout"
             }, noStore)
           }
-          yield* tokens.revokeById(principal.value.oauthTokenId)
+          yield* tokens.revokeById(principal.value.tokenId)
           return json(200, { ok: true }, noStore)
         }
 

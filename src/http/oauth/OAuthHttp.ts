@@ -15,12 +15,12 @@ import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 /** CONTRACT "Protocol decisions": 16 KiB on the OAuth endpoints; beyond → 413. */
 export const OAUTH_BODY_LIMIT = 16 * 1024
 
-/** RFC 6749 §5.1 (both MUST on token responses); also on register and revoke (H-07). */
+/** RFC 6749 §5.1 (both MUST on token responses); also on register and revoke, which answer secrets or their fate. */
 export const noStore: Readonly<Record<string, string>> = { "cache-control": "no-store", "pragma": "no-cache" }
 
 export class BodyRefused extends Data.TaggedError("BodyRefused")<{ readonly response: HttpResponse }> {}
 
-/** 413 with the interface's malformed-body JSON (H-04). */
+/** 413 with the interface's malformed-body JSON. */
 export const tooLarge = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
   json(413, { error: "invalid_request" }, { ...noStore, ...headers })
 
@@ -38,7 +38,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**
  * A form body, decoded strictly: a `%` not followed by two hex digits, or escapes that
- * are not UTF-8, make the body malformed (H-03) instead of being passed through as
+ * are not UTF-8, make the body malformed instead of being passed through as
  * WHATWG's lenient parser would.
  */
 export const parseForm = (body: Buffer): URLSearchParams | undefined => {
@@ -102,7 +102,7 @@ export const bodyValue = (body: URLSearchParams | { readonly json: unknown }): u
  * neither this server's nor in `BELAY_CORS_ORIGINS` — Issuer.isAllowedOrigin, the very
  * rule of /mcp (CONTRACT), DNS-rebinding defence included.
  * A form-encoded POST is a CORS "simple request" a browser sends without preflight, so
- * the refusal must happen here, not by withholding CORS headers (research/oauth.md H-08).
+ * the refusal must happen here, not by withholding CORS headers (Fetch, "CORS protocol").
  */
 export const isForeignOrigin = (request: HttpRequest, issuer: string, config: AppSettings): boolean => {
   const origin = request.header("origin")

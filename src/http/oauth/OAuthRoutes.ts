@@ -1,6 +1,6 @@
 /**
- * OAuthRoutes gathers the routes of the OAuth 2 authorization server and member sign-in
- * (issue 6), for `RoutesLive` in main.ts: discovery and protected-resource metadata,
+ * OAuthRoutes gathers the routes of the OAuth 2 authorization server and member sign-in,
+ * for `RoutesLive` in main.ts: discovery and protected-resource metadata,
  * registration, authorization (page and decision), sign-in, token, revocation, logout.
  * Stateless; each route's own module states its checks.
  */

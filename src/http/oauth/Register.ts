@@ -2,7 +2,7 @@
  * Register owns `POST /api/oauth/register` (RFC 7591). Checks, in order:
  *   1. Origin: a foreign web page → 403;
  *   2. body: at most 16 KiB (413), `application/json` (which also forces a CORS preflight
- *      on cross-site posts, R-17), JSON that parses → else malformed 400 invalid_request;
+ *      on cross-site posts), JSON that parses → else malformed 400 invalid_request;
  *   3. metadata (ClientMetadata.validateRegisterRequest, on the raw strings):
  *      client_name and client_uri → invalid_client_metadata, then redirect_uris →
  *      invalid_redirect_uri;

@@ -5,10 +5,10 @@
  *   3. `client_id` and `token` present, single, non-empty → else 400 invalid_request;
  *      `token_type_hint` is ignored (§2.1 allows it);
  *   4. client_id unknown → 401 invalid_client;
- *   5. 200 with an empty body (oauth4webapi requires exactly 200, V-08) whether or not
- *      anything was revoked: an unknown token, another app's token (left alone, V-03), an
- *      already revoked one (idempotent, V-07), or an authorization code (codes are not
- *      tokens; it stays as it was, V-11). A live token of this app stops working at once.
+ *   5. 200 with an empty body (RFC 7009 §2.2; oauth4webapi requires exactly 200) whether
+ *      or not anything was revoked: an unknown token, another app's token (left alone), an
+ *      already revoked one (idempotent), or an authorization code (codes are not tokens; it
+ *      stays as it was). A live token of this app stops working at once.
  * Stateless itself.
  */
 import { Effect, Either } from "effect"

@@ -7,7 +7,7 @@
  *   3. login CSRF: the form's token equals the `belay_signin` cookie set with the page
  *      (double submit; a cross-site page can neither read nor set it) → else 403;
  *   4. `return_to` is a same-origin authorization URL (`/oauth/authorize?…`), never an
- *      absolute or protocol-relative one (research/oauth.md A-17) → else 400;
+ *      absolute or protocol-relative one (an open redirect, RFC 9700 §4.11) → else 400;
  *   5. at most 10 failed sign-ins per address and username in 10 minutes → 429;
  *   6. the password (argon2id; the same work whether or not the name exists) → 401 with
  *      the form again;
@@ -19,9 +19,8 @@ import { Duration, Effect, Either, Option } from "effect"
 import { Accounts } from "../../services/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessionLimits, BrowserSessions } from "../../services/BrowserSessions.js"
-import { constantTimeEqual } from "../../services/oauth/Pkce.js"
 import { makeSlidingWindow } from "../../services/RegistrationLimiter.js"
-import { randomSecret } from "../../services/Tokens.js"
+import { constantTimeEqual, randomSecret } from "../../services/Tokens.js"
 import { clientIp, rateLimitKey } from "../ClientIp.js"
 import { readCookie, setCookie } from "../Cookies.js"
 import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"

@@ -1,5 +1,5 @@
 /**
- * The whole product's schema, designed up front (issue 2): accounts and sign-in,
+ * The whole product's schema, designed up front: accounts and sign-in,
  * IRC networks and their history, per-nick data, API tokens and the OAuth server.
  *
  * Conventions: ids are bigint identities (they reach JSON as numbers, see Database.ts);
@@ -94,7 +94,7 @@ export default Effect.gen(function*() {
       target_folded text NOT NULL,
       kind text NOT NULL CHECK (kind IN ('channel', 'dm', 'server')),
       last_message_at timestamptz,
-      -- FiSH key of an end-to-end encrypted channel or DM (issue 7), encrypted at rest
+      -- FiSH key of an end-to-end encrypted channel or DM, encrypted at rest
       e2e_key_enc bytea,
       UNIQUE (network_id, target_folded)
     )`
@@ -112,7 +112,8 @@ export default Effect.gen(function*() {
       -- 'plain', 'decrypted' (arrived as FiSH +OK and was decrypted), 'undecryptable'
       encryption text NOT NULL DEFAULT 'plain' CHECK (encryption IN ('plain', 'decrypted', 'undecryptable')),
       raw text,
-      -- 'simple': IRC is multilingual, so no stemming or stop words; terms are ANDed by the query
+      -- 'simple': IRC is multilingual, so no stemming or stop words; terms are ANDed by the query.
+      -- 0002 narrows this to the text alone.
       tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(nick, '') || ' ' || text)) STORED
     )`
   // Serves "newest N before id X in a buffer" (recent_messages) as a backward index scan.
@@ -167,7 +168,7 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX oauth_clients_pending ON oauth_clients (created_at) WHERE approved_at IS NULL`
 
   // The validated authorization request behind one approval page: single use, bound to
-  // the browser session and a CSRF token (research/oauth.md §2.2).
+  // the browser session and a CSRF token (RFC 9700 §4.7).
   yield* sql`
     CREATE TABLE oauth_consents (
       id_hash bytea PRIMARY KEY,

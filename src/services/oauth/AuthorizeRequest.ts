@@ -3,7 +3,7 @@
 // decision. Pure: the client record is an input. No state, safe from any fiber.
 //
 // What may be redirected: only the outcome of the member's decision, a code or
-// `error=access_denied` (spec/interface.md "Errors > OAuth"). Every invalid request, including
+// `error=access_denied` (the interface, "Errors > OAuth"). Every invalid request, including
 // those RFC 6749 §4.1.2.1 would let a server redirect (bad response_type, missing PKCE), is shown
 // on an error page with status 400 and nothing is sent to the client: RFC 9700 §4.11.2 (phishing
 // through error redirects) and the CONTRACT.
@@ -12,7 +12,7 @@ import { CodeChallenge, OOB_REDIRECT_URI } from "../../schema/OAuth.js"
 import { matchRedirectUri, redirectTarget, type RedirectTarget } from "./ClientMetadata.js"
 
 /** The part of a registered client that authorization needs. The lookup returns undefined for
- * unknown clients and for pending registrations past their one-hour lifetime (A-07). */
+ * unknown clients and for pending registrations past their one-hour lifetime. */
 export interface AuthorizeClient {
   readonly clientId: string
   readonly redirectUris: ReadonlyArray<string>
@@ -20,15 +20,15 @@ export interface AuthorizeClient {
 
 /** The checks in the order they run; the first that fails names the error. */
 export type AuthorizeCheck =
-  | "single-valued" // RFC 6749 §3.1: a parameter we read appears at most once (A-13, S-04)
+  | "single-valued" // RFC 6749 §3.1: a parameter we read appears at most once
   | "client-id-present"
   | "client-known"
-  | "redirect-uri-present" // required even with one registered URI (research/oauth.md Q11)
+  | "redirect-uri-present" // required even with one registered URI (OAuth 2.1 §4.1.1)
   | "redirect-uri-registered"
-  | "response-type" // exactly `code` (A-11)
-  | "code-challenge" // present, 43 characters of base64url (P-01)
+  | "response-type" // exactly `code`
+  | "code-challenge" // present, 43 characters of base64url (RFC 7636 §4.2)
   | "code-challenge-method" // exactly `S256`; absent means plain (RFC 7636 §4.3), so it is refused
-  | "state-length" // at most 1024 code points (S-03)
+  | "state-length" // at most 1024 code points (the interface)
 
 /** An authorization request that cannot continue: shown on the error page, never redirected. */
 export class InvalidAuthorizeRequest extends Data.TaggedError("InvalidAuthorizeRequest")<{
@@ -72,7 +72,7 @@ type Parameter = (typeof parameters)[number]
  * Runs the checks in order. `client` is either the record already looked up for the request's
  * client_id, or a lookup function; a record whose clientId differs from the request's counts as
  * unknown. Empty values count as absent (RFC 6749 §3.1), so `state=` yields no state in the
- * redirect (research/oauth.md S-05).
+ * redirect.
  */
 export const validateAuthorizeRequest = <C extends AuthorizeClient>(
   query: URLSearchParams | Readonly<Record<string, string>>,

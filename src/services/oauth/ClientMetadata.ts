@@ -1,5 +1,5 @@
-// Validation of dynamic-registration metadata (RFC 7591; spec/interface.md "OAuth client" and
-// "Redirect URI forms"; research/oauth.md §1.2–1.3) and redirect-URI matching at authorization
+// Validation of dynamic-registration metadata (RFC 7591; the interface, "OAuth client" and
+// "Redirect URI forms") and redirect-URI matching at authorization
 // (RFC 8252 §7.3). Redirect URIs are judged on the raw string, because WHATWG `new URL()` hides
 // what matters: it drops an empty `#`, empty userinfo and tabs, and rewrites `127.1`, `LOCALHOST`
 // and `[0:0:0:0:0:0:0:1]` into loopback spellings. Pure functions; no state, safe from any fiber.
@@ -8,7 +8,7 @@ import { OOB_REDIRECT_URI, type RegisterRequest } from "../../schema/OAuth.js"
 import { InvalidClientMetadata, InvalidRedirectUri, type InvalidRequest, malformedBody } from "../../schema/OAuthErrors.js"
 
 export const ClientMetadataLimits = {
-  /** Unicode code points, not UTF-16 units: "😀".length is 2 (research/oauth.md N-02). */
+  /** Unicode code points, not UTF-16 units: "😀".length is 2. */
   clientNameMaxCodePoints: 60,
   clientUriMaxCodePoints: 2000,
   /** Sum over all entries. */
@@ -28,8 +28,8 @@ const codePoints = (s: string): number => {
 // overrides behind "Trojan Source" (CVE-2021-42574). Both are the CONTRACT's rule.
 const CONTROL = /\p{Cc}/u
 const BIDI_CONTROL = /\p{Bidi_Control}/u
-// research/oauth.md N-05 (REC): line and paragraph separators, and invisible characters that make
-// one name look like another. ZWJ and ZWNJ (U+200C, U+200D) stay allowed: emoji sequences and
+// Line and paragraph separators, and invisible characters that make one name look like another
+// (Unicode TR 36 §2, visual spoofing). ZWJ and ZWNJ (U+200C, U+200D) stay allowed: emoji sequences and
 // several scripts need them.
 const INVISIBLE = /[\u2028\u2029\u200B\u2060\uFEFF\u00AD]/u
 // A lone surrogate is not a character and cannot be stored as UTF-8.
@@ -60,7 +60,7 @@ export interface ClientUri {
   /** As sent; echoed in the registration response. */
   readonly uri: string
   /** WHATWG `host` (punycode for IDNs, port when not the default): the only part of client_uri
-   * the approval page shows, as text, never as a link (RFC 7591 §5, research/oauth.md U-02). */
+   * the approval page shows, as text, never as a link (RFC 7591 §5). */
   readonly host: string
 }
 
@@ -95,7 +95,7 @@ export const clientUriHost = (clientUri: string | null | undefined): string | un
 
 export type RedirectUriKind = "https" | "loopback" | "custom" | "oob"
 
-/** The rule a refused redirect URI broke (research/oauth.md R-08 … R-16). */
+/** The rule a refused redirect URI broke. */
 export type RedirectUriRule =
   | "empty"
   | "character" // outside 0x21–0x7E, or `\` (CONTRACT; WHATWG reads `a.example\@evil` as host a.example)
@@ -109,8 +109,8 @@ export type RedirectUriRule =
   | "http-not-loopback" // plain http only on 127.0.0.1, [::1] or localhost, spelled exactly so
   | "custom-scheme-without-dot" // private-use schemes must be reverse-DNS (RFC 8252 §7.1, §8.4)
   | "not-a-url" // does not parse
-  | "non-canonical" // `new URL()` would rewrite it (R-15), e.g. :443, /a/../b, uppercase host
-  | "reserved-query-parameter" // its query already holds code, state, iss, error… (R-16)
+  | "non-canonical" // `new URL()` would rewrite it, e.g. :443, /a/../b, uppercase host
+  | "reserved-query-parameter" // its query already holds code, state, iss, error…
 
 const ruleDescriptions: Record<RedirectUriRule, string> = {
   "empty": "is empty",
@@ -149,7 +149,7 @@ const RESERVED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
 const isValidPort = (port: string): boolean => /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535
 
 /** Classifies one redirect URI, or names the rule it breaks. Only the byte-exact
- * `urn:ietf:wg:oauth:2.0:oob` is out-of-band (R-13). */
+ * `urn:ietf:wg:oauth:2.0:oob` is out-of-band. */
 export const classifyRedirectUri = (raw: string): Either.Either<RedirectUriKind, RedirectUriRule> => {
   if (raw === OOB_REDIRECT_URI) return Either.right("oob")
   if (raw === "") return Either.left("empty")
@@ -227,7 +227,7 @@ export const validateRedirectUris = (
  * The registration body after JSON parsing. Not an object → invalid_request with no description
  * (the interface's malformed body); then client_name and client_uri (invalid_client_metadata),
  * then redirect_uris (invalid_redirect_uri). Unknown members are ignored and not returned
- * (RFC 7591 §2); so is a client-chosen client_id (research/oauth.md R-05).
+ * (RFC 7591 §2); so is a client-chosen client_id (RFC 7591 §3.2.1: the server issues it).
  */
 export const validateRegisterRequest = (
   body: unknown
@@ -274,7 +274,7 @@ export const matchRedirectUri = (registered: ReadonlyArray<string>, presented: s
   })
 }
 
-/** Where an approval goes, as the approval page states it (research/oauth.md A-02). */
+/** Where an approval goes, as the approval page states it. */
 export type RedirectTarget =
   | { readonly kind: "https"; readonly host: string }
   | { readonly kind: "loopback"; readonly origin: string }

@@ -1,9 +1,9 @@
 // PKCE with S256 only (RFC 7636; RFC 9700 §2.1.1 makes it mandatory for public clients, §4.8
-// rules out a plain fallback) and the constant-time string comparison used for secrets.
-// Pure functions; no state, safe from any fiber.
+// rules out a plain fallback). Pure functions; no state, safe from any fiber.
 import * as Crypto from "node:crypto"
 import { Schema } from "effect"
 import { CodeChallenge, CodeVerifier } from "../../schema/OAuth.js"
+import { constantTimeEqual } from "../Tokens.js"
 
 /** RFC 7636 §4.1: 43–128 characters of [A-Za-z0-9._~-]. */
 export const isValidCodeVerifier: (verifier: string) => boolean = Schema.is(CodeVerifier)
@@ -14,21 +14,6 @@ export const isValidCodeChallenge: (challenge: string) => boolean = Schema.is(Co
 /** BASE64URL(SHA-256(ASCII(verifier))) without padding (RFC 7636 §4.2). */
 export const s256 = (verifier: string): string =>
   Crypto.createHash("sha256").update(verifier, "ascii").digest("base64url")
-
-/** Compares two strings in time that depends only on their lengths, never on where they first
- * differ: both are copied into zero-padded buffers of the longer length for
- * `crypto.timingSafeEqual`, then the lengths are compared (node-oidc-provider
- * lib/helpers/constant_equals.js does the same). */
-export const constantTimeEqual = (a: string, b: string): boolean => {
-  const bytesA = Buffer.from(a, "utf8")
-  const bytesB = Buffer.from(b, "utf8")
-  const length = Math.max(bytesA.length, bytesB.length)
-  const paddedA = Buffer.alloc(length)
-  const paddedB = Buffer.alloc(length)
-  bytesA.copy(paddedA)
-  bytesB.copy(paddedB)
-  return Crypto.timingSafeEqual(paddedA, paddedB) && bytesA.length === bytesB.length
-}
 
 /** True when `verifier` is well-formed and S256 of it equals the stored `challenge`. A verifier
  * equal to the challenge string fails (no plain downgrade, RFC 9700 §4.8); a mismatch is

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { MessageStore } from "../../../src/services/MessageStoreApi.js"
+import { MessageWriter } from "../../../src/services/MessageWriter.js"
 import { E2eKeys } from "../../../src/services/E2eKeys.js"
 import { seedAccount, startTestApp } from "../../support/TestApp.js"
 import { describeMode } from "../../support/TestDatabase.js"
@@ -152,7 +152,7 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
         .toMatchObject({ nick: "Relay", marked: true })
 
       // History: stored lines, relay rendering, paging, search, buffers
-      const store = app.get(MessageStore)
+      const store = app.get(MessageWriter)
       const line = (target: string, nick: string, text: string, kind: "privmsg" | "numeric" = "privmsg") =>
         store.append({
           networkId, target, targetFolded: target.toLowerCase(), bufferKind: target.startsWith(":") ? "server" : target.startsWith("#") ? "channel" : "dm",

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
+import { eventually } from "../../support/Eventually.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import {
   approvalPage,
@@ -13,7 +14,6 @@ import {
   authorizeUrl,
   CookieJar,
   decide,
-  eventually,
   jsonOf,
   mcpStatus,
   newAuthorization,
@@ -72,8 +72,10 @@ describe(`OAuth lifetimes on TestClock, ${describeMode}`, () => {
       yield* TestClock.adjust("6 minutes")
       // the prune job (every 5 minutes on the Clock) deleted the row itself
       const rows = yield* eventually(
+        "the prune job deleting the expired registration",
         app.sql<{ clientId: string }>`SELECT client_id AS "clientId" FROM oauth_clients`,
-        (rows) => rows.length === 1
+        (rows) => rows.length === 1,
+        "5 seconds"
       )
       expect(rows.map((r) => r.clientId)).toEqual([approved.clientId])
 

@@ -1,7 +1,7 @@
 /**
  * Test support for the OAuth endpoints: the whole app in-process (TestApp), a member to
  * sign in as, a cookie jar, and the approval driven over plain HTTP the way a browser
- * would (research/oauth.md §3.3 "HTTP client"). Each helper returns what the tests assert on.
+ * would. Each helper returns what the tests assert on.
  */
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
@@ -267,18 +267,4 @@ export const rawRequest = (
     })
     req.on("error", (e) => resume(Effect.die(e)))
     req.end(options.body)
-  })
-
-/**
- * Re-runs `effect` until `done` holds (at most ~5 s of wall time, independent of TestClock):
- * `TestClock.adjust` wakes a job's fiber but does not wait for the database work it then does.
- */
-export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 100; i++) {
-      const a = yield* effect
-      if (done(a)) return a
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    }
-    return yield* effect
   })

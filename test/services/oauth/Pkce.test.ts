@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
-  constantTimeEqual,
   isValidCodeChallenge,
   isValidCodeVerifier,
   s256,
@@ -59,18 +58,5 @@ describe("Pkce", () => {
     { name: "empty", value: "", ok: false }
   ])("isValidCodeChallenge: $name", ({ value, ok }) => {
     expect(isValidCodeChallenge(value)).toBe(ok)
-  })
-
-  it.each([
-    { name: "equal strings", a: "secret-value", b: "secret-value", equal: true },
-    { name: "two empty strings", a: "", b: "", equal: true },
-    { name: "equal non-ASCII strings", a: "é~😀", b: "é~😀", equal: true },
-    { name: "same length, different last character", a: "secret-value", b: "secret-valuE", equal: false },
-    { name: "a prefix", a: "secret", b: "secret-value", equal: false },
-    { name: "an extension", a: "secret-value", b: "secret", equal: false },
-    { name: "zero bytes padding a shorter string", a: "abc", b: "abc\u0000", equal: false },
-    { name: "empty and non-empty", a: "", b: "x", equal: false }
-  ])("constantTimeEqual: $name", ({ a, b, equal }) => {
-    expect(constantTimeEqual(a, b)).toBe(equal)
   })
 })

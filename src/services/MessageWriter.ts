@@ -1,16 +1,16 @@
 /**
- * MessageStore owns the message history in PostgreSQL: the batched writer behind
- * `append`/`flush` and the reads behind recent_messages, search_messages and list_buffers
- * (contract in MessageStoreApi.ts).
+ * MessageWriter owns the writes of the message history: `messages` and `buffers` (ids,
+ * the buffer-id cache, last_message_at), filled from the network actors through `append`
+ * and `flush`. MessageHistory.ts reads them.
  *
- * Concurrency rule: one writer fiber alone writes `messages` and `buffers` (ids, the
- * buffer-id cache, last_message_at). Appenders only push onto its bounded in-memory inbox
- * (they may wait for room, never for the database), and the writer stores rows in inbox
- * order, so ids grow in append order within every buffer (one writer, one multi-row INSERT
- * per batch, rows in queue order). Reads share the pool with it; nothing here holds a
- * transaction across a wait (embedded PGlite has ONE pooled connection, Database.ts).
+ * Ordering rule: messages appended for one buffer are stored in append order (ids increase
+ * with append order). Concurrency rule: one writer fiber alone writes. Appenders only push
+ * onto its bounded in-memory inbox (they may wait for room, never for the database), and
+ * the writer stores rows in inbox order (one writer, one multi-row INSERT per batch, rows
+ * in queue order). Nothing here holds a transaction across a wait (the embedded database
+ * has ONE pooled connection, Database.ts).
  *
- * Decisions the issue left open:
+ * Choices the interface leaves open:
  * - Batching: a batch goes out at 500 pending rows, 100 ms after the first pending row
  *   (Effect's Clock), or at once when `flush` waits for it. On the hot path a batch is one
  *   statement: the messages INSERT and the buffers' last_message_at = GREATEST(...) update
@@ -25,18 +25,13 @@
  *   warning per episode: nothing is ever dropped for lack of room.
  * - A cached buffer may vanish (network removed → ON DELETE CASCADE): on a foreign-key
  *   violation the batch's cached ids are forgotten, rows of networks that no longer exist
- *   are dropped (debug log) and the rest retried at once.
+ *   (Networks says which do) are dropped (debug log) and the rest retried at once.
  * - A row PostgreSQL will never accept (SQLSTATE class 22, 23 or 54: data exception,
  *   integrity, program limit) must not wedge the writer: such a batch is retried row by
  *   row and only the refused rows are dropped, each with a warning. NUL, which a
  *   PostgreSQL text cannot hold, is replaced by U+FFFD at append.
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
- * - Reads: `search` uses websearch_to_tsquery('simple', …): bare terms are ANDed, "quoted
- *   phrases", `or` and `-term` follow web-search syntax, and no user input can make it a
- *   SQL error; a query without any term returns []. The nick filter compares with
- *   RFC 1459 folding (ASCII lower case plus []\~ ≡ {}|^), the default CASEMAPPING — an
- *   approximation on networks that announce another one.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
@@ -51,20 +46,36 @@ import {
   Layer,
   Option,
   Queue,
-  Schedule,
-  type Scope
+  Schedule
 } from "effect"
+import type { MessageKind } from "../schema/Message.js"
 import { Metrics } from "./Metrics.js"
-import {
-  type BufferSummary,
-  MessageStore,
-  type MessageStoreService,
-  type NewMessage,
-  type SearchQuery,
-  type StoredMessage
-} from "./MessageStoreApi.js"
+import { Networks } from "./Networks.js"
 
-export interface MessageStoreOptions {
+export type { MessageKind }
+
+export type BufferKind = "channel" | "dm" | "server"
+
+export type Encryption = "plain" | "decrypted" | "undecryptable"
+
+export interface NewMessage {
+  readonly networkId: number
+  /** Display name of the buffer: "#chan", the peer's nick, or ":server:<networkId>". */
+  readonly target: string
+  /** `target` folded with the network's CASEMAPPING: the buffer's identity. */
+  readonly targetFolded: string
+  readonly bufferKind: BufferKind
+  readonly time: Date
+  readonly kind: MessageKind
+  readonly nick: string | null
+  readonly text: string
+  readonly numeric?: string | null
+  readonly self: boolean
+  readonly encryption?: Encryption
+  readonly raw?: string | null
+}
+
+export interface MessageWriterOptions {
   /** A batch goes out as soon as this many rows are pending. */
   readonly batchRows: number
   /** … or this long after the first pending row. */
@@ -77,7 +88,7 @@ export interface MessageStoreOptions {
   readonly shutdownTimeout: Duration.DurationInput
 }
 
-export const defaultOptions: MessageStoreOptions = {
+export const defaultOptions: MessageWriterOptions = {
   batchRows: 500,
   flushInterval: "100 millis",
   bufferRows: 100_000,
@@ -148,12 +159,11 @@ const classify = (cause: Cause.Cause<SqlError.SqlError>): Failure => {
   return "transient"
 }
 
-export const make = (
-  options: MessageStoreOptions = defaultOptions
-): Effect.Effect<MessageStoreService, never, SqlClient.SqlClient | Metrics | Scope.Scope> =>
+const makeWriter = (options: MessageWriterOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const metrics = yield* Metrics
+    const networks = yield* Networks
     const clock = yield* Effect.clock
     const batchRows = options.batchRows
     const intervalMillis = Duration.toMillis(options.flushInterval)
@@ -252,6 +262,11 @@ export const make = (
         }
       })
 
+    /**
+     * Enqueues for the batched writer. Never fails and never waits for the database: during
+     * an outage rows are buffered (bounded, with a warning) and retried; nothing is lost
+     * while the buffer has room.
+     */
     const append = (message: NewMessage): Effect.Effect<void> =>
       Effect.suspend(() => {
         const row = toRow(message)
@@ -262,6 +277,7 @@ export const make = (
         return appendWhenRoom(row)
       })
 
+    /** Resolves once everything appended before the call is durably stored. */
     const flush: Effect.Effect<void> = Effect.suspend(() => {
       const target = enqueued
       if (processed >= target) return Effect.void
@@ -336,8 +352,7 @@ export const make = (
     const dropOrphans = (rows: ReadonlyArray<Row>) =>
       Effect.gen(function*() {
         const ids = Array.from(new Set(rows.map((r) => r.networkId)))
-        const alive = yield* sql<{ id: number }>`SELECT id FROM networks WHERE ${sql.in("id", ids)}`
-        const live = new Set(alive.map((n) => n.id))
+        const live = new Set(yield* networks.allIds())
         const kept = rows.filter((r) => live.has(r.networkId))
         if (kept.length < rows.length) {
           yield* Effect.logDebug("dropped messages of removed networks").pipe(
@@ -485,68 +500,16 @@ export const make = (
       })
     )
 
-    // --- Reads. SQL errors are defects at this edge (STYLE habit 4).
-
-    const recent = Effect.fn("MessageStore.recent")(function*(
-      networkId: number,
-      targetFolded: string,
-      page: { readonly before: Option.Option<number>; readonly limit: number }
-    ) {
-      if (page.limit <= 0) return []
-      const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND m.id < ${id}` })
-      return yield* sql<StoredMessage>`
-        SELECT * FROM (
-          SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-                 m.encryption
-          FROM buffers b JOIN messages m ON m.buffer_id = b.id
-          WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded} ${before}
-          ORDER BY m.id DESC
-          LIMIT ${page.limit}
-        ) AS page
-        ORDER BY id`.pipe(Effect.orDie)
-    })
-
-    const search = Effect.fn("MessageStore.search")(function*(query: SearchQuery) {
-      if (query.limit <= 0 || query.query.trim() === "") return []
-      const filters = [
-        Option.match(query.networkId, { onNone: () => sql``, onSome: (id) => sql`AND b.network_id = ${id}` }),
-        Option.match(query.targetFolded, { onNone: () => sql``, onSome: (t) => sql`AND b.target_folded = ${t}` }),
-        Option.match(query.nick, {
-          onNone: () => sql``,
-          onSome: (nick) => sql`AND translate(lower(m.nick), '[]\\~', '{}|^') = translate(lower(${nick}), '[]\\~', '{}|^')`
-        })
-      ]
-      return yield* sql<StoredMessage>`
-        SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-               m.encryption
-        FROM messages m
-        JOIN buffers b ON b.id = m.buffer_id
-        JOIN networks n ON n.id = b.network_id
-        WHERE n.account_id = ${query.accountId}
-          AND m.tsv @@ websearch_to_tsquery('simple', ${query.query})
-          ${filters[0]!} ${filters[1]!} ${filters[2]!}
-        ORDER BY m.id DESC
-        LIMIT ${query.limit}`.pipe(Effect.orDie)
-    })
-
-    const listBuffers = Effect.fn("MessageStore.listBuffers")(function*(
-      accountId: number,
-      networkId: Option.Option<number>
-    ) {
-      const network = Option.match(networkId, { onNone: () => sql``, onSome: (id) => sql`AND b.network_id = ${id}` })
-      return yield* sql<BufferSummary>`
-        SELECT b.network_id AS "networkId", b.target, b.kind, b.last_message_at AS "lastMessageAt"
-        FROM buffers b
-        JOIN networks n ON n.id = b.network_id
-        WHERE n.account_id = ${accountId} AND b.kind IN ('channel', 'dm') ${network}
-          AND EXISTS (SELECT 1 FROM messages m WHERE m.buffer_id = b.id)
-        ORDER BY b.last_message_at DESC NULLS LAST, b.network_id, b.target_folded`.pipe(Effect.orDie)
-    })
-
-    return MessageStore.of({ append, flush, recent, search, listBuffers })
+    return { append, flush }
   })
 
-/** The store with explicit options (tests shrink the bounds and timeouts). */
-export const layer = (options: MessageStoreOptions = defaultOptions) => Layer.scoped(MessageStore, make(options))
+export class MessageWriter extends Effect.Service<MessageWriter>()("belay/MessageWriter", {
+  scoped: makeWriter(defaultOptions),
+  dependencies: [Metrics.Default, Networks.Default]
+}) {}
 
-export const MessageStoreLive: Layer.Layer<MessageStore, never, SqlClient.SqlClient | Metrics> = layer()
+/** The writer with other bounds and timeouts (tests shrink them), over the Metrics and Networks in context. */
+export const messageWriterWith = (
+  options: MessageWriterOptions
+): Layer.Layer<MessageWriter, never, SqlClient.SqlClient | Metrics | Networks> =>
+  Layer.scoped(MessageWriter, Effect.map(makeWriter(options), MessageWriter.make))
