@@ -45,10 +45,10 @@ import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import * as ActorTimers from "./ActorTimers.js"
 import * as ConnectThrottle from "./ConnectThrottle.js"
-import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./E2eCodec.js"
+import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
 import { hasLineBreakingChars } from "../irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
-import * as NetworkActor from "./NetworkActor.js"
+import * as NetworkActor from "./network/NetworkActor.js"
 import {
   type CommandFailure,
   type CommandResult,

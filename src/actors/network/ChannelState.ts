@@ -12,11 +12,11 @@
  * IRCv3 multi-prefix, userhost-in-names, extended-join, away-notify and server-time.
  */
 import { Data } from "effect"
-import { type CaseMapping, CaseMappedMap, equalsFolded, foldCase } from "../irc/CaseMapping.js"
-import { type IrcLine, parsePrefix } from "../irc/IrcLine.js"
-import { isChannel, type ISupport, modeKind, prefixSymbols, rankPrefixModes, splitNamesEntry } from "../irc/ISupport.js"
-import { Numeric } from "../irc/Numerics.js"
-import type { MemberInfo, TopicInfo } from "./NetworkApi.js"
+import { type CaseMapping, CaseMappedMap, equalsFolded, foldCase } from "../../irc/CaseMapping.js"
+import { type IrcLine, parsePrefix } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport, modeKind, prefixSymbols, rankPrefixModes, splitNamesEntry } from "../../irc/ISupport.js"
+import { Numeric } from "../../irc/Numerics.js"
+import type { MemberInfo, TopicInfo } from "../NetworkApi.js"
 
 /** Prefix mode letters of one member, highest rank first (PREFIX order). */
 export type MemberModes = ReadonlyArray<string>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 import {
   type Completion,
   emptyModeListRequests,
@@ -14,7 +14,7 @@ import {
   register,
   reset,
   toCommandResult
-} from "../../src/actors/ModeListRequests.js"
+} from "../../../src/actors/network/ModeListRequests.js"
 
 // Solanum (Libera): q is a type A quiet list (research/stack.md §3).
 const solanum: ISupport = applyISupport(defaultISupport, ["me", "CHANMODES=eIbq,k,flj,imnpst", "PREFIX=(ov)@+", "x y"])

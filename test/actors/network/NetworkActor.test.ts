@@ -3,12 +3,12 @@
 // the actor's timers (backoff, keepalive, nick regain) while the fake's waits expire in real time.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Option, TestClock } from "effect"
-import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
-import type { MemberInfo, TopicInfo } from "../../src/actors/NetworkApi.js"
-import { CONNECT_BURST, CONNECT_SPACING } from "../../src/actors/ReconnectPolicy.js"
-import { MAX_LINE_BYTES } from "../../src/irc/IrcLine.js"
-import { live, startActor, type Harness, type HarnessOptions } from "../support/ActorHarness.js"
-import * as FakeIrcServer from "../support/FakeIrcServer.js"
+import * as ConnectThrottle from "../../../src/actors/ConnectThrottle.js"
+import type { MemberInfo, TopicInfo } from "../../../src/actors/NetworkApi.js"
+import { CONNECT_BURST, CONNECT_SPACING } from "../../../src/actors/ReconnectPolicy.js"
+import { MAX_LINE_BYTES } from "../../../src/irc/IrcLine.js"
+import { live, startActor, type Harness, type HarnessOptions } from "../../support/ActorHarness.js"
+import * as FakeIrcServer from "../../support/FakeIrcServer.js"
 
 const SERVER = ":irc.fake.test"
 

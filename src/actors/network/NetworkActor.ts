@@ -61,25 +61,25 @@ import {
   type Scope,
   SubscriptionRef
 } from "effect"
-import type { NetworkConfig, StoredChannel } from "../services/Networks.js"
-import type { MessageStoreService, NewMessage } from "../services/MessageStoreApi.js"
-import type { E2eKeyChange, E2eKeyEntry } from "../services/E2eKeys.js"
-import type { FishKey } from "../services/crypto/Fish.js"
-import type { ActorTimers, TimerEntry } from "./ActorTimers.js"
-import type { ConnectThrottle } from "./ConnectThrottle.js"
+import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
+import type { MessageStoreService, NewMessage } from "../../services/MessageStoreApi.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
+import type { FishKey } from "../../services/crypto/Fish.js"
+import type { ActorTimers, TimerEntry } from "../ActorTimers.js"
+import type { ConnectThrottle } from "../ConnectThrottle.js"
 import * as E2e from "./E2eCodec.js"
 import * as Channels from "./ChannelState.js"
 import { type HistoryContext, messagesFor, ownMessages } from "./History.js"
-import { CaseMappedMap, type CaseMapping, DEFAULT_CASE_MAPPING, equalsFolded } from "../irc/CaseMapping.js"
-import { encodeAction } from "../irc/Ctcp.js"
-import { formatLine, type IrcLine, parseLine } from "../irc/IrcLine.js"
-import { applyISupport, defaultISupport, isChannel, type ISupport } from "../irc/ISupport.js"
-import { Numeric } from "../irc/Numerics.js"
-import { joinLines } from "../irc/JoinLines.js"
-import { modeLines } from "../irc/ModeLines.js"
-import { hasLineBreakingChars, isMiddleParam } from "../irc/Safety.js"
-import { prefixAllowance, splitText } from "../irc/TextSplit.js"
-import type { IrcConnection, IrcTransportService, TransportEvent, TransportOptions } from "./IrcTransport.js"
+import { CaseMappedMap, type CaseMapping, DEFAULT_CASE_MAPPING, equalsFolded } from "../../irc/CaseMapping.js"
+import { encodeAction } from "../../irc/Ctcp.js"
+import { formatLine, type IrcLine, parseLine } from "../../irc/IrcLine.js"
+import { applyISupport, defaultISupport, isChannel, type ISupport } from "../../irc/ISupport.js"
+import { Numeric } from "../../irc/Numerics.js"
+import { joinLines } from "../../irc/JoinLines.js"
+import { modeLines } from "../../irc/ModeLines.js"
+import { hasLineBreakingChars, isMiddleParam } from "../../irc/Safety.js"
+import { prefixAllowance, splitText } from "../../irc/TextSplit.js"
+import type { IrcConnection, IrcTransportService, TransportEvent, TransportOptions } from "../IrcTransport.js"
 import * as ModeLists from "./ModeListRequests.js"
 import type {
   CommandFailure,
@@ -91,8 +91,8 @@ import type {
   NetworkStatus,
   SayKind,
   TopicInfo
-} from "./NetworkApi.js"
-import { serverBuffer } from "./NetworkApi.js"
+} from "../NetworkApi.js"
+import { serverBuffer } from "../NetworkApi.js"
 import {
   ASSUMED_NICKLEN,
   CHANNELS_RELOAD,
@@ -110,7 +110,7 @@ import {
   STABLE_CONNECTION,
   type Stepper,
   WHO_TIMEOUT
-} from "./ReconnectPolicy.js"
+} from "../ReconnectPolicy.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Ports the actor needs, bound to its network id by the supervisor (tests pass in-memory ones).

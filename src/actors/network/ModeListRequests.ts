@@ -40,12 +40,12 @@
  * A caller whose timeout fires is removed (`expire`), but its query stays as an orphan that keeps swallowing its
  * replies until the closing PONG, so late entries neither reach the server buffer nor answer a newer request.
  */
-import { type CaseMapping, equalsFolded } from "../irc/CaseMapping.js"
-import { formatLine, type IrcLine } from "../irc/IrcLine.js"
-import { isChannel, type ISupport } from "../irc/ISupport.js"
-import { isErrorNumeric, Numeric } from "../irc/Numerics.js"
+import { type CaseMapping, equalsFolded } from "../../irc/CaseMapping.js"
+import { formatLine, type IrcLine } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport } from "../../irc/ISupport.js"
+import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
 import { unixTime } from "./ChannelState.js"
-import type { CommandResult, ModeListEntry } from "./NetworkApi.js"
+import type { CommandResult, ModeListEntry } from "../NetworkApi.js"
 
 /** The actor's id for one waiting caller (it keeps the caller's Deferred under it). */
 export type RequestId = number

@@ -19,15 +19,15 @@
  * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
  *   are not history.
  */
-import type { BufferKind, MessageKind, NewMessage } from "../services/MessageStoreApi.js"
+import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageStoreApi.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
-import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
-import { decodeCtcp } from "../irc/Ctcp.js"
-import { type IrcLine, parseLine } from "../irc/IrcLine.js"
-import { isChannel, type ISupport, splitStatusMsg } from "../irc/ISupport.js"
-import { isNumeric } from "../irc/Numerics.js"
-import { serverBuffer } from "./NetworkApi.js"
+import { equalsFolded, foldCase } from "../../irc/CaseMapping.js"
+import { decodeCtcp } from "../../irc/Ctcp.js"
+import { type IrcLine, parseLine } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport, splitStatusMsg } from "../../irc/ISupport.js"
+import { isNumeric } from "../../irc/Numerics.js"
+import { serverBuffer } from "../NetworkApi.js"
 
 export interface HistoryContext {
   readonly networkId: number

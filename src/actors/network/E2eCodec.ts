@@ -19,8 +19,8 @@
  *   other party's nick: the sender's, or the recipient's for our own echoed message (FiSHLiM, fish.py: one key per
  *   channel or per nick).
  */
-import type { E2eKeyChange, E2eKeyEntry } from "../services/E2eKeys.js"
-import type { Encryption, NewMessage } from "../services/MessageStoreApi.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
+import type { Encryption, NewMessage } from "../../services/MessageStoreApi.js"
 import {
   CTCP_ACTION_OVERHEAD_BYTES,
   type FishKey,
@@ -28,14 +28,14 @@ import {
   fishEncrypt,
   isFishPayload,
   splitForFish
-} from "../services/crypto/Fish.js"
+} from "../../services/crypto/Fish.js"
 import { channelOfTarget } from "./History.js"
-import { type CaseMapping, equalsFolded, foldCase } from "../irc/CaseMapping.js"
-import { decodeCtcp, encodeAction } from "../irc/Ctcp.js"
-import { formatLine, type IrcLine, MAX_LINE_BYTES } from "../irc/IrcLine.js"
-import type { ISupport } from "../irc/ISupport.js"
-import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
-import type { SayKind } from "./NetworkApi.js"
+import { type CaseMapping, equalsFolded, foldCase } from "../../irc/CaseMapping.js"
+import { decodeCtcp, encodeAction } from "../../irc/Ctcp.js"
+import { formatLine, type IrcLine, MAX_LINE_BYTES } from "../../irc/IrcLine.js"
+import type { ISupport } from "../../irc/ISupport.js"
+import { messageTargetsOfRawLine } from "../../irc/RawGuard.js"
+import type { SayKind } from "../NetworkApi.js"
 
 const tableFold = (mapping: CaseMapping, name: string): string => foldCase("rfc1459", foldCase(mapping, name))
 

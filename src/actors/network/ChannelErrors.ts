@@ -21,9 +21,9 @@
  * params goes to that channel too, so a server's own refusals (Solanum 480s, UnrealIRCd, InspIRCd modules) are
  * not lost in the server buffer.
  */
-import type { IrcLine } from "../irc/IrcLine.js"
-import { defaultISupport, isChannel, type ISupport } from "../irc/ISupport.js"
-import { isErrorNumeric, Numeric } from "../irc/Numerics.js"
+import type { IrcLine } from "../../irc/IrcLine.js"
+import { defaultISupport, isChannel, type ISupport } from "../../irc/ISupport.js"
+import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
 
 export interface ChannelError {
   /** The channel as the server spelled it. */

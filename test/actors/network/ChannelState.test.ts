@@ -15,10 +15,10 @@ import {
   parseModeChanges,
   rememberKey,
   topic
-} from "../../src/actors/ChannelState.js"
-import type { CaseMapping } from "../../src/irc/CaseMapping.js"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
+} from "../../../src/actors/network/ChannelState.js"
+import type { CaseMapping } from "../../../src/irc/CaseMapping.js"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 
 // ngircd-like: five prefixes, so multi-prefix ordering is visible (research/stack.md §3).
 const isupport: ISupport = applyISupport(defaultISupport, [

@@ -5,10 +5,10 @@
 // fake's waits run in real time (test/support/ActorHarness.ts).
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option, TestClock } from "effect"
-import type { ModeListAnswer } from "../../src/actors/NetworkActor.js"
-import type { CommandResult, MemberInfo, TopicInfo } from "../../src/actors/NetworkApi.js"
-import { live, startActor, type Harness } from "../support/ActorHarness.js"
-import * as FakeIrcServer from "../support/FakeIrcServer.js"
+import type { ModeListAnswer } from "../../../src/actors/network/NetworkActor.js"
+import type { CommandResult, MemberInfo, TopicInfo } from "../../../src/actors/NetworkApi.js"
+import { live, startActor, type Harness } from "../../support/ActorHarness.js"
+import * as FakeIrcServer from "../../support/FakeIrcServer.js"
 
 const SERVER = ":irc.fake.test"
 const ME = ":belay!belayuser@127.0.0.1"
