@@ -1,7 +1,7 @@
 // ReconnectPolicy: the named schedules stepped under TestClock, the permanent/temporary table, the nick fallback.
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { fallbackNick } from "../../src/actors/network/NetworkActor.js"
+import { fallbackNick } from "../../src/actors/network/Registration.js"
 import {
   actorRestartSchedule,
   makeStepper,

@@ -1,7 +1,7 @@
 /**
  * ChannelState: what one network connection knows about the channels it is in — members with their prefix
  * modes, who is away, each channel's topic and key — reduced from the lines the server sends, plus the events
- * the network actor needs to store and persist what a line did (issue 4, item 1).
+ * the network actor needs to store and persist what a line did.
  *
  * Concurrency rule: an immutable value. `applyLine` returns a new state and never mutates its argument, so the
  * network actor's single dispatcher fiber owns the only current copy and readers may hold an old one safely.

@@ -1,5 +1,5 @@
 /**
- * E2eCodec: what end-to-end encryption (issue 7, FiSH) does to the messages of one network — which key a target
+ * E2eCodec: what end-to-end encryption (FiSH) does to the messages of one network — which key a target
  * uses, the encrypted lines send_message/send_action/send_notice write, how an inbound `+OK` line is opened before it
  * is stored, and which targets of a raw line send_raw must refuse. Pure functions over an immutable key table; the
  * network actor's dispatcher and the supervisor call them. No I/O beyond the CSPRNG that Fish.ts draws CBC IVs from.
@@ -210,7 +210,7 @@ export const historyOfInbound = (
 // The send_raw guard.
 
 /**
- * The first target of a PRIVMSG or NOTICE in `raw` that has a key, if any (interface.md send_raw: such a line is
+ * The first target of a PRIVMSG or NOTICE in `raw` that has a key, if any (the interface, send_raw: such a line is
  * refused with `e2e-channel-use-send-message`, since it would carry plaintext). Targets are read by RawGuard both
  * with the network's STATUSMSG prefixes removed (`@#chan` → `#chan`) and as typed (a STATUSMSG character may also
  * begin a channel or nick name), so neither reading lets a keyed target through.

@@ -1,6 +1,6 @@
 /**
  * ModeListRequests: the on-demand channel list queries of `get_mode_list` in flight on one connection, and the
- * correlation of the server's replies with the callers waiting for them (issue 4, item 4).
+ * correlation of the server's replies with the callers waiting for them.
  *
  * Concurrency rule: an immutable value owned by the network actor's single dispatcher fiber, which calls
  * `register` when a command arrives, `onLine` for every line from the server (before storing it), `expire` when
@@ -16,15 +16,14 @@
  * | q      | MODE #c q    | 728 `<me> <chan> q <mask> [<setter> <ts>]`  | 729 `<me> <chan> q :End…` |
  *
  * `q` is a quiet list only where CHANMODES lists it as type A (Solanum/Libera); on ngircd and InspIRCd `q` is
- * the owner prefix, and `MODE #c q` is answered with a 482 or nothing (research/stack.md §3), so the caller
+ * the owner prefix, and `MODE #c q` is answered with a 482 or nothing, so the caller
  * refuses `q` there before registering (see `isListLetter`).
  *
  * Why fences. A refusal (482, 403, 442, 472…) carries no trace of the command it answers. InspIRCd answers a
  * refused `+b`, `TOPIC` and `+k` with three 482s that differ only in their text, and ngircd says "You are not
  * channel operator" to everything, so a 482 for `#a` arriving while a list query for `#a` is pending may well
- * answer a `set_topic` or `set_channel_modes` sent just before it (research/stack.md §3; ZNC's route_replies and
- * soju meet the same problem, bouncers.md row 14, and soju solves it only with labeled-response, which our
- * transport does not negotiate). Servers process one client's commands in order and answer in order, so
+ * answer a `set_topic` or `set_channel_modes` sent just before it (ZNC's route_replies and soju meet the same
+ * problem, and soju solves it only with IRCv3 labeled-response, which our transport does not negotiate). Servers process one client's commands in order and answer in order, so
  * Belay brackets each query as `PING :<open>`, `MODE #c x`, `PING :<close>`: every reply to a command sent
  * earlier arrives before the opening PONG, every reply to a command sent later after the closing one. Between
  * the two PONGs the numerics that answer a command are the answer to our MODE, so "correlate by order per
@@ -50,7 +49,7 @@ import type { CommandResult, ModeListEntry } from "../NetworkApi.js"
 /** The actor's id for one waiting caller (it keeps the caller's Deferred under it). */
 export type RequestId = number
 
-/** The lists get_mode_list fetches (interface.md: b, e, I, q). */
+/** The lists get_mode_list fetches (the interface: b, e, I, q). */
 export type ListLetter = "b" | "e" | "I" | "q"
 
 export const LIST_NUMERICS: Readonly<Record<ListLetter, { readonly entry: string; readonly end: string }>> = {
@@ -318,7 +317,7 @@ export const pendingRequests = (state: ModeListRequests): ReadonlyArray<RequestI
   state.queries.flatMap((q) => q.waiters)
 
 /**
- * The tool answer for a result (CONTRACT "MCP tool shapes", get_mode_list): entries → ok; a refusal →
+ * The tool answer for a result (docs/decisions.md "MCP tool shapes", get_mode_list): entries → ok; a refusal →
  * `refused` with numeric and text; no reply → `timeout`, since the list never came.
  */
 export const toCommandResult = (

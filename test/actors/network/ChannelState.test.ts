@@ -20,7 +20,7 @@ import type { CaseMapping } from "../../../src/irc/CaseMapping.js"
 import { parseLine } from "../../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 
-// ngircd-like: five prefixes, so multi-prefix ordering is visible (research/stack.md §3).
+// ngircd-like: five prefixes, so multi-prefix ordering is visible.
 const isupport: ISupport = applyISupport(defaultISupport, [
   "me",
   "PREFIX=(qaohv)~&@%+",

@@ -16,7 +16,7 @@ import {
   toCommandResult
 } from "../../../src/actors/network/ModeListRequests.js"
 
-// Solanum (Libera): q is a type A quiet list (research/stack.md §3).
+// Solanum (Libera): q is a type A quiet list.
 const solanum: ISupport = applyISupport(defaultISupport, ["me", "CHANMODES=eIbq,k,flj,imnpst", "PREFIX=(ov)@+", "x y"])
 const ngircd: ISupport = applyISupport(defaultISupport, ["me", "CHANMODES=beI,k,l,imnpst", "PREFIX=(qaohv)~&@%+", "x y"])
 const ctx = { caseMapping: "rfc1459" as const, isupport: solanum }

@@ -1,4 +1,4 @@
-// NetworkActor, issue 4 (channel operations), against the scripted fake IRC server: channel state (members with
+// NetworkActor's channel operations, against the scripted fake IRC server: channel state (members with
 // multi-prefix, away from WHO or away-notify, topic), set_topic and set_channel_modes refusals filed in the channel,
 // and get_mode_list — its PING fences, correlation of interleaved replies, refusals, coalescing, the quiet list,
 // the TestClock-driven timeout — with nothing of a list exchange stored. Tests run under it.scoped (TestClock); the

@@ -1,4 +1,4 @@
-// End-to-end encryption in the network actor (issue 7), against the scripted fake IRC server: what goes on the wire
+// End-to-end encryption (FiSH) in the network actor, against the scripted fake IRC server: what goes on the wire
 // for an encrypted target, how inbound FiSH lines are stored, keys changing while connected, and the send_raw guard —
 // in the actor itself (ActorHarness) and through NetworkControl over the real E2eKeys and database.
 import { SqlClient } from "@effect/sql"
@@ -181,7 +181,7 @@ describe("NetworkActor: keys change while connected", () => {
     }))
 })
 
-/** The send_raw guard matrix (interface.md send_raw): refused lines and lines that must still go through. */
+/** The send_raw guard matrix (the interface, send_raw): refused lines and lines that must still go through. */
 const REFUSED: ReadonlyArray<string> = [
   "PRIVMSG #enc :x1",
   "privmsg #Enc :x2",

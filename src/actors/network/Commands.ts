@@ -1,0 +1,305 @@
+/**
+ * Commands: what a network actor does for the tagged commands callers send (Inbox.ts) — send, join, part, nick,
+ * away, whois, read members and topics, set topics and modes, fetch a mode list, connect, disconnect, shut down —
+ * each answered through its Deferred. Every command that writes to IRC passes the interface's one write gate
+ * (`connected`: registered on an open socket); the arguments are checked again here, whatever the caller checked,
+ * since the transport writes verbatim.
+ *
+ * End-to-end encryption: messages to a keyed target go out encrypted (E2eCodec.ts); a raw line that would carry
+ * plaintext to a keyed target is refused here, against the keys the dispatcher holds, atomically with the write.
+ *
+ * Concurrency rule: runs on the actor's dispatcher fiber only, which alone changes the actor's state, one command at
+ * a time in inbox order; a command never waits for the server (a mode list is answered later by ModeListWaiters.ts).
+ */
+import { Deferred, Effect, Either, Option } from "effect"
+import { encodeAction } from "../../irc/Ctcp.js"
+import { formatLine, parseLine } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport } from "../../irc/ISupport.js"
+import { modeLines } from "../../irc/ModeLines.js"
+import { hasLineBreakingChars, isMiddleParam } from "../../irc/Safety.js"
+import { prefixAllowance, splitText } from "../../irc/TextSplit.js"
+import type { FishKey } from "../../services/crypto/Fish.js"
+import type { ModeChange, SayKind } from "../NetworkApi.js"
+import { type Actor, connected, now, type Session, write } from "./ActorState.js"
+import * as Channels from "./ChannelState.js"
+import { connect, disconnect, shutdown } from "./Connection.js"
+import * as E2e from "./E2eCodec.js"
+import { type Command, fail, type ModeListAnswer, NOT_CONNECTED, OK, type Reply, type Result } from "./Inbox.js"
+import { ownMessages } from "./History.js"
+import * as ModeListWaiters from "./ModeListWaiters.js"
+import * as ModeLists from "./ModeListRequests.js"
+import { append, forgetChannel, historyContext, persist, storeOwn } from "./Persistence.js"
+
+/** Anything that must be one IRC parameter: a middle param without a comma (which would make it a list). */
+const isSingleName = (s: string) => isMiddleParam(s) && !s.includes(",")
+
+/** Whether any text a command carries (strings, options, mode params) holds CR, LF or NUL. */
+const carriesLineBreak = (command: Command): boolean => {
+  const check = (value: unknown): boolean => {
+    if (typeof value === "string") return hasLineBreakingChars(value)
+    if (Option.isOption(value)) return Option.isSome(value) && check(value.value)
+    if (Array.isArray(value)) return value.some(check)
+    // Mode changes: plain records of strings.
+    if (typeof value === "object" && value !== null) return Object.values(value).some(check)
+    return false
+  }
+  return Object.entries(command).some(([key, value]) => key !== "reply" && check(value))
+}
+
+/** Why get_mode_list refuses a letter here: not a list at all, or a list this network does not have. */
+const notAListMessage = (isupport: ISupport, letter: string): string => {
+  if (!["b", "e", "I", "q"].includes(letter)) return `letter must be one of b, e, I or q, got ${JSON.stringify(letter)}`
+  const lists = isupport.chanModes.a
+  if (letter === "q") {
+    return `this network has no quiet list: q is not a list mode in its CHANMODES (list modes: ${lists || "none"})`
+  }
+  return `this network has no ${letter} list (list modes in its CHANMODES: ${lists || "none"})`
+}
+
+const notAChannel = (channel: string) =>
+  fail("invalid-arguments", `${JSON.stringify(channel)} is not a channel name on this network`)
+
+const ownPrefixAllowance = (s: Session) =>
+  prefixAllowance({
+    nick: s.nick,
+    ...(s.user !== undefined ? { user: s.user } : {}),
+    ...(s.host !== undefined ? { host: s.host } : {})
+  })
+
+const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    if (!isSingleName(target)) return fail("invalid-arguments", "target must be one channel or nick")
+    if (text === "") return fail("invalid-arguments", "text is empty")
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    const e2eKey = E2e.keyForTarget(a.e2eKeys, s.isupport, target)
+    if (e2eKey !== undefined) return yield* saySealed(a, s, e2eKey, kind, target, text)
+    const command = kind === "notice" ? "NOTICE" : "PRIVMSG"
+    // Budget for our relayed prefix (`:nick!user@host `) as far as we know it, so no server truncates a piece.
+    const chunks = splitText(target, text, {
+      command,
+      ...(kind === "action" ? { ctcp: "ACTION" } : {}),
+      prefixAllowance: ownPrefixAllowance(s)
+    })
+    const lines = chunks.map((chunk) =>
+      formatLine({ command, params: [target, kind === "action" ? encodeAction(chunk) : chunk] })
+    )
+    for (const line of lines) yield* write(s, line)
+    yield* storeOwn(a, s, lines)
+    return OK
+  })
+
+/**
+ * send_message to an encrypted target: every piece encrypted and sized for the line limit. The local copy (no
+ * echo-message) is the plaintext marked decrypted, with the line actually sent as its raw; with echo-message the
+ * echo is opened and stored instead, once.
+ */
+const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: string, text: string) =>
+  Effect.gen(function*() {
+    const sealed = E2e.sealMessage(key, { kind, target, text, prefixAllowance: ownPrefixAllowance(s) })
+    if (!sealed.ok) return fail("invalid-arguments", sealed.reason)
+    for (const line of sealed.lines) yield* write(s, line.wire)
+    if (!s.caps.has("echo-message")) {
+      const context = historyContext(a, s, yield* now)
+      yield* append(
+        a,
+        sealed.lines.flatMap((line) =>
+          ownMessages(context, [line.plain]).map((m) => ({ ...m, raw: line.wire, encryption: "decrypted" as const }))
+        )
+      )
+    }
+    return OK
+  })
+
+const raw = (a: Actor, line: string): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    if (line.trim() === "") return fail("invalid-arguments", "the line is empty")
+    // The interface, send_raw: never plaintext to an encrypted target. Checked here too, against the keys the
+    // dispatcher holds, so no key change can slip between the check and the write.
+    const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
+    if (keyed !== undefined) {
+      return fail("e2e-channel-use-send-message", `${keyed} is end-to-end encrypted; use send_message`)
+    }
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    yield* write(s, line)
+    const parsed = parseLine(line)
+    if (parsed?.command === "NICK" && parsed.params[0] !== undefined) s.requestedNick = parsed.params[0]
+    yield* storeOwn(a, s, [line])
+    return OK
+  })
+
+const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) return notAChannel(channel)
+    if (Option.isSome(key) && !isSingleName(key.value)) {
+      return fail("invalid-arguments", "the key must be one word without commas")
+    }
+    const sent = Option.getOrElse(key, () => a.storedKeys.get(channel) ?? null)
+    if (Option.isSome(key)) s.pendingKeys = s.pendingKeys.set(channel, key.value)
+    yield* write(s, formatLine({ command: "JOIN", params: sent === null ? [channel] : [channel, sent] }))
+    return OK
+  })
+
+const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    if (!isSingleName(channel)) return fail("invalid-arguments", "channel must be one channel name")
+    const joined = Channels.isJoined(s.channels, channel)
+    if (!joined && !a.storedKeys.has(channel)) return fail("not-in-channel", `not in ${channel}`)
+    // The account's intent is to be out of it: no rejoin, even if the PART never comes back.
+    yield* forgetChannel(a, channel)
+    if (joined) {
+      yield* write(s, formatLine({ command: "PART", params: Option.isSome(reason) ? [channel, reason.value] : [channel] }))
+    }
+    return OK
+  })
+
+const away = (a: Actor, message: Option.Option<string>): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    // Remembered even while offline: set_away covers every network and is applied at the next registration.
+    a.awayMessage = Option.getOrNull(message)
+    yield* persist(a, a.deps.repo.setAwayMessage(a.awayMessage))
+    const s = connected(a)
+    if (s !== undefined) {
+      yield* write(s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
+    }
+    return OK
+  })
+
+/** A one-word command (NICK, WHOIS) written as is once connected; `after` notes what it asked for. */
+const simple = (
+  a: Actor,
+  command: "NICK" | "WHOIS",
+  word: string,
+  after?: (s: Session) => void
+): Effect.Effect<Result> =>
+  Effect.sync(() => {
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    if (!isSingleName(word)) return fail("invalid-arguments", "nick must be one word")
+    s.connection.write(formatLine({ command, params: [word] }))
+    after?.(s)
+    return OK
+  })
+
+/** Reads a joined channel's state; `not-in-channel` when the account is not in it (the interface, list_members). */
+const inChannel = <A extends object>(a: Actor, channel: string, read: (s: Session) => A | undefined): Result<A> => {
+  const s = connected(a)
+  if (s === undefined) return NOT_CONNECTED
+  const found = read(s)
+  return found === undefined ? fail("not-in-channel", `not in ${channel}`) : { ok: true as const, ...found }
+}
+
+const setTopic = (a: Actor, channel: string, topic: string): Effect.Effect<Result> =>
+  Effect.gen(function*() {
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) return notAChannel(channel)
+    // The interface: always written, "" clears (`TOPIC #c :`). A refusal (482, 442…) comes back as a numeric
+    // that History files in the channel as an `error` line (ChannelErrors.ts).
+    yield* write(s, formatLine({ command: "TOPIC", params: [channel, topic] }))
+    return OK
+  })
+
+const setModes = (a: Actor, channel: string, changes: ReadonlyArray<ModeChange>) =>
+  Effect.gen(function*() {
+    const s = connected(a)
+    if (s === undefined) return NOT_CONNECTED
+    // A bare `-k` takes the key last seen on the channel (MODE +k, or the one we joined with), else the stored one.
+    const storedKey = Channels.channelKey(s.channels, channel) ?? a.storedKeys.get(channel) ?? null
+    const lines = modeLines(
+      channel,
+      changes.map((c) => (c.param === undefined ? { sign: c.sign, letter: c.letter } : { sign: c.sign, letter: c.letter, param: c.param })),
+      s.isupport,
+      storedKey !== null ? { storedKey } : {}
+    )
+    if (Either.isLeft(lines)) return fail("invalid-arguments", lines.left.message)
+    for (const line of lines.right) yield* write(s, line)
+    // A 472 (unknown mode) names no channel; it is filed under this one (ChannelErrors.ts).
+    s.lastModeChannel = channel
+    return { ok: true as const, lines: lines.right }
+  })
+
+/** Sends the fenced list query, or joins one in flight; the answer comes later, through ModeListWaiters. */
+const modeList = (a: Actor, channel: string, letter: string, reply: Reply<Result<ModeListAnswer>>) =>
+  Effect.gen(function*() {
+    const s = connected(a)
+    if (s === undefined) return yield* Deferred.succeed(reply, NOT_CONNECTED)
+    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) {
+      return yield* Deferred.succeed(reply, notAChannel(channel))
+    }
+    if (!ModeLists.isListLetter(s.isupport, letter)) {
+      return yield* Deferred.succeed(reply, fail("invalid-arguments", notAListMessage(s.isupport, letter)))
+    }
+    const id = ++a.modeListSeq
+    const registered = ModeLists.register(s.modeLists, { channel, letter, requestId: id }, s.isupport.caseMapping)
+    s.modeLists = registered.state
+    // PING, MODE, PING back to back: nothing of ours may come between the fences.
+    for (const line of registered.lines) yield* write(s, line)
+    yield* ModeListWaiters.wait(a, id, reply)
+  })
+
+const LINE_BREAK_REFUSED = fail("invalid-arguments", "CR, LF and NUL are not allowed in IRC arguments")
+
+/** Answers a command's Deferred with `result`, or refuses it when its text carries a line break. */
+const answer = <A extends object>(refused: boolean, reply: Reply<Result<A>>, result: () => Effect.Effect<Result<A>>) =>
+  refused ? Deferred.succeed(reply, LINE_BREAK_REFUSED) : Effect.flatMap(result(), (r) => Deferred.succeed(reply, r))
+
+export const onCommand = (a: Actor, command: Command): Effect.Effect<unknown> => {
+  // The supervisor refuses CR, LF and NUL naming the field; this is the actor's own line of defence, since the
+  // transport writes verbatim and formatLine would throw (a defect that restarts the actor).
+  const refused = carriesLineBreak(command)
+  switch (command._tag) {
+    case "Say":
+      return answer(refused, command.reply, () => say(a, command.kind, command.target, command.text))
+    case "Raw":
+      return answer(refused, command.reply, () => raw(a, command.line))
+    case "Join":
+      return answer(refused, command.reply, () => join(a, command.channel, command.key))
+    case "Part":
+      return answer(refused, command.reply, () => part(a, command.channel, command.reason))
+    case "Nick":
+      return answer(refused, command.reply, () =>
+        simple(a, "NICK", command.nick, (s) => {
+          s.requestedNick = command.nick
+        }))
+    case "Away":
+      return answer(refused, command.reply, () => away(a, command.message))
+    case "Whois":
+      return answer(refused, command.reply, () => simple(a, "WHOIS", command.nick))
+    case "Connect":
+      return answer(refused, command.reply, () => connect(a, command.reconnect))
+    case "Disconnect":
+      return answer(refused, command.reply, () => disconnect(a))
+    case "Members":
+      return answer(refused, command.reply, () =>
+        Effect.sync(() =>
+          inChannel(a, command.channel, (s) => {
+            const members = Channels.members(s.channels, command.channel, s.isupport)
+            return members === undefined ? undefined : { members }
+          })
+        ))
+    case "Topic":
+      return answer(refused, command.reply, () =>
+        Effect.sync(() =>
+          inChannel(a, command.channel, (s) => {
+            const topic = Channels.topic(s.channels, command.channel)
+            return topic === undefined ? undefined : { topic }
+          })
+        ))
+    case "SetTopic":
+      return answer(refused, command.reply, () => setTopic(a, command.channel, command.topic))
+    case "SetModes":
+      return answer(refused, command.reply, () => setModes(a, command.channel, command.changes))
+    case "ModeList":
+      return refused
+        ? Deferred.succeed(command.reply, LINE_BREAK_REFUSED)
+        : modeList(a, command.channel, command.letter, command.reply)
+    case "Shutdown":
+      return shutdown(a, command.reply)
+  }
+}
