@@ -18,8 +18,9 @@
 //   `anyOf [success, ToolFailurePayload]` because SDK clients validate structuredContent
 //   against outputSchema on isError results too (research/mcp.md §1.6).
 import { Schema } from "effect"
-import { ModeChange, ModeListEntry, ModeListLetter } from "./ChannelMode.js"
-import { BufferTarget, checkedString, IrcParam, IrcText, IsoTime, MessageId, NetworkId, NonEmptyIrcText, showValue } from "./Ids.js"
+import { ModeChange, ModeList, ModeListLetter } from "./ChannelMode.js"
+import { ChannelTopic } from "./ChannelTopic.js"
+import { BufferTarget, checkedString, IrcParam, IrcText, MessageId, NetworkId, NonEmptyIrcText, showValue } from "./Ids.js"
 import * as Limits from "./Limits.js"
 import { Member } from "./Member.js"
 import { BufferSummary, Message } from "./Message.js"
@@ -497,14 +498,7 @@ export const GetTopic = defineTool({
     networkId: networkIdArg("Network of the channel."),
     channel: channelArg("A joined channel, e.g. #chan.")
   }),
-  output: Schema.Struct({
-    channel: Schema.String.annotations({ description: "The channel." }),
-    topic: Schema.String.annotations({ description: "The topic; empty string when none is set." }),
-    setBy: Schema.NullOr(Schema.String).annotations({ description: "Who set the topic; null when unknown." }),
-    setAt: Schema.NullOr(IsoTime).annotations({
-      description: "When the topic was set, ISO-8601 UTC; null when unknown."
-    })
-  }),
+  output: ChannelTopic,
   hints: localRead
 })
 
@@ -539,12 +533,7 @@ export const GetModeList = defineTool({
     channel: channelArg("Channel, e.g. #chan."),
     letter: ModeListLetter
   }),
-  output: Schema.Struct({
-    ok: okTrue,
-    channel: Schema.String.annotations({ description: "The channel." }),
-    letter: ModeListLetter,
-    entries: Schema.Array(ModeListEntry).annotations({ description: "The list, in the server's order." })
-  }),
+  output: Schema.Struct({ ok: okTrue, ...ModeList.fields }),
   hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true }
 })
 

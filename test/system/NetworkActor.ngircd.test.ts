@@ -7,7 +7,8 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
-import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
+import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
+import type { NetworkStatus } from "../../src/schema/Network.js"
 import { MessageStore } from "../../src/services/MessageStoreApi.js"
 import { eventually, NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
 import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"
@@ -16,8 +17,11 @@ import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } 
 const RECONNECT_WAIT = Duration.seconds(90)
 
 const waitMembers = (control: NetworkControlService, id: number, channel: string, nicks: ReadonlyArray<string>) =>
-  eventually(`members of ${channel} to include ${nicks.join(", ")}`, control.members(id, channel), (result) =>
-    result.ok && nicks.every((n) => result.members.some((m) => m.nick === n)))
+  eventually(
+    `members of ${channel} to include ${nicks.join(", ")}`,
+    Effect.orElseSucceed(control.members(id, channel), () => []),
+    (members) => nicks.every((n) => members.some((m) => m.nick === n))
+  )
 
 describe("NetworkActor against ngircd", () => {
   it.live.skipIf(!Fs.existsSync(NGIRCD))("connect, join, round trip, reconnect after a server restart, history intact", () =>
@@ -42,9 +46,9 @@ describe("NetworkActor against ngircd", () => {
       // Round trip: peer → Belay's history; Belay → peer.
       yield* other.send("PRIVMSG #belay :hello from peer")
       yield* said("hello from peer")
-      expect(yield* control.say(id, "privmsg", "#belay", "hello from belay")).toEqual({ ok: true })
+      yield* control.say(id, "privmsg", "#belay", "hello from belay")
       yield* other.waitFor((l) => l.includes("PRIVMSG #belay :hello from belay"))
-      expect(yield* control.whois(id, "peer")).toEqual({ ok: true })
+      yield* control.whois(id, "peer")
       yield* eventually("the WHOIS reply in the server buffer", storedHistory(id, `:server:${id}`), (ms) =>
         ms.some((m) => m.numeric === "311"))
 
@@ -52,7 +56,7 @@ describe("NetworkActor against ngircd", () => {
       yield* server.stop
       const down = yield* status("backoff")
       expect(down.nextRetryAt).not.toBeNull()
-      expect(yield* control.say(id, "privmsg", "#belay", "lost")).toMatchObject({ ok: false, error: "not-connected" })
+      expect(yield* Effect.flip(control.say(id, "privmsg", "#belay", "lost"))).toMatchObject({ _tag: "NotConnected" })
       yield* server.start
       yield* status("connected")
       const again = yield* peer(server.port, "peer")

@@ -14,15 +14,18 @@
 import { Clock, Effect, type Fiber, type Queue, type Scope, SubscriptionRef } from "effect"
 import { type CaseMappedMap, equalsFolded } from "../../irc/CaseMapping.js"
 import type { ISupport } from "../../irc/ISupport.js"
+import type { ModeList, ModeListLetter } from "../../schema/ChannelMode.js"
+import { toIsoTime } from "../../schema/Ids.js"
+import type { NetworkState, NetworkStatus } from "../../schema/Network.js"
+import { NotConnected, type Refused, type Timeout } from "../../schema/ToolErrors.js"
 import type { NetworkConfig } from "../../services/Networks.js"
 import type { TimerEntry } from "../ActorTimers.js"
 import type { IrcConnection } from "../IrcTransport.js"
-import type { ConnectionState, NetworkStatus } from "../NetworkApi.js"
 import type { Stepper } from "../ReconnectPolicy.js"
 import type { ActorDeps } from "./ActorDeps.js"
 import type * as Channels from "./ChannelState.js"
 import type * as E2e from "./E2eCodec.js"
-import type { Input, ModeListAnswer, Reply, Result } from "./Inbox.js"
+import type { Gated, Input, Reply } from "./Inbox.js"
 import type * as ModeLists from "./ModeListRequests.js"
 
 /** Mutable per-connection state: one per socket, forgotten when it closes. */
@@ -65,6 +68,13 @@ export interface Session {
   serverError: string | null
 }
 
+/** A get_mode_list caller, with what its timeout message names. */
+export interface ModeListWaiter {
+  readonly reply: Reply<ModeList, Gated | Refused | Timeout>
+  readonly channel: string
+  readonly letter: ModeListLetter
+}
+
 /** The actor's state: one record per actor life. */
 export interface Actor {
   readonly networkId: number
@@ -78,7 +88,7 @@ export interface Actor {
   readonly regain: Stepper
   /** Armed timers by name (entries of the supervisor's ActorTimers, Timers.ts). */
   readonly timers: Map<string, TimerEntry>
-  state: ConnectionState
+  state: NetworkState
   nextRetryAt: number | null
   lastError: string | null
   session: Session | undefined
@@ -95,7 +105,7 @@ export interface Actor {
   /** FiSH keys of the network's encrypted channels and DMs (E2eCodec.ts), kept current from E2eKeys.changes. */
   e2eKeys: E2e.E2eKeyTable
   /** Callers of get_mode_list waiting for an answer, by request id (their queries are in `session.modeLists`). */
-  readonly modeListWaiters: Map<ModeLists.RequestId, Reply<Result<ModeListAnswer>>>
+  readonly modeListWaiters: Map<ModeLists.RequestId, ModeListWaiter>
   modeListSeq: number
   /** Repository writes not done yet, oldest first; the head is the one being written while `writing`. */
   readonly unsaved: Array<Effect.Effect<void>>
@@ -111,6 +121,13 @@ export const sameNick = (a: Actor, x: string, y: string) => equalsFolded(mapping
 /** The session when it may be written to: registered on an open socket (the interface's one write gate). */
 export const connected = (a: Actor): Session | undefined => (a.state === "connected" ? a.session : undefined)
 
+/** `connected` as the gate of a command: the session, or NotConnected (reconnect backoff included). */
+export const gate = (a: Actor): Effect.Effect<Session, NotConnected> =>
+  Effect.suspend(() => {
+    const s = connected(a)
+    return s === undefined ? Effect.fail(new NotConnected({ networkId: a.networkId })) : Effect.succeed(s)
+  })
+
 /** The session named by an input, if it is still the current one (inputs of an ended connection are ignored). */
 export const current = (a: Actor, id: number): Session | undefined =>
   a.session !== undefined && a.session.id === id ? a.session : undefined
@@ -123,7 +140,7 @@ export const publish = (a: Actor) =>
       networkId: a.networkId,
       state: a.state,
       nick: a.state === "connected" && a.session !== undefined ? a.session.nick : null,
-      nextRetryAt: a.nextRetryAt === null ? null : new Date(a.nextRetryAt),
+      nextRetryAt: a.nextRetryAt === null ? null : toIsoTime(new Date(a.nextRetryAt)),
       lastError: a.lastError,
       caseMapping: a.isupport.caseMapping,
       channelTypes: a.isupport.chanTypes
@@ -131,7 +148,7 @@ export const publish = (a: Actor) =>
   )
 
 /** Moves the connection state machine (Connection.ts), logging every transition with its reason, and publishes. */
-export const transition = (a: Actor, next: ConnectionState, details: Record<string, unknown> = {}) =>
+export const transition = (a: Actor, next: NetworkState, details: Record<string, unknown> = {}) =>
   Effect.suspend(() => {
     const from = a.state
     a.state = next

@@ -16,7 +16,9 @@ import { type CaseMapping, CaseMappedMap, equalsFolded, foldCase } from "../../i
 import { type IrcLine, parsePrefix } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport, modeKind, prefixSymbols, rankPrefixModes, splitNamesEntry } from "../../irc/ISupport.js"
 import { Numeric } from "../../irc/Numerics.js"
-import type { MemberInfo, TopicInfo } from "../NetworkApi.js"
+import type { ChannelTopic } from "../../schema/ChannelTopic.js"
+import { toIsoTime } from "../../schema/Ids.js"
+import type { Member } from "../../schema/Member.js"
 
 /** Prefix mode letters of one member, highest rank first (PREFIX order). */
 export type MemberModes = ReadonlyArray<string>
@@ -177,7 +179,7 @@ export const members = (
   state: ChannelState,
   channel: string,
   isupport: ISupport
-): ReadonlyArray<MemberInfo> | undefined => {
+): ReadonlyArray<Member> | undefined => {
   const joined = state.channels.get(channel)
   if (joined === undefined) return undefined
   const rows = [...joined.members].map(([nick, modes]) => ({
@@ -187,7 +189,7 @@ export const members = (
       prefix: prefixSymbols(isupport, modes),
       modes: rankPrefixModes(isupport, modes),
       away: state.away.has(nick)
-    } satisfies MemberInfo
+    } satisfies Member
   }))
   rows.sort((a, b) => compare(a.key, b.key) || compare(a.info.nick, b.info.nick))
   return rows.map((row) => row.info)
@@ -198,11 +200,16 @@ export const memberCount = (state: ChannelState, channel: string): number | unde
   state.channels.get(channel)?.members.size
 
 /** The topic of a joined channel (get_topic); undefined when not joined. `topic` is "" when none is set. */
-export const topic = (state: ChannelState, channel: string): TopicInfo | undefined => {
+export const topic = (state: ChannelState, channel: string): ChannelTopic | undefined => {
   const joined = state.channels.get(channel)
   return joined === undefined
     ? undefined
-    : { channel: joined.name, topic: joined.topic, setBy: joined.topicSetBy, setAt: joined.topicSetAt }
+    : {
+      channel: joined.name,
+      topic: joined.topic,
+      setBy: joined.topicSetBy,
+      setAt: joined.topicSetAt === null ? null : toIsoTime(joined.topicSetAt)
+    }
 }
 
 /** Whether a nick is known to be away (ourselves included). */

@@ -18,13 +18,23 @@ import { isChannel, type ISupport } from "../../irc/ISupport.js"
 import { modeLines } from "../../irc/ModeLines.js"
 import { hasLineBreakingChars, isMiddleParam } from "../../irc/Safety.js"
 import { prefixAllowance, splitText } from "../../irc/TextSplit.js"
+import type { ModeChange, ModeList, ModeListLetter } from "../../schema/ChannelMode.js"
+import type { ChannelTopic } from "../../schema/ChannelTopic.js"
+import type { Member } from "../../schema/Member.js"
+import {
+  E2eChannelUseSendMessage,
+  InvalidArguments,
+  NotInChannel,
+  type Refused,
+  type Timeout
+} from "../../schema/ToolErrors.js"
 import type { FishKey } from "../../services/crypto/Fish.js"
-import type { ModeChange, SayKind } from "../NetworkApi.js"
-import { type Actor, connected, now, type Session, write } from "./ActorState.js"
+import type { SayKind } from "../NetworkApi.js"
+import { type Actor, connected, gate, now, type Session, write } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import { connect, disconnect, shutdown } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
-import { type Command, fail, type ModeListAnswer, NOT_CONNECTED, OK, type Reply, type Result } from "./Inbox.js"
+import type { Command, Gated, Reply } from "./Inbox.js"
 import { ownMessages } from "./History.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
@@ -46,9 +56,10 @@ const carriesLineBreak = (command: Command): boolean => {
   return Object.entries(command).some(([key, value]) => key !== "reply" && check(value))
 }
 
-/** Why get_mode_list refuses a letter here: not a list at all, or a list this network does not have. */
-const notAListMessage = (isupport: ISupport, letter: string): string => {
-  if (!["b", "e", "I", "q"].includes(letter)) return `letter must be one of b, e, I or q, got ${JSON.stringify(letter)}`
+const invalid = (message: string) => Effect.fail(new InvalidArguments({ message }))
+
+/** Why get_mode_list refuses a list letter here: this network does not have that list. */
+const notAListMessage = (isupport: ISupport, letter: ModeListLetter): string => {
   const lists = isupport.chanModes.a
   if (letter === "q") {
     return `this network has no quiet list: q is not a list mode in its CHANMODES (list modes: ${lists || "none"})`
@@ -56,8 +67,11 @@ const notAListMessage = (isupport: ISupport, letter: string): string => {
   return `this network has no ${letter} list (list modes in its CHANMODES: ${lists || "none"})`
 }
 
-const notAChannel = (channel: string) =>
-  fail("invalid-arguments", `${JSON.stringify(channel)} is not a channel name on this network`)
+/** A channel name this network accepts as one parameter, else InvalidArguments. */
+const channelName = (s: Session, channel: string): Effect.Effect<string, InvalidArguments> =>
+  isSingleName(channel) && isChannel(s.isupport, channel)
+    ? Effect.succeed(channel)
+    : invalid(`${JSON.stringify(channel)} is not a channel name on this network`)
 
 const ownPrefixAllowance = (s: Session) =>
   prefixAllowance({
@@ -66,12 +80,11 @@ const ownPrefixAllowance = (s: Session) =>
     ...(s.host !== undefined ? { host: s.host } : {})
   })
 
-const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effect<Result> =>
+const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
-    if (!isSingleName(target)) return fail("invalid-arguments", "target must be one channel or nick")
-    if (text === "") return fail("invalid-arguments", "text is empty")
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
+    if (!isSingleName(target)) return yield* invalid("target must be one channel or nick")
+    if (text === "") return yield* invalid("text is empty")
+    const s = yield* gate(a)
     const e2eKey = E2e.keyForTarget(a.e2eKeys, s.isupport, target)
     if (e2eKey !== undefined) return yield* saySealed(a, s, e2eKey, kind, target, text)
     const command = kind === "notice" ? "NOTICE" : "PRIVMSG"
@@ -86,7 +99,6 @@ const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effe
     )
     for (const line of lines) yield* write(s, line)
     yield* storeOwn(a, s, lines)
-    return OK
   })
 
 /**
@@ -97,7 +109,7 @@ const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effe
 const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: string, text: string) =>
   Effect.gen(function*() {
     const sealed = E2e.sealMessage(key, { kind, target, text, prefixAllowance: ownPrefixAllowance(s) })
-    if (!sealed.ok) return fail("invalid-arguments", sealed.reason)
+    if (!sealed.ok) return yield* invalid(sealed.reason)
     for (const line of sealed.lines) yield* write(s, line.wire)
     if (!s.caps.has("echo-message")) {
       const context = historyContext(a, s, yield* now)
@@ -108,57 +120,46 @@ const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: st
         )
       )
     }
-    return OK
   })
 
-const raw = (a: Actor, line: string): Effect.Effect<Result> =>
+const raw = (a: Actor, line: string): Effect.Effect<void, Gated | E2eChannelUseSendMessage> =>
   Effect.gen(function*() {
-    if (line.trim() === "") return fail("invalid-arguments", "the line is empty")
+    if (line.trim() === "") return yield* invalid("the line is empty")
     // The interface, send_raw: never plaintext to an encrypted target. Checked here too, against the keys the
     // dispatcher holds, so no key change can slip between the check and the write.
     const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
-    if (keyed !== undefined) {
-      return fail("e2e-channel-use-send-message", `${keyed} is end-to-end encrypted; use send_message`)
-    }
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
+    if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: a.networkId, target: keyed })
+    const s = yield* gate(a)
     yield* write(s, line)
     const parsed = parseLine(line)
     if (parsed?.command === "NICK" && parsed.params[0] !== undefined) s.requestedNick = parsed.params[0]
     yield* storeOwn(a, s, [line])
-    return OK
   })
 
-const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Effect<Result> =>
+const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
-    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) return notAChannel(channel)
-    if (Option.isSome(key) && !isSingleName(key.value)) {
-      return fail("invalid-arguments", "the key must be one word without commas")
-    }
+    const s = yield* gate(a)
+    yield* channelName(s, channel)
+    if (Option.isSome(key) && !isSingleName(key.value)) return yield* invalid("the key must be one word without commas")
     const sent = Option.getOrElse(key, () => a.storedKeys.get(channel) ?? null)
     if (Option.isSome(key)) s.pendingKeys = s.pendingKeys.set(channel, key.value)
     yield* write(s, formatLine({ command: "JOIN", params: sent === null ? [channel] : [channel, sent] }))
-    return OK
   })
 
-const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.Effect<Result> =>
+const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.Effect<void, Gated | NotInChannel> =>
   Effect.gen(function*() {
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
-    if (!isSingleName(channel)) return fail("invalid-arguments", "channel must be one channel name")
+    const s = yield* gate(a)
+    if (!isSingleName(channel)) return yield* invalid("channel must be one channel name")
     const joined = Channels.isJoined(s.channels, channel)
-    if (!joined && !a.storedKeys.has(channel)) return fail("not-in-channel", `not in ${channel}`)
+    if (!joined && !a.storedKeys.has(channel)) return yield* new NotInChannel({ networkId: a.networkId, channel })
     // The account's intent is to be out of it: no rejoin, even if the PART never comes back.
     yield* forgetChannel(a, channel)
     if (joined) {
       yield* write(s, formatLine({ command: "PART", params: Option.isSome(reason) ? [channel, reason.value] : [channel] }))
     }
-    return OK
   })
 
-const away = (a: Actor, message: Option.Option<string>): Effect.Effect<Result> =>
+const away = (a: Actor, message: Option.Option<string>): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
     // Remembered even while offline: set_away covers every network and is applied at the next registration.
     a.awayMessage = Option.getOrNull(message)
@@ -167,7 +168,6 @@ const away = (a: Actor, message: Option.Option<string>): Effect.Effect<Result> =
     if (s !== undefined) {
       yield* write(s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
     }
-    return OK
   })
 
 /** A one-word command (NICK, WHOIS) written as is once connected; `after` notes what it asked for. */
@@ -176,129 +176,131 @@ const simple = (
   command: "NICK" | "WHOIS",
   word: string,
   after?: (s: Session) => void
-): Effect.Effect<Result> =>
-  Effect.sync(() => {
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
-    if (!isSingleName(word)) return fail("invalid-arguments", "nick must be one word")
+): Effect.Effect<void, Gated> =>
+  Effect.flatMap(gate(a), (s) => {
+    if (!isSingleName(word)) return invalid("nick must be one word")
     s.connection.write(formatLine({ command, params: [word] }))
     after?.(s)
-    return OK
+    return Effect.void
   })
 
-/** Reads a joined channel's state; `not-in-channel` when the account is not in it (the interface, list_members). */
-const inChannel = <A extends object>(a: Actor, channel: string, read: (s: Session) => A | undefined): Result<A> => {
-  const s = connected(a)
-  if (s === undefined) return NOT_CONNECTED
-  const found = read(s)
-  return found === undefined ? fail("not-in-channel", `not in ${channel}`) : { ok: true as const, ...found }
-}
+/** Reads a joined channel's state; NotInChannel when the account is not in it (the interface, list_members). */
+const inChannel = <A>(
+  a: Actor,
+  channel: string,
+  read: (s: Session) => A | undefined
+): Effect.Effect<A, Gated | NotInChannel> =>
+  Effect.flatMap(gate(a), (s) => {
+    const found = read(s)
+    return found === undefined ? Effect.fail(new NotInChannel({ networkId: a.networkId, channel })) : Effect.succeed(found)
+  })
 
-const setTopic = (a: Actor, channel: string, topic: string): Effect.Effect<Result> =>
+const members = (a: Actor, channel: string): Effect.Effect<ReadonlyArray<Member>, Gated | NotInChannel> =>
+  inChannel(a, channel, (s) => Channels.members(s.channels, channel, s.isupport))
+
+const topic = (a: Actor, channel: string): Effect.Effect<ChannelTopic, Gated | NotInChannel> =>
+  inChannel(a, channel, (s) => Channels.topic(s.channels, channel))
+
+const setTopic = (a: Actor, channel: string, text: string): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
-    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) return notAChannel(channel)
+    const s = yield* gate(a)
+    yield* channelName(s, channel)
     // The interface: always written, "" clears (`TOPIC #c :`). A refusal (482, 442…) comes back as a numeric
     // that History files in the channel as an `error` line (ChannelErrors.ts).
-    yield* write(s, formatLine({ command: "TOPIC", params: [channel, topic] }))
-    return OK
+    yield* write(s, formatLine({ command: "TOPIC", params: [channel, text] }))
   })
 
-const setModes = (a: Actor, channel: string, changes: ReadonlyArray<ModeChange>) =>
+const setModes = (a: Actor, channel: string, changes: ReadonlyArray<ModeChange>): Effect.Effect<ReadonlyArray<string>, Gated> =>
   Effect.gen(function*() {
-    const s = connected(a)
-    if (s === undefined) return NOT_CONNECTED
+    const s = yield* gate(a)
     // A bare `-k` takes the key last seen on the channel (MODE +k, or the one we joined with), else the stored one.
     const storedKey = Channels.channelKey(s.channels, channel) ?? a.storedKeys.get(channel) ?? null
-    const lines = modeLines(
-      channel,
-      changes.map((c) => (c.param === undefined ? { sign: c.sign, letter: c.letter } : { sign: c.sign, letter: c.letter, param: c.param })),
-      s.isupport,
-      storedKey !== null ? { storedKey } : {}
-    )
-    if (Either.isLeft(lines)) return fail("invalid-arguments", lines.left.message)
+    const lines = modeLines(channel, changes, s.isupport, storedKey !== null ? { storedKey } : {})
+    if (Either.isLeft(lines)) return yield* invalid(lines.left.message)
     for (const line of lines.right) yield* write(s, line)
     // A 472 (unknown mode) names no channel; it is filed under this one (ChannelErrors.ts).
     s.lastModeChannel = channel
-    return { ok: true as const, lines: lines.right }
+    return lines.right
   })
 
-/** Sends the fenced list query, or joins one in flight; the answer comes later, through ModeListWaiters. */
-const modeList = (a: Actor, channel: string, letter: string, reply: Reply<Result<ModeListAnswer>>) =>
+/**
+ * Sends the fenced list query, or joins one in flight; the answer comes later, through ModeListWaiters, so the
+ * reply is not completed here unless the query cannot be sent.
+ */
+const modeList = (
+  a: Actor,
+  channel: string,
+  letter: ModeListLetter,
+  reply: Reply<ModeList, Gated | Refused | Timeout>
+): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
-    const s = connected(a)
-    if (s === undefined) return yield* Deferred.succeed(reply, NOT_CONNECTED)
-    if (!isSingleName(channel) || !isChannel(s.isupport, channel)) {
-      return yield* Deferred.succeed(reply, notAChannel(channel))
-    }
-    if (!ModeLists.isListLetter(s.isupport, letter)) {
-      return yield* Deferred.succeed(reply, fail("invalid-arguments", notAListMessage(s.isupport, letter)))
-    }
+    const s = yield* gate(a)
+    yield* channelName(s, channel)
+    if (!ModeLists.isListLetter(s.isupport, letter)) return yield* invalid(notAListMessage(s.isupport, letter))
     const id = ++a.modeListSeq
     const registered = ModeLists.register(s.modeLists, { channel, letter, requestId: id }, s.isupport.caseMapping)
     s.modeLists = registered.state
     // PING, MODE, PING back to back: nothing of ours may come between the fences.
     for (const line of registered.lines) yield* write(s, line)
-    yield* ModeListWaiters.wait(a, id, reply)
+    yield* ModeListWaiters.wait(a, id, { reply, channel, letter })
   })
 
-const LINE_BREAK_REFUSED = fail("invalid-arguments", "CR, LF and NUL are not allowed in IRC arguments")
+const LINE_BREAK = new InvalidArguments({ message: "CR, LF and NUL are not allowed in IRC arguments" })
 
-/** Answers a command's Deferred with `result`, or refuses it when its text carries a line break. */
-const answer = <A extends object>(refused: boolean, reply: Reply<Result<A>>, result: () => Effect.Effect<Result<A>>) =>
-  refused ? Deferred.succeed(reply, LINE_BREAK_REFUSED) : Effect.flatMap(result(), (r) => Deferred.succeed(reply, r))
+/**
+ * Answers a command's Deferred with what `run` did: its result, or its tool failure. A defect is not an answer: it
+ * ends the dispatcher, which the supervisor restarts, and the caller hears NotConnected.
+ */
+const answer = <A, E>(reply: Reply<A, E>, run: Effect.Effect<A, E>) =>
+  Effect.matchEffect(run, {
+    onFailure: (e) => Deferred.fail(reply, e),
+    onSuccess: (value) => Deferred.succeed(reply, value)
+  })
 
-export const onCommand = (a: Actor, command: Command): Effect.Effect<unknown> => {
+/** `answer`, refusing first a command whose text carries a line break. */
+const answerChecked = <A, E>(command: Command, reply: Reply<A, E | InvalidArguments>, run: () => Effect.Effect<A, E | InvalidArguments>) =>
   // The supervisor refuses CR, LF and NUL naming the field; this is the actor's own line of defence, since the
   // transport writes verbatim and formatLine would throw (a defect that restarts the actor).
-  const refused = carriesLineBreak(command)
+  carriesLineBreak(command) ? Deferred.fail(reply, LINE_BREAK) : answer(reply, run())
+
+export const onCommand = (a: Actor, command: Command): Effect.Effect<unknown> => {
   switch (command._tag) {
     case "Say":
-      return answer(refused, command.reply, () => say(a, command.kind, command.target, command.text))
+      return answerChecked(command, command.reply, () => say(a, command.kind, command.target, command.text))
     case "Raw":
-      return answer(refused, command.reply, () => raw(a, command.line))
+      return answerChecked(command, command.reply, () => raw(a, command.line))
     case "Join":
-      return answer(refused, command.reply, () => join(a, command.channel, command.key))
+      return answerChecked(command, command.reply, () => join(a, command.channel, command.key))
     case "Part":
-      return answer(refused, command.reply, () => part(a, command.channel, command.reason))
+      return answerChecked(command, command.reply, () => part(a, command.channel, command.reason))
     case "Nick":
-      return answer(refused, command.reply, () =>
+      return answerChecked(command, command.reply, () =>
         simple(a, "NICK", command.nick, (s) => {
           s.requestedNick = command.nick
         }))
     case "Away":
-      return answer(refused, command.reply, () => away(a, command.message))
+      return answerChecked(command, command.reply, () => away(a, command.message))
     case "Whois":
-      return answer(refused, command.reply, () => simple(a, "WHOIS", command.nick))
+      return answerChecked(command, command.reply, () => simple(a, "WHOIS", command.nick))
     case "Connect":
-      return answer(refused, command.reply, () => connect(a, command.reconnect))
+      return answer(command.reply, connect(a, command.reconnect))
     case "Disconnect":
-      return answer(refused, command.reply, () => disconnect(a))
+      return answer(command.reply, disconnect(a))
     case "Members":
-      return answer(refused, command.reply, () =>
-        Effect.sync(() =>
-          inChannel(a, command.channel, (s) => {
-            const members = Channels.members(s.channels, command.channel, s.isupport)
-            return members === undefined ? undefined : { members }
-          })
-        ))
+      return answerChecked(command, command.reply, () => members(a, command.channel))
     case "Topic":
-      return answer(refused, command.reply, () =>
-        Effect.sync(() =>
-          inChannel(a, command.channel, (s) => {
-            const topic = Channels.topic(s.channels, command.channel)
-            return topic === undefined ? undefined : { topic }
-          })
-        ))
+      return answerChecked(command, command.reply, () => topic(a, command.channel))
     case "SetTopic":
-      return answer(refused, command.reply, () => setTopic(a, command.channel, command.topic))
+      return answerChecked(command, command.reply, () => setTopic(a, command.channel, command.topic))
     case "SetModes":
-      return answer(refused, command.reply, () => setModes(a, command.channel, command.changes))
-    case "ModeList":
-      return refused
-        ? Deferred.succeed(command.reply, LINE_BREAK_REFUSED)
-        : modeList(a, command.channel, command.letter, command.reply)
+      return answerChecked(command, command.reply, () => setModes(a, command.channel, command.changes))
+    case "ModeList": {
+      // Answered later by ModeListWaiters; only a query that cannot be sent is answered now.
+      const reply = command.reply
+      return carriesLineBreak(command)
+        ? Deferred.fail(reply, LINE_BREAK)
+        : Effect.catchAll(modeList(a, command.channel, command.letter, reply), (e) => Deferred.fail(reply, e))
+    }
     case "Shutdown":
       return shutdown(a, command.reply)
   }

@@ -24,6 +24,7 @@ import { Deferred, Duration, Effect, Option } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { formatLine } from "../../irc/IrcLine.js"
 import { defaultISupport } from "../../irc/ISupport.js"
+import { LockedDown } from "../../schema/ToolErrors.js"
 import type { TransportOptions } from "../IrcTransport.js"
 import {
   KEEPALIVE_DEAD,
@@ -34,7 +35,7 @@ import {
 } from "../ReconnectPolicy.js"
 import { type Actor, now, type Session, transition, write } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
-import { fail, OK, type Reply, type Result } from "./Inbox.js"
+import type { Reply } from "./Inbox.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
 import { connectionNote, persist, stopChannelsReader } from "./Persistence.js"
@@ -233,29 +234,27 @@ export const onKeepalive = (a: Actor, s: Session) =>
 
 // ---- what the account and the supervisor ask for ----
 
-export const connect = (a: Actor, reconnect: boolean): Effect.Effect<Result> =>
+export const connect = (a: Actor, reconnect: boolean): Effect.Effect<void, LockedDown> =>
   Effect.gen(function*() {
     if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) {
       yield* lockedDown(a)
-      return fail("locked-down", a.lastError ?? lockedDownMessage(a.config.host))
+      return yield* new LockedDown({ networkId: a.networkId, host: a.config.host })
     }
     a.stopping = false
     yield* persist(a, a.deps.repo.setEnabled(true))
-    if (a.session !== undefined && !reconnect) return OK
+    if (a.session !== undefined && !reconnect) return
     if (a.session !== undefined) yield* dropSession(a, "Belay: reconnecting")
     yield* a.backoff.reset
     yield* requestAttempt(a)
-    return OK
   })
 
-export const disconnect = (a: Actor): Effect.Effect<Result> =>
+export const disconnect = (a: Actor): Effect.Effect<void> =>
   Effect.gen(function*() {
     yield* persist(a, a.deps.repo.setEnabled(false))
     disarm(a, "retry")
     yield* dropSession(a, "Belay: disconnected")
     a.lastError = null
     yield* transition(a, "offline", { requested: true })
-    return OK
   })
 
 /** QUIT and wait (bounded by QUIT_GRACE) for the socket to close; the actor then stays offline. */

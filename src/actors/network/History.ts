@@ -19,6 +19,7 @@
  * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
  *   are not history.
  */
+import { serverBufferTarget } from "../../schema/Ids.js"
 import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageStoreApi.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
@@ -27,7 +28,6 @@ import { decodeCtcp } from "../../irc/Ctcp.js"
 import { type IrcLine, parseLine } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport, splitStatusMsg } from "../../irc/ISupport.js"
 import { isNumeric } from "../../irc/Numerics.js"
-import { serverBuffer } from "../NetworkApi.js"
 
 export interface HistoryContext {
   readonly networkId: number
@@ -64,7 +64,7 @@ const NOT_HISTORY: ReadonlySet<string> = new Set([
 ])
 
 const serverBufferOf = (networkId: number): Buffer => {
-  const name = serverBuffer(networkId)
+  const name = serverBufferTarget(networkId)
   return { target: name, targetFolded: name, bufferKind: "server" }
 }
 

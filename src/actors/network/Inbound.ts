@@ -205,7 +205,7 @@ const consumeOwnReply = (a: Actor, s: Session, line: IrcLine, time: number) =>
     const outcome = ModeLists.onLine(s.modeLists, line, { caseMapping: s.isupport.caseMapping, isupport: s.isupport })
     s.modeLists = outcome.state
     for (const { requestId, result } of outcome.completed) {
-      yield* ModeListWaiters.answer(a, requestId, ModeLists.toCommandResult(result))
+      yield* ModeListWaiters.answer(a, requestId, ModeLists.outcome(result))
     }
     if (outcome.consumed) return true
 

@@ -39,18 +39,21 @@
  * A caller whose timeout fires is removed (`expire`), but its query stays as an orphan that keeps swallowing its
  * replies until the closing PONG, so late entries neither reach the server buffer nor answer a newer request.
  */
+import { Either } from "effect"
 import { type CaseMapping, equalsFolded } from "../../irc/CaseMapping.js"
 import { formatLine, type IrcLine } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport } from "../../irc/ISupport.js"
 import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
+import type { ModeList, ModeListEntry, ModeListLetter } from "../../schema/ChannelMode.js"
+import { toIsoTime } from "../../schema/Ids.js"
+import { Refused, Timeout } from "../../schema/ToolErrors.js"
 import { unixTime } from "./ChannelState.js"
-import type { CommandResult, ModeListEntry } from "../NetworkApi.js"
 
 /** The actor's id for one waiting caller (it keeps the caller's Deferred under it). */
 export type RequestId = number
 
 /** The lists get_mode_list fetches (the interface: b, e, I, q). */
-export type ListLetter = "b" | "e" | "I" | "q"
+export type ListLetter = ModeListLetter
 
 export const LIST_NUMERICS: Readonly<Record<ListLetter, { readonly entry: string; readonly end: string }>> = {
   b: { entry: Numeric.RPL_BANLIST, end: Numeric.RPL_ENDOFBANLIST },
@@ -92,7 +95,7 @@ export type ModeListResult =
   /** The server refused the query: its numeric (`"482"`) and the text of its last param. */
   | { readonly _tag: "Refused"; readonly numeric: string; readonly text: string }
   /** The closing PONG came and the server had answered neither with the list nor with a refusal. */
-  | { readonly _tag: "NoReply" }
+  | { readonly _tag: "NoReply"; readonly channel: string; readonly letter: ListLetter }
 
 export interface Completion {
   readonly requestId: RequestId
@@ -225,7 +228,9 @@ export const onLine = (
     }
     const closing = state.queries.find((q) => q.closeToken === token)
     if (closing === undefined) return { state, consumed: true, completed: [] } // an orphan dropped by MAX_ORPHANS
-    const completed = closing.phase === "answered" ? [] : complete(closing, { _tag: "NoReply" })
+    const completed = closing.phase === "answered"
+      ? []
+      : complete(closing, { _tag: "NoReply", channel: closing.channel, letter: closing.letter })
     return { state: remove(state, closing.seq), consumed: true, completed }
   }
 
@@ -245,10 +250,11 @@ export const onLine = (
     const query = open((q) => q.letter === letter && sameChannel(q, channel))
     if (query === undefined) return notOurs
     const setBy = p[maskAt + 1]
+    const setAt = unixTime(p[maskAt + 2])
     const entry: ModeListEntry = {
       mask,
       setBy: setBy === undefined || setBy === "" ? null : setBy,
-      setAt: unixTime(p[maskAt + 2])
+      setAt: setAt === null ? null : toIsoTime(setAt)
     }
     return {
       state: replace(state, query.seq, (q) => ({ ...q, entries: [...q.entries, entry] })),
@@ -316,24 +322,21 @@ export const reset = (
 export const pendingRequests = (state: ModeListRequests): ReadonlyArray<RequestId> =>
   state.queries.flatMap((q) => q.waiters)
 
+/** How a query is named in a Timeout's message. */
+export const queryName = (channel: string, letter: ListLetter): string => `the ${letter} list query for ${channel}`
+
 /**
- * The tool answer for a result (docs/decisions.md "MCP tool shapes", get_mode_list): entries → ok; a refusal →
- * `refused` with numeric and text; no reply → `timeout`, since the list never came.
+ * The answer for a result (get_mode_list): the list, Refused with the server's numeric and text, or Timeout when the
+ * server ended its reply without either (the list never came, and no bound ran out).
  */
-export const toCommandResult = (
-  result: ModeListResult
-): CommandResult<{
-  readonly channel: string
-  readonly letter: string
-  readonly entries: ReadonlyArray<ModeListEntry>
-}> => {
+export const outcome = (result: ModeListResult): Either.Either<ModeList, Refused | Timeout> => {
   switch (result._tag) {
     case "Entries":
-      return { ok: true, channel: result.channel, letter: result.letter, entries: result.entries }
+      return Either.right({ channel: result.channel, letter: result.letter, entries: result.entries })
     case "Refused":
-      return { ok: false, error: "refused", numeric: result.numeric, text: result.text }
+      return Either.left(new Refused({ numeric: result.numeric, text: result.text }))
     case "NoReply":
-      return { ok: false, error: "timeout", message: "the server did not answer the list query" }
+      return Either.left(new Timeout({ operation: queryName(result.channel, result.letter) }))
   }
 }
 

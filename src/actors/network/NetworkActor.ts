@@ -26,8 +26,8 @@
 import { Cause, Data, Deferred, Effect, Exit, Option, Queue, type Scope, SubscriptionRef } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport } from "../../irc/ISupport.js"
+import type { NetworkStatus } from "../../schema/Network.js"
 import type { NetworkConfig } from "../../services/Networks.js"
-import type { NetworkStatus } from "../NetworkApi.js"
 import { makeStepper, reconnectSchedule, regainNickSchedule } from "../ReconnectPolicy.js"
 import type { ActorDeps } from "./ActorDeps.js"
 import { type Actor, current, publish } from "./ActorState.js"
@@ -42,7 +42,7 @@ import { afterBurst, onChannelsLoaded, onRegainDue } from "./Registration.js"
 import { disarmAll } from "./Timers.js"
 
 export type { ActorDeps, E2eKeySource, NetworkRepo } from "./ActorDeps.js"
-export type { Command, ModeListAnswer } from "./Inbox.js"
+export { Command, type Gated } from "./Inbox.js"
 
 /** The network no longer exists (removed while the actor was starting): the supervisor stops supervising it. */
 export class NetworkGone extends Data.TaggedError("NetworkGone")<{ readonly networkId: number }> {}

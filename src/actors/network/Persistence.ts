@@ -14,9 +14,9 @@
  */
 import { Effect, Fiber, Queue, Schedule } from "effect"
 import { CaseMappedMap } from "../../irc/CaseMapping.js"
+import { serverBufferTarget } from "../../schema/Ids.js"
 import type { NewMessage } from "../../services/MessageStoreApi.js"
 import type { StoredChannel } from "../../services/Networks.js"
-import { serverBuffer } from "../NetworkApi.js"
 import { CHANNELS_RELOAD, PERSIST_DRAIN } from "../ReconnectPolicy.js"
 import { type Actor, mapping, now, type Session } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
@@ -92,8 +92,8 @@ export const connectionNote = (a: Actor, text: string) =>
   Effect.flatMap(now, (time) =>
     a.deps.store.append({
       networkId: a.networkId,
-      target: serverBuffer(a.networkId),
-      targetFolded: serverBuffer(a.networkId),
+      target: serverBufferTarget(a.networkId),
+      targetFolded: serverBufferTarget(a.networkId),
       bufferKind: "server",
       time: new Date(time),
       kind: "error",
