@@ -67,7 +67,10 @@ export interface NetworkControlService {
     reason: Option.Option<string>
   ) => Effect.Effect<void, DeliveryError | InvalidArguments | NotInChannel>
   readonly nick: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
-  /** Some(message) → away; None → back. Remembered for the network's next registrations once sent. */
+  /**
+   * Some(message) → away; None → back. Passes the write gate (NotConnected otherwise, the away state unchanged);
+   * once sent it is kept for the network's next registrations.
+   */
   readonly away: (networkId: number, message: Option.Option<string>) => Effect.Effect<void, DeliveryError | InvalidArguments>
   readonly whois: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
   readonly connect: (networkId: number, reconnect: boolean) => Effect.Effect<void, DeliveryError | LockedDown>

@@ -30,7 +30,7 @@ import {
 } from "../../schema/ToolErrors.js"
 import type { FishKey } from "../../services/crypto/Fish.js"
 import type { SayKind } from "../NetworkApi.js"
-import { type Actor, connected, gate, now, type Session, write } from "./ActorState.js"
+import { type Actor, gate, now, type Session, write } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import { connect, disconnect, shutdown } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
@@ -159,15 +159,17 @@ const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.
     }
   })
 
+/**
+ * set_away passes the one write gate like every write (docs/decisions.md "Semantics"): a network that is not
+ * connected refuses it and keeps its away state. Once sent, the state is kept and restored after every
+ * registration (Registration.afterBurst).
+ */
 const away = (a: Actor, message: Option.Option<string>): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
-    // Remembered even while offline: set_away covers every network and is applied at the next registration.
+    const s = yield* gate(a)
     a.awayMessage = Option.getOrNull(message)
     yield* persist(a, a.deps.repo.setAwayMessage(a.awayMessage))
-    const s = connected(a)
-    if (s !== undefined) {
-      yield* write(s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
-    }
+    yield* write(s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
   })
 
 /** A one-word command (NICK, WHOIS) written as is once connected; `after` notes what it asked for. */

@@ -8,14 +8,14 @@
  * through unchanged; ToolErrors.toToolFailurePayload is the one place a failure becomes wire
  * data. Stateless.
  */
-import { Effect, Option, type Schema } from "effect"
+import { Effect, Either, Option, type Schema } from "effect"
 import { NetworkControl } from "../../actors/NetworkApi.js"
 import { foldCase } from "../../irc/CaseMapping.js"
 import { serverBufferTarget, toIsoTime } from "../../schema/Ids.js"
 import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import { type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
+import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
 import { MessageStore, type StoredMessage } from "../../services/MessageStoreApi.js"
 import { Networks } from "../../services/Networks.js"
@@ -52,6 +52,24 @@ export const makeToolHandlers = Effect.gen(function*() {
 
   const ownedWithStatus = (principal: Principal, networkId: number) =>
     Effect.zip(owned(principal, networkId), control.status(networkId))
+
+  /**
+   * set_away without networkId (docs/decisions.md "Semantics"): every connected network of the account is told,
+   * each through the one write gate, and a network that is not connected keeps its away state. Done when at least
+   * one network took it; NotConnected when none is connected; any other failure when nothing took it.
+   */
+  const awayEverywhere = (principal: Principal, message: Option.Option<string>) =>
+    Effect.gen(function*() {
+      const rows = yield* networks.listForAccount(principal.accountId)
+      const outcomes = yield* Effect.forEach(rows, (n) => Effect.either(control.away(n.id, message)), {
+        concurrency: "unbounded"
+      })
+      if (outcomes.some(Either.isRight)) return
+      const failures = outcomes.flatMap((o) => (Either.isLeft(o) ? [o.left] : []))
+      // A network removed meanwhile is one fewer network, not a failure of the call.
+      const other = failures.find((e) => e._tag !== "NotConnected" && e._tag !== "UnknownNetwork")
+      return yield* Effect.fail(other ?? new NotConnected({}))
+    })
 
   /** Relay-bot marks applied when history is read; a message keeps its stored form otherwise. */
   const renderer = (networkId: number, status: NetworkStatus) =>
@@ -214,11 +232,7 @@ export const makeToolHandlers = Effect.gen(function*() {
           const n = yield* owned(principal, input.networkId)
           yield* control.away(n.id, message)
         } else {
-          // Every network: connected ones are told now; the others pick the state up on
-          // their next registration (the actor keeps the away message).
-          for (const n of yield* networks.listForAccount(principal.accountId)) {
-            yield* Effect.either(control.away(n.id, message))
-          }
+          yield* awayEverywhere(principal, message)
         }
         return { ok: true as const, away: Option.isSome(message) }
       }),

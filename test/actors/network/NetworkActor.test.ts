@@ -570,7 +570,7 @@ describe("NetworkActor: history", () => {
 })
 
 describe("NetworkActor: commands", () => {
-  it.scoped("the write gate: not-connected in backoff and offline, and nothing is sent", () =>
+  it.scoped("the write gate: not-connected in backoff and offline, and nothing is sent or remembered", () =>
     Effect.gen(function*() {
       const { server, h } = yield* setup({ refuse: true })
       yield* h.waitState("backoff")
@@ -579,10 +579,13 @@ describe("NetworkActor: commands", () => {
         h.ask(Command.raw("PRIVMSG #c :x")),
         h.ask(Command.join("#c", Option.none())),
         h.ask(Command.whois("x")),
-        h.ask(Command.nick("x"))
+        h.ask(Command.nick("x")),
+        h.ask(Command.away(Option.some("lunch")))
       ]
       for (const command of commands) expect(yield* Effect.flip(command)).toMatchObject({ _tag: "NotConnected", networkId: 1 })
       expect((yield* server.stats).accepted).toBe(0)
+      // set_away went through the gate too: the away state is not kept for the next registration.
+      expect(yield* h.repo.awayMessage).toBeNull()
     }))
 
   it.scoped("CR, LF and NUL are refused by the actor itself, before anything is written", () =>
