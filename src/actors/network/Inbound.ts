@@ -24,6 +24,7 @@ import { Numeric } from "../../irc/Numerics.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import { permanentRefusal, WHO_TIMEOUT } from "../ReconnectPolicy.js"
 import { type Actor, now, sameNick, type Session, write } from "./ActorState.js"
+import { applyLine } from "./ChannelReducer.js"
 import * as Channels from "./ChannelState.js"
 import { armKeepalive, onClosed, refuse } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
@@ -139,7 +140,7 @@ const channelContext = (s: Session, time: number): Channels.ChannelContext => ({
 /** Reduces a line into the channel state (seen with our nick from before it) and acts on what it did. */
 const applyChannelLine = (a: Actor, s: Session, line: IrcLine, time: number) =>
   Effect.gen(function*() {
-    const update = Channels.applyLine(s.channels, line, channelContext(s, time))
+    const update = applyLine(s.channels, line, channelContext(s, time))
     s.channels = update.state
     for (const event of update.events) {
       switch (event._tag) {
@@ -213,7 +214,7 @@ const consumeOwnReply = (a: Actor, s: Session, line: IrcLine, time: number) =>
     const subject = line.params[1]
     if (who === null || subject === undefined || !equalsFolded(s.isupport.caseMapping, subject, who)) return false
     if (line.command === Numeric.RPL_WHOREPLY) {
-      s.channels = Channels.applyLine(s.channels, line, channelContext(s, time)).state
+      s.channels = applyLine(s.channels, line, channelContext(s, time)).state
       return true
     }
     if (line.command === Numeric.RPL_ENDOFWHO) {

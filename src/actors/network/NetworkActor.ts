@@ -8,8 +8,8 @@
  * - Commands.ts — the tagged commands callers send, each answered through its Deferred.
  * - Persistence.ts — history into the MessageStore; stored channels, keys, enabled and away into Networks.
  * - Timers.ts, ModeListWaiters.ts — named deadlines; get_mode_list callers waiting for their answer.
- * - ChannelState.ts, ModeListRequests.ts, History.ts, ChannelErrors.ts, E2eCodec.ts — the pure values and functions
- *   they reduce lines with, no I/O.
+ * - ChannelState.ts, ChannelReducer.ts, ModeListRequests.ts, History.ts, ChannelErrors.ts, E2eCodec.ts — the pure
+ *   values and functions they reduce lines with, no I/O.
  *
  * Concurrency rule (docs/architecture.md; soju `doc/architecture.md`): one inbox, one dispatcher. Commands (each
  * with a Deferred reply), transport events (pushed by irc-framework callbacks with `unsafeOffer`, never handled

@@ -1,6 +1,7 @@
 // History.messagesFor: which buffer and kind each inbound line is stored as (a table of named cases).
 import { describe, expect, it } from "@effect/vitest"
-import { applyLine, type ChannelState, emptyChannelState } from "../../../src/actors/network/ChannelState.js"
+import { applyLine } from "../../../src/actors/network/ChannelReducer.js"
+import { type ChannelState, emptyChannelState } from "../../../src/actors/network/ChannelState.js"
 import { type HistoryContext, messagesFor, ownMessages } from "../../../src/actors/network/History.js"
 import { parseLine } from "../../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport } from "../../../src/irc/ISupport.js"

@@ -1,6 +1,8 @@
+// ChannelReducer.applyLine over lines as servers send them, read back through the queries of ChannelState.ts
+// (members, topic, keys, away), which these cases cover too.
 import { describe, expect, it } from "@effect/vitest"
+import { applyLine, parseModeChanges } from "../../../src/actors/network/ChannelReducer.js"
 import {
-  applyLine,
   type ChannelContext,
   type ChannelEvent,
   channelKey,
@@ -12,7 +14,6 @@ import {
   isJoined,
   joinedChannels,
   members,
-  parseModeChanges,
   rememberKey,
   topic
 } from "../../../src/actors/network/ChannelState.js"
