@@ -65,7 +65,7 @@ import {
 
 const STATES: ReadonlyArray<NetworkState> = ["connected", "connecting", "backoff", "offline"]
 
-/** docs/decisions.md: CR, LF and NUL anywhere are refused with invalid-arguments before anything is sent. */
+/** docs/decisions.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
 const lineBreaking = (fields: Record<string, string | undefined>): InvalidArguments | undefined => {
   for (const [name, value] of Object.entries(fields)) {
     if (value !== undefined && hasLineBreakingChars(value)) {

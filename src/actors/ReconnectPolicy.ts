@@ -158,7 +158,7 @@ export const makeStepper = (schedule: Schedule.Schedule<unknown>): Effect.Effect
 /**
  * Why a connection attempt can never succeed without the operator changing something, or undefined when retrying
  * may help. soju stops on 464 and 432 (`registrationError.Temporary`); Belay adds 465 (a K-line is not lifted by
- * hammering the server: ZNC users asked for this in znc/znc#1762) and a failed SASL login.
+ * hammering the server, as ZNC users asked of ZNC too) and a failed SASL login.
  *
  * `registered` is whether RPL_WELCOME arrived on this connection: 432 only stops us while registering (the
  * configured nick is unusable); afterwards it answers a nick change and is just shown.

@@ -1,11 +1,11 @@
 // McpTools: the 23 MCP tools as data — name, scope, agent-facing description, hints, and the
-// input and output Schemas (CONTRACT "MCP tool shapes", interface "Endpoints"). The input
+// input and output Schemas (docs/decisions.md "MCP tool shapes", interface "Endpoints"). The input
 // Schema both validates `tools/call` arguments (with defaults applied) and generates the
 // published inputSchema (ToolCatalog.ts), so validation and tools/list cannot drift.
 // Pure data; no state.
 //
 // Decisions recorded here:
-// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (CONTRACT).
+// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (docs/decisions.md).
 // - Unknown argument keys are refused, naming the key: the published schemas say
 //   `additionalProperties: false`, and a misspelt optional argument (`limt`) silently
 //   ignored would hand the agent a result it did not ask for.
@@ -16,7 +16,7 @@
 //   which never goes to IRC; it refuses NUL only (PostgreSQL text cannot hold NUL).
 // - Output Schemas describe the success payload only; ToolCatalog publishes
 //   `anyOf [success, ToolFailurePayload]` because SDK clients validate structuredContent
-//   against outputSchema on isError results too (research/mcp.md §1.6).
+//   against outputSchema on isError results too.
 import { Schema } from "effect"
 import { ModeChange, ModeList, ModeListLetter } from "./ChannelMode.js"
 import { ChannelTopic } from "./ChannelTopic.js"
@@ -136,7 +136,7 @@ const SERVER_BUFFER_NOTE =
 
 const NOT_CONNECTED_NOTE = "Fails with not-connected when the network's connection is not up (including reconnect backoff)."
 
-// --- The tools, in CONTRACT.md's order ---
+// --- The tools, in the order of docs/decisions.md ---
 
 export const ListNetworks = defineTool({
   name: "list_networks",
@@ -561,7 +561,7 @@ export const SetChannelModes = defineTool({
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true }
 })
 
-/** Every tool, in CONTRACT.md's order; tools/list keeps this order. */
+/** Every tool, in the order of docs/decisions.md; tools/list keeps this order. */
 export const McpTools = [
   ListNetworks,
   ListBuffers,

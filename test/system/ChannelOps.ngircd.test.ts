@@ -1,4 +1,4 @@
-// System test: channel operations (issue 4) through NetworkControl against a real ngircd 26 on a free loopback port,
+// System test: channel operations through NetworkControl against a real ngircd 26 on a free loopback port,
 // over the real services (embedded PGlite or TEST_DATABASE_URL) and irc-framework. A bare-socket peer is the other
 // person in the channels. ngircd offers no away-notify (away comes from the actor's WHO) and throttles bursts
 // (PENALTY), so the steps wait for each other and every wait is long.

@@ -1,4 +1,4 @@
-// System test: end-to-end encryption (issue 7) against a real IRC server (ngircd 26) on a free loopback port, over
+// System test: end-to-end encryption (FiSH) against a real IRC server (ngircd 26) on a free loopback port, over
 // the real services (embedded PGlite or TEST_DATABASE_URL, E2eKeys, MessageStore, Networks) and irc-framework. A
 // bare-socket client in the same channel holds the same FiSH key and decrypts with Fish.ts (proven against FiSHLiM,
 // fish.py and other implementations' vectors in test/services/crypto/Fish.test.ts).

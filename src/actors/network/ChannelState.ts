@@ -133,7 +133,7 @@ export const channelKey = (state: ChannelState, channel: string): string | null 
 /**
  * Members of a joined channel (list_members), sorted by casemapped nick (ties by raw nick, so the order is
  * total and stable); `prefix` and `modes` highest rank first. undefined when we are not in the channel: the
- * caller answers `not-in-channel`.
+ * caller answers NotInChannel.
  */
 export const members = (
   state: ChannelState,

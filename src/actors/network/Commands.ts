@@ -1,9 +1,10 @@
 /**
  * Commands: what a network actor does for the tagged commands callers send (Inbox.ts) — send, join, part, nick,
  * away, whois, read members and topics, set topics and modes, fetch a mode list, connect, disconnect, shut down —
- * each answered through its Deferred. Every command that writes to IRC passes the interface's one write gate
- * (`connected`: registered on an open socket); the arguments are checked again here, whatever the caller checked,
- * since the transport writes verbatim.
+ * each answered through its Deferred with its result or the tool failure that says why not (ToolErrors.ts). Every
+ * command that writes to IRC passes the interface's one write gate (`gate`: registered on an open socket, else
+ * NotConnected); the arguments are checked again here, whatever the caller checked, since the transport writes
+ * verbatim.
  *
  * End-to-end encryption: messages to a keyed target go out encrypted (E2eCodec.ts); a raw line that would carry
  * plaintext to a keyed target is refused here, against the keys the dispatcher holds, atomically with the write.

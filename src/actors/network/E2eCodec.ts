@@ -115,7 +115,7 @@ export interface SealOptions {
 /**
  * The encrypted lines for a message: the text split so that every encrypted line, as the server relays it, fits
  * the IRC line limit (Fish.splitForFish; an ACTION also budgets its CTCP framing). Left with a reason when the
- * target is so long that nothing fits (the caller answers invalid-arguments). `text` must be non-empty and free of
+ * target is so long that nothing fits (the caller answers InvalidArguments). `text` must be non-empty and free of
  * CR, LF and NUL (the caller has refused those).
  */
 export const sealMessage = (key: FishKey, options: SealOptions): { readonly ok: true; readonly lines: ReadonlyArray<SealedLine> } | { readonly ok: false; readonly reason: string } => {

@@ -78,7 +78,7 @@ const END_LETTER: ReadonlyMap<string, ListLetter> = new Map([
 /**
  * True when `letter` is a list this network can be asked for: one of b, e, I, q and advertised as a type A
  * (list) mode in CHANMODES. That refuses `q` where it is the owner prefix (ngircd, InspIRCd) and `e`/`I` where
- * the network has no exception lists; the caller answers `invalid-arguments`.
+ * the network has no exception lists; the caller answers InvalidArguments.
  */
 export const isListLetter = (isupport: ISupport, letter: string): letter is ListLetter =>
   (letter === "b" || letter === "e" || letter === "I" || letter === "q") && isupport.chanModes.a.includes(letter)
@@ -297,7 +297,7 @@ export const onLine = (
 }
 
 /**
- * Removes one waiter (its timeout fired; the actor answers it `timeout` itself). Its query stays in flight
+ * Removes one waiter (its timeout fired; the actor answers it Timeout itself). Its query stays in flight
  * as an orphan when it has no waiter left. `found` is false when the request had already completed.
  */
 export const expire = (
@@ -310,7 +310,7 @@ export const expire = (
   return { state: dropExcessOrphans(next), found: true }
 }
 
-/** On disconnect: every waiter still pending (the actor answers them `not-connected`) and an empty state. */
+/** On disconnect: every waiter still pending (the actor answers them NotConnected) and an empty state. */
 export const reset = (
   state: ModeListRequests
 ): { readonly state: ModeListRequests; readonly waiters: ReadonlyArray<RequestId> } => ({
