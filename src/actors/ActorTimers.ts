@@ -3,7 +3,7 @@
  * rejoin, retry, QUIT grace, mode-list and WHO timeouts): one min-heap, served by one fiber that sleeps on Effect's
  * Clock until the earliest deadline and then calls what is due. A fiber per timer would cost kilobytes each (a
  * fiber copies its FiberRefs when forked); 500 idle networks each holding a sleeping keepalive fiber spent about
- * 5 KiB apiece on it (issue 3 memory budget), where a heap entry costs a few dozen bytes.
+ * 5 KiB apiece on it (an idle network is budgeted 64 KiB of heap), where a heap entry costs a few dozen bytes.
  *
  * Concurrency rule: `schedule` and `cancel` are synchronous and may be called from any fiber (the actors'
  * dispatchers); JavaScript runs one fiber step at a time, so the heap needs no lock. Callbacks run on the timers fiber,
@@ -11,7 +11,7 @@
  * they must not block or throw: actors pass `unsafeOffer` on their unbounded inbox, so a timer only enqueues and the
  * actor's dispatcher alone acts on it.
  *
- * Time comes only from Effect's Clock (STYLE habit 5): under TestClock the fiber sleeps on the test clock, so tests
+ * Time comes only from Effect's Clock (docs/architecture.md): under TestClock the fiber sleeps on the test clock, so tests
  * move every actor timer with `TestClock.adjust` as before.
  */
 import { Cause, Deferred, Duration, Effect, Exit, type Scope } from "effect"

@@ -9,7 +9,7 @@
  * the Clock, move the arrival time), so concurrent callers never share a slot and slots follow call order. It never
  * blocks: an actor's dispatcher reserves, then arms a timer for its slot and stays free for commands meanwhile.
  *
- * Time comes only from Effect's Clock (STYLE habit 5), so tests drive the throttle with `TestClock.adjust`.
+ * Time comes only from Effect's Clock (docs/architecture.md), so tests drive the throttle with `TestClock.adjust`.
  */
 import { Clock, Duration, Effect } from "effect"
 import { CONNECT_BURST, CONNECT_SPACING } from "./ReconnectPolicy.js"

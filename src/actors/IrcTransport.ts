@@ -8,7 +8,7 @@
  * unbounded inbox). The returned connection's methods are synchronous and may be called from the actor's
  * dispatcher; they never throw.
  *
- * irc-framework pitfalls handled here (research/stack.md §3, irc-framework.d.ts):
+ * irc-framework pitfalls handled here (src/irc/irc-framework.d.ts):
  * - `auto_reconnect: false`: the actor owns the reconnect policy.
  * - `ping_interval: 0`, `ping_timeout: 0`: its keepalive runs on real timers; the actor's runs on Effect's Clock.
  *   (Both at 0 also leave the socket without an idle timeout.)

@@ -1,116 +1,113 @@
 /**
- * The public face of the network actors: the status other services read and the
- * results commands answer with. The supervisor (NetworkSupervisor.ts) implements
- * `NetworkControl`; the MCP tools depend only on this Tag, so tests can swap in a
- * fake. Every method has R = never and never fails: outcomes are data.
+ * NetworkApi: the port of the network actors, and the only module of src/actors that services and http import
+ * (docs/architecture.md). NetworkSupervisor.ts implements `NetworkControl`; the MCP tool handlers depend on this Tag
+ * alone, so their tests swap in a fake.
+ *
+ * One vocabulary: what the port answers is the Schemas of src/schema (a status carries list_networks' live fields;
+ * members, topics and mode lists are the tool payloads' own types), and a command that cannot be done fails in the
+ * error channel with the tool failure of src/schema/ToolErrors.ts that says why, which the MCP layer encodes as it
+ * is. Every method has R = never.
+ *
+ * Concurrency rule: any fiber may call any method. A command goes to its network's actor, whose one dispatcher fiber
+ * alone changes that network's state and answers it; reads of the status never wait for that fiber.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { CaseMapping } from "../irc/CaseMapping.js"
+import type { ModeChange, ModeList, ModeListLetter } from "../schema/ChannelMode.js"
+import type { ChannelTopic } from "../schema/ChannelTopic.js"
+import type { Member } from "../schema/Member.js"
+import type { MessageKind } from "../schema/Message.js"
+import type { NetworkStatus } from "../schema/Network.js"
+import type {
+  E2eChannelUseSendMessage,
+  InvalidArguments,
+  LockedDown,
+  NotConnected,
+  NotInChannel,
+  Refused,
+  Timeout,
+  UnknownNetwork
+} from "../schema/ToolErrors.js"
 
-export type ConnectionState = "connected" | "connecting" | "backoff" | "offline"
+/** What send_message, send_action and send_notice send. */
+export type SayKind = Extract<MessageKind, "privmsg" | "action" | "notice">
 
-export interface NetworkStatus {
-  readonly networkId: number
-  readonly state: ConnectionState
-  /** Current nick on the server; null unless registered. */
-  readonly nick: string | null
-  /** When in backoff: the next attempt. */
-  readonly nextRetryAt: Date | null
-  /** Last connection error or permanent refusal reason (kept while offline). */
-  readonly lastError: string | null
-  readonly caseMapping: CaseMapping
-  /** CHANTYPES of the network (default "#&"). */
-  readonly channelTypes: string
-}
-
-/** Failure strings of CONTRACT.md "MCP tool shapes" that actor commands can produce. */
-export type CommandError =
-  | "not-connected"
-  | "not-in-channel"
-  | "locked-down"
-  | "invalid-arguments"
-  | "refused"
-  | "timeout"
-  | "e2e-channel-use-send-message"
-  | "unknown-network"
-
-export interface CommandFailure {
-  readonly ok: false
-  readonly error: CommandError
-  readonly message?: string
-  /** For `refused`: the server's numeric and text. */
-  readonly numeric?: string
-  readonly text?: string
-}
-
-export type CommandResult<A extends object = {}> = ({ readonly ok: true } & A) | CommandFailure
-
-export interface MemberInfo {
-  readonly nick: string
-  /** Prefix symbols, highest first ("@+"); "" for none. */
-  readonly prefix: string
-  /** Mode letters matching prefix, highest first (["o","v"]). */
-  readonly modes: ReadonlyArray<string>
-  readonly away: boolean
-}
-
-export interface TopicInfo {
-  readonly channel: string
-  readonly topic: string
-  readonly setBy: string | null
-  readonly setAt: Date | null
-}
-
-export interface ModeListEntry {
-  readonly mask: string
-  readonly setBy: string | null
-  readonly setAt: Date | null
-}
-
-export interface ModeChange {
-  readonly sign: "+" | "-"
-  readonly letter: string
-  readonly param?: string | undefined
-}
-
-export type SayKind = "privmsg" | "action" | "notice"
+/**
+ * How any command can fail on its way: no such network (`UnknownNetwork`), its actor between two lives or its socket
+ * not up (`NotConnected`: the interface's one write gate, backoff included), or no answer within COMMAND_TIMEOUT.
+ */
+export type DeliveryError = UnknownNetwork | NotConnected | Timeout
 
 export interface NetworkControlService {
   readonly status: (networkId: number) => Effect.Effect<NetworkStatus>
   readonly statuses: Effect.Effect<ReadonlyArray<NetworkStatus>>
-  /** PRIVMSG / CTCP ACTION / NOTICE; long text is split at the byte limit; stored with self: true. */
-  readonly say: (networkId: number, kind: SayKind, target: string, text: string) => Effect.Effect<CommandResult>
-  /** One raw line, verbatim (CR/LF/NUL refused). */
-  readonly raw: (networkId: number, line: string) => Effect.Effect<CommandResult>
+  /**
+   * PRIVMSG / CTCP ACTION / NOTICE; long text is split at the byte limit, and encrypted when the target has an
+   * end-to-end key; stored with self: true. CR, LF and NUL in any argument: InvalidArguments, nothing sent.
+   */
+  readonly say: (
+    networkId: number,
+    kind: SayKind,
+    target: string,
+    text: string
+  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  /** One raw line, verbatim; plaintext to an end-to-end encrypted target is refused. */
+  readonly raw: (
+    networkId: number,
+    line: string
+  ) => Effect.Effect<void, DeliveryError | InvalidArguments | E2eChannelUseSendMessage>
   /** Given key, else the stored key. The channel is remembered for rejoin. */
-  readonly join: (networkId: number, channel: string, key: Option.Option<string>) => Effect.Effect<CommandResult>
-  readonly part: (networkId: number, channel: string, reason: Option.Option<string>) => Effect.Effect<CommandResult>
-  readonly nick: (networkId: number, nick: string) => Effect.Effect<CommandResult>
-  /** Some(message) → away; None → back. */
-  readonly away: (networkId: number, message: Option.Option<string>) => Effect.Effect<CommandResult>
-  readonly whois: (networkId: number, nick: string) => Effect.Effect<CommandResult>
-  readonly connect: (networkId: number, reconnect: boolean) => Effect.Effect<CommandResult>
-  readonly disconnect: (networkId: number) => Effect.Effect<CommandResult>
-  /** Members sorted by nick (casemapped); not-in-channel when the account is not in it. */
-  readonly members: (networkId: number, channel: string) => Effect.Effect<CommandResult<{ readonly members: ReadonlyArray<MemberInfo> }>>
-  readonly topic: (networkId: number, channel: string) => Effect.Effect<CommandResult<{ readonly topic: TopicInfo }>>
-  readonly setTopic: (networkId: number, channel: string, topic: string) => Effect.Effect<CommandResult>
-  /** Fetches the list fresh and answers only the caller. */
+  readonly join: (
+    networkId: number,
+    channel: string,
+    key: Option.Option<string>
+  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  readonly part: (
+    networkId: number,
+    channel: string,
+    reason: Option.Option<string>
+  ) => Effect.Effect<void, DeliveryError | InvalidArguments | NotInChannel>
+  readonly nick: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  /**
+   * Some(message) → away; None → back. Passes the write gate (NotConnected otherwise, the away state unchanged);
+   * once sent it is kept for the network's next registrations.
+   */
+  readonly away: (networkId: number, message: Option.Option<string>) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  readonly whois: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  readonly connect: (networkId: number, reconnect: boolean) => Effect.Effect<void, DeliveryError | LockedDown>
+  readonly disconnect: (networkId: number) => Effect.Effect<void, DeliveryError>
+  /** Members sorted by nick (casemapped); NotInChannel when the account is not in the channel. */
+  readonly members: (
+    networkId: number,
+    channel: string
+  ) => Effect.Effect<ReadonlyArray<Member>, DeliveryError | InvalidArguments | NotInChannel>
+  readonly topic: (
+    networkId: number,
+    channel: string
+  ) => Effect.Effect<ChannelTopic, DeliveryError | InvalidArguments | NotInChannel>
+  readonly setTopic: (
+    networkId: number,
+    channel: string,
+    topic: string
+  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  /**
+   * Fetches the list fresh and answers only the caller: Refused when the server refuses, Timeout when it does not
+   * answer within MODE_LIST_TIMEOUT (or ends its reply without the list).
+   */
   readonly modeList: (
     networkId: number,
     channel: string,
-    letter: string
-  ) => Effect.Effect<CommandResult<{ readonly channel: string; readonly letter: string; readonly entries: ReadonlyArray<ModeListEntry> }>>
-  /** Validated against CHANMODES/PREFIX and packed into the fewest MODE lines. */
+    letter: ModeListLetter
+  ) => Effect.Effect<ModeList, DeliveryError | InvalidArguments | Refused>
+  /** Validated against CHANMODES/PREFIX and packed into the fewest MODE lines; answers the lines sent. */
   readonly setModes: (
     networkId: number,
     channel: string,
     changes: ReadonlyArray<ModeChange>
-  ) => Effect.Effect<CommandResult<{ readonly lines: ReadonlyArray<string> }>>
+  ) => Effect.Effect<ReadonlyArray<string>, DeliveryError | InvalidArguments>
   /** Whether a channel or nick of this network has an end-to-end encryption key (compared with its CASEMAPPING). */
   readonly isEncrypted: (networkId: number, target: string) => Effect.Effect<boolean>
   /**
-   * The send_raw guard (interface.md): the end-to-end encrypted target of a PRIVMSG or NOTICE in `line`, which
+   * The send_raw guard (the interface): the end-to-end encrypted target of a PRIVMSG or NOTICE in `line`, which
    * send_raw must refuse with `e2e-channel-use-send-message`; None when the line may be sent. Reads targets as the
    * server would (any casing, tags, prefix, STATUSMSG, lists); fails closed when the keys cannot be read.
    */
@@ -118,6 +115,3 @@ export interface NetworkControlService {
 }
 
 export class NetworkControl extends Context.Tag("belay/NetworkControl")<NetworkControl, NetworkControlService>() {}
-
-export const serverBuffer = (networkId: number) => `:server:${networkId}`
-

@@ -8,11 +8,12 @@
  * Concurrency rule: each network is one supervising fiber in a FiberMap keyed by network id (FiberMap.run /
  * remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx `Sharder.ts`: catch
  * every cause, log, go on). That fiber also runs the actor's dispatcher (`NetworkActor.run`): a fiber costs
- * kilobytes, and issue 3 budgets 64 KiB of heap per idle network. One network's failure stays in its own fiber. The
+ * kilobytes, and an idle network is budgeted 64 KiB of heap in all. One network's failure stays in its own fiber. The
  * table of running actors is a plain Map written only by those fibers (set on start, deleted in the actor's
  * finalizer) and read synchronously by callers; JavaScript runs one fiber step at a time, so no lock is needed.
  * Callers never touch actor state: they enqueue a tagged command and await its Deferred, raced against the actor's
- * death and COMMAND_TIMEOUT.
+ * death and COMMAND_TIMEOUT; the actor's one dispatcher fiber alone changes its state and answers. A command that
+ * cannot be done fails with its tool failure (src/schema/ToolErrors.ts), as the port (NetworkApi.ts) declares.
  *
  * Shared by every actor, so their cost does not grow with the networks: one ActorTimers (every actor timer on one
  * fiber), one ConnectThrottle (CONNECT_BURST connects at once, then CONNECT_RATE a second, so a server restart does
@@ -43,20 +44,15 @@ import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
+import type { NetworkState, NetworkStatus } from "../schema/Network.js"
+import { E2eChannelUseSendMessage, InvalidArguments, NotConnected, Timeout, UnknownNetwork } from "../schema/ToolErrors.js"
 import * as ActorTimers from "./ActorTimers.js"
 import * as ConnectThrottle from "./ConnectThrottle.js"
-import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./E2eCodec.js"
+import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
 import { hasLineBreakingChars } from "../irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
-import * as NetworkActor from "./NetworkActor.js"
-import {
-  type CommandFailure,
-  type CommandResult,
-  type ConnectionState,
-  NetworkControl,
-  type NetworkControlService,
-  type NetworkStatus
-} from "./NetworkApi.js"
+import * as NetworkActor from "./network/NetworkActor.js"
+import { type DeliveryError, NetworkControl, type NetworkControlService } from "./NetworkApi.js"
 import {
   actorRestartSchedule,
   COMMAND_TIMEOUT,
@@ -67,15 +63,13 @@ import {
   type Stepper
 } from "./ReconnectPolicy.js"
 
-const STATES: ReadonlyArray<ConnectionState> = ["connected", "connecting", "backoff", "offline"]
+const STATES: ReadonlyArray<NetworkState> = ["connected", "connecting", "backoff", "offline"]
 
-const failure = (error: CommandFailure["error"], message: string): CommandFailure => ({ ok: false, error, message })
-
-/** CONTRACT.md: CR, LF and NUL anywhere are refused with invalid-arguments before anything is sent. */
-const lineBreaking = (fields: Record<string, string | undefined>): CommandFailure | undefined => {
+/** docs/decisions.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
+const lineBreaking = (fields: Record<string, string | undefined>): InvalidArguments | undefined => {
   for (const [name, value] of Object.entries(fields)) {
     if (value !== undefined && hasLineBreakingChars(value)) {
-      return failure("invalid-arguments", `${name} must not contain CR, LF or NUL`)
+      return new InvalidArguments({ message: `${name} must not contain CR, LF or NUL` })
     }
   }
   return undefined
@@ -163,7 +157,7 @@ export const make = Effect.gen(function*() {
   // The supervising fiber of a network also runs its dispatcher, so whatever wraps `actor.run` stays on that
   // fiber's stack for as long as the network idles. Hence flat combinators below rather than Effect.scoped, a
   // generator around the run and annotateLogs: the frames they left cost about 5 KiB per network (heap snapshots;
-  // issue 3's budget is 64 KiB in all).
+  // an idle network's budget is 64 KiB in all).
 
   /** One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit. */
   const runActor = (networkId: number): Effect.Effect<never, NetworkActor.NetworkGone> =>
@@ -243,7 +237,7 @@ export const make = Effect.gen(function*() {
 
   metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
     Effect.gen(function*() {
-      const counts = new Map<ConnectionState, number>(STATES.map((s) => [s, 0]))
+      const counts = new Map<NetworkState, number>(STATES.map((s) => [s, 0]))
       for (const actor of actors.values()) {
         const { state } = yield* SubscriptionRef.get(actor.status)
         counts.set(state, (counts.get(state) ?? 0) + 1)
@@ -252,41 +246,40 @@ export const make = Effect.gen(function*() {
     }))
 
   /**
-   * Sends a command to a network's actor and waits for its answer. No actor: `unknown-network`, unless the network
-   * is supervised and its actor is between lives (`not-connected`). The actor dying or not answering within
-   * COMMAND_TIMEOUT never leaves the caller hanging.
+   * Sends a command to a network's actor and waits for its answer. No actor: UnknownNetwork, unless the network is
+   * supervised and its actor is between lives (NotConnected). The actor dying (NotConnected) or not answering within
+   * COMMAND_TIMEOUT (Timeout) never leaves the caller hanging.
    */
-  const ask = <A extends object>(
+  const ask = <A, E>(
     networkId: number,
-    command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command
-  ): Effect.Effect<CommandResult<A>> =>
+    command: (reply: Deferred.Deferred<A, E>) => NetworkActor.Command
+  ): Effect.Effect<A, E | DeliveryError> =>
     Effect.gen(function*() {
       const actor = actors.get(networkId)
       if (actor === undefined) {
-        return (yield* FiberMap.has(supervised, networkId))
-          ? failure("not-connected", "the network's connection is restarting; try again shortly")
-          : failure("unknown-network", `no network with id ${networkId}`)
+        return yield* (yield* FiberMap.has(supervised, networkId))
+          ? new NotConnected({ networkId })
+          : new UnknownNetwork({ networkId })
       }
-      const reply = yield* Deferred.make<CommandResult<A>>()
+      const reply = yield* Deferred.make<A, E>()
       yield* actor.offer(command(reply))
-      const died: Effect.Effect<CommandResult<A>> = actor.await.pipe(
-        Effect.catchAllCause(() => Effect.succeed(failure("not-connected", "the network's connection restarted; try again")))
-      )
+      const died = actor.await.pipe(Effect.catchAllCause(() => new NotConnected({ networkId })))
       return yield* Effect.raceFirst(Deferred.await(reply), died).pipe(
-        Effect.timeoutTo({
+        Effect.timeoutFail({
           duration: COMMAND_TIMEOUT,
-          onSuccess: (result): CommandResult<A> => result,
-          onTimeout: (): CommandResult<A> => failure("timeout", "the network did not answer in time")
+          onTimeout: () =>
+            new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(COMMAND_TIMEOUT) })
         })
       )
     })
 
-  const guarded = <A extends object>(
+  /** `run`, unless one of the named fields carries CR, LF or NUL. */
+  const guarded = <A, E>(
     fields: Record<string, string | undefined>,
-    run: () => Effect.Effect<CommandResult<A>>
-  ): Effect.Effect<CommandResult<A>> => {
+    run: () => Effect.Effect<A, E>
+  ): Effect.Effect<A, E | InvalidArguments> => {
     const refused = lineBreaking(fields)
-    return refused !== undefined ? Effect.succeed(refused) : run()
+    return refused !== undefined ? Effect.fail(refused) : run()
   }
 
   /** The network's keys from the store (authoritative, whether or not its actor runs); None when unreadable. */
@@ -315,7 +308,7 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * interface.md send_raw: the keyed target a raw PRIVMSG/NOTICE would send plaintext to (E2eCodec's guard, with
+   * The interface, send_raw: the keyed target a raw PRIVMSG/NOTICE would send plaintext to (E2eCodec's guard, with
    * the network's STATUSMSG and CASEMAPPING). Lines carrying no message skip the store; an unreadable store fails
    * closed, naming the line's first target.
    */
@@ -328,6 +321,7 @@ export const make = Effect.gen(function*() {
       return Option.fromNullable(keyedTargetOfRaw(table.value, yield* namesOf(networkId), line))
     })
 
+  const { Command } = NetworkActor
   const service: NetworkControlService = {
     status: (networkId) =>
       Effect.suspend(() => {
@@ -336,46 +330,37 @@ export const make = Effect.gen(function*() {
       }),
     statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
     say: (networkId, kind, target, text) =>
-      guarded({ target, text }, () => ask(networkId, (reply) => ({ _tag: "Say", kind, target, text, reply }))),
+      guarded({ target, text }, () => ask(networkId, Command.say(kind, target, text))),
     raw: (networkId, line) =>
       guarded({ line }, () =>
         Effect.gen(function*() {
-          // interface.md send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the actor
-          // checks again against its own keys, atomically with the write).
+          // The interface, send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the
+          // actor checks again against its own keys, atomically with the write).
           const keyed = yield* encryptedTargetOfRaw(networkId, line)
-          if (Option.isSome(keyed)) {
-            return failure(
-              "e2e-channel-use-send-message",
-              `${keyed.value} is end-to-end encrypted; use send_message so the text is encrypted`
-            )
-          }
-          return yield* ask(networkId, (reply) => ({ _tag: "Raw", line, reply }))
+          if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
+          return yield* ask(networkId, Command.raw(line))
         })),
     join: (networkId, channel, key) =>
-      guarded({ channel, key: Option.getOrUndefined(key) }, () =>
-        ask(networkId, (reply) => ({ _tag: "Join", channel, key, reply }))),
+      guarded({ channel, key: Option.getOrUndefined(key) }, () => ask(networkId, Command.join(channel, key))),
     part: (networkId, channel, reason) =>
-      guarded({ channel, reason: Option.getOrUndefined(reason) }, () =>
-        ask(networkId, (reply) => ({ _tag: "Part", channel, reason, reply }))),
-    nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, (reply) => ({ _tag: "Nick", nick, reply }))),
+      guarded({ channel, reason: Option.getOrUndefined(reason) }, () => ask(networkId, Command.part(channel, reason))),
+    nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.nick(nick))),
     away: (networkId, message) =>
-      guarded({ message: Option.getOrUndefined(message) }, () =>
-        ask(networkId, (reply) => ({ _tag: "Away", message, reply }))),
-    whois: (networkId, nick) => guarded({ nick }, () => ask(networkId, (reply) => ({ _tag: "Whois", nick, reply }))),
-    connect: (networkId, reconnect) => ask(networkId, (reply) => ({ _tag: "Connect", reconnect, reply })),
-    disconnect: (networkId) => ask(networkId, (reply) => ({ _tag: "Disconnect", reply })),
-    members: (networkId, channel) =>
-      guarded({ channel }, () => ask(networkId, (reply) => ({ _tag: "Members", channel, reply }))),
-    topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, (reply) => ({ _tag: "Topic", channel, reply }))),
+      guarded({ message: Option.getOrUndefined(message) }, () => ask(networkId, Command.away(message))),
+    whois: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.whois(nick))),
+    connect: (networkId, reconnect) => ask(networkId, Command.connect(reconnect)),
+    disconnect: (networkId) => ask(networkId, Command.disconnect()),
+    members: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.members(channel))),
+    topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.topic(channel))),
     setTopic: (networkId, channel, topic) =>
-      guarded({ channel, topic }, () => ask(networkId, (reply) => ({ _tag: "SetTopic", channel, topic, reply }))),
-    // The actor answers within MODE_LIST_TIMEOUT (15 s), well inside COMMAND_TIMEOUT.
+      guarded({ channel, topic }, () => ask(networkId, Command.setTopic(channel, topic))),
+    // The actor answers within MODE_LIST_TIMEOUT, inside COMMAND_TIMEOUT, so the caller hears the actor's Timeout.
     modeList: (networkId, channel, letter) =>
-      guarded({ channel, letter }, () => ask(networkId, (reply) => ({ _tag: "ModeList", channel, letter, reply }))),
+      guarded({ channel, letter }, () => ask(networkId, Command.modeList(channel, letter))),
     setModes: (networkId, channel, changes) =>
       guarded(
         Object.fromEntries([["channel", channel], ...changes.map((c, i) => [`changes[${i}].param`, c.param] as const)]),
-        () => ask(networkId, (reply) => ({ _tag: "SetModes", channel, changes, reply }))
+        () => ask(networkId, Command.setModes(channel, changes))
       ),
     isEncrypted,
     encryptedTargetOfRaw

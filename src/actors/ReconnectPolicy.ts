@@ -5,7 +5,7 @@
  * Concurrency rule: constants and Schedules are immutable values. A `Stepper` holds the state of one schedule for
  * one actor and must be stepped by that actor's dispatcher only (it is not shared between fibers).
  *
- * Time comes only from Effect's Clock (STYLE habit 5): a Stepper reads `Clock.currentTimeMillis`, and the actors'
+ * Time comes only from Effect's Clock (docs/architecture.md): a Stepper reads `Clock.currentTimeMillis`, and the actors'
  * timers and the connect throttle run on it, so tests drive backoff, keepalive, nick regain and connect slots with
  * `TestClock.adjust`.
  */
@@ -21,7 +21,7 @@ export const RECONNECT_CAP: Duration.Duration = Duration.minutes(10)
 /**
  * New connections of the whole process (ConnectThrottle.ts), whoever asks: boot, a retry, connect_network. ZNC spaces
  * every connect by its `ConnectDelay`; soju spreads reconnects. A server restart drops every network of that server
- * at once, and the first delay's 0.8–1.0 jitter alone brought 500 of them back within one second (issue 3 wants at
+ * at once, and the first delay's 0.8–1.0 jitter alone brought 500 of them back within one second (the target is at
  * most a fifth, 100, in any second). So: CONNECT_BURST connects may go at once after a quiet moment (a small
  * bouncer's whole boot or a restart of its server costs no extra delay, and tests on TestClock need no adjusting),
  * and beyond that one every CONNECT_SPACING, CONNECT_RATE a second. No one-second window then holds more than
@@ -58,7 +58,7 @@ export const REGAIN_CAP: Duration.Duration = Duration.minutes(10)
 export const REGAIN_JITTER: Duration.Duration = Duration.seconds(10)
 /** After QUIT, how long the server may take to close before we close the socket ourselves. */
 export const QUIT_GRACE: Duration.Duration = Duration.seconds(2)
-/** Shutdown of every actor (QUIT in parallel) plus the final history flush (issue 3: within 5 s). */
+/** Shutdown of every actor (QUIT in parallel) plus the final history flush: within 5 s. */
 export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(5)
 /** Some servers send no end of MOTD (376/422); rejoin anyway this long after RPL_WELCOME. */
 export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
@@ -67,9 +67,9 @@ export const CHANNELS_RELOAD: Duration.Duration = Duration.seconds(5)
 /** A stopping actor may spend this long writing the repository writes its writer had not done yet. */
 export const PERSIST_DRAIN: Duration.Duration = Duration.seconds(1)
 /**
- * get_mode_list waits this long for the list (or a refusal) before answering `timeout`. Bounded well below
- * COMMAND_TIMEOUT so the caller hears the actor's own answer; ngircd's PENALTY throttling delays replies by
- * seconds, not tens of seconds (research/stack.md §3). The MCP layer reports the same 15 s.
+ * get_mode_list waits this long for the list (or a refusal) before answering Timeout, whose message states this
+ * bound (ModeListWaiters.ts). Bounded well below COMMAND_TIMEOUT so the caller hears the actor's own answer;
+ * ngircd's PENALTY throttling delays replies by seconds, not tens of seconds.
  */
 export const MODE_LIST_TIMEOUT: Duration.Duration = Duration.seconds(15)
 /**
@@ -77,7 +77,7 @@ export const MODE_LIST_TIMEOUT: Duration.Duration = Duration.seconds(15)
  * never ends the reply (263 RPL_TRYAGAIN under load) cannot stall the WHOs of the channels queued behind it.
  */
 export const WHO_TIMEOUT: Duration.Duration = Duration.seconds(60)
-/** A command not answered by its actor within this is answered `timeout` (the actor is wedged or restarting). */
+/** A command not answered by its actor within this fails with Timeout stating this bound (the actor is wedged). */
 export const COMMAND_TIMEOUT: Duration.Duration = Duration.seconds(30)
 /** A dead actor is restarted after 1 s, doubling to 1 minute while it keeps dying (Sharder.ts: log, go on). */
 export const ACTOR_RESTART_BASE: Duration.Duration = Duration.seconds(1)
@@ -125,7 +125,7 @@ export interface Stepper {
 
 /**
  * A class rather than a record of closures: every actor holds two steppers, and prototype getters cost nothing per
- * instance (issue 3 memory budget), where two Effects, a Ref and their closures cost about a kilobyte.
+ * instance (an idle network is budgeted 64 KiB of heap), where two Effects, a Ref and their closures cost about a kilobyte.
  */
 class ScheduleStepper implements Stepper {
   private state: unknown
@@ -157,8 +157,8 @@ export const makeStepper = (schedule: Schedule.Schedule<unknown>): Effect.Effect
 
 /**
  * Why a connection attempt can never succeed without the operator changing something, or undefined when retrying
- * may help. soju stops on 464 and 432 (`registrationError.Temporary`); issue 3 adds 465 (a K-line is not lifted by
- * hammering the server: ZNC users asked for this in znc/znc#1762) and a failed SASL login.
+ * may help. soju stops on 464 and 432 (`registrationError.Temporary`); Belay adds 465 (a K-line is not lifted by
+ * hammering the server, as ZNC users asked of ZNC too) and a failed SASL login.
  *
  * `registered` is whether RPL_WELCOME arrived on this connection: 432 only stops us while registering (the
  * configured nick is unusable); afterwards it answers a nick change and is just shown.

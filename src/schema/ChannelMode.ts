@@ -1,5 +1,6 @@
-// ChannelMode: channel mode changes (the set_channel_modes argument) and channel list
-// entries (get_mode_list results), per CONTRACT "MCP tool shapes". Pure Schemas; no state.
+// ChannelMode: channel mode changes (the set_channel_modes argument) and channel lists
+// (get_mode_list results), per docs/decisions.md "MCP tool shapes"; the network actors take
+// and answer them through their port in these same types. Pure Schemas; no state.
 import { Schema } from "effect"
 import { checkedString, IrcParam, IsoTime, showValue } from "./Ids.js"
 
@@ -56,3 +57,11 @@ export const ModeListEntry = Schema.Struct({
   })
 }).annotations({ description: "One channel list entry." })
 export type ModeListEntry = typeof ModeListEntry.Type
+
+/** A channel list as the server sent it: what get_mode_list answers besides `ok`. */
+export const ModeList = Schema.Struct({
+  channel: Schema.String.annotations({ description: "The channel." }),
+  letter: ModeListLetter,
+  entries: Schema.Array(ModeListEntry).annotations({ description: "The list, in the server's order." })
+})
+export type ModeList = typeof ModeList.Type

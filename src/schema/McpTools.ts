@@ -1,11 +1,11 @@
 // McpTools: the 23 MCP tools as data — name, scope, agent-facing description, hints, and the
-// input and output Schemas (CONTRACT "MCP tool shapes", interface "Endpoints"). The input
+// input and output Schemas (docs/decisions.md "MCP tool shapes", interface "Endpoints"). The input
 // Schema both validates `tools/call` arguments (with defaults applied) and generates the
 // published inputSchema (ToolCatalog.ts), so validation and tools/list cannot drift.
 // Pure data; no state.
 //
 // Decisions recorded here:
-// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (CONTRACT).
+// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (docs/decisions.md).
 // - Unknown argument keys are refused, naming the key: the published schemas say
 //   `additionalProperties: false`, and a misspelt optional argument (`limt`) silently
 //   ignored would hand the agent a result it did not ask for.
@@ -16,10 +16,11 @@
 //   which never goes to IRC; it refuses NUL only (PostgreSQL text cannot hold NUL).
 // - Output Schemas describe the success payload only; ToolCatalog publishes
 //   `anyOf [success, ToolFailurePayload]` because SDK clients validate structuredContent
-//   against outputSchema on isError results too (research/mcp.md §1.6).
+//   against outputSchema on isError results too.
 import { Schema } from "effect"
-import { ModeChange, ModeListEntry, ModeListLetter } from "./ChannelMode.js"
-import { BufferTarget, checkedString, IrcParam, IrcText, IsoTime, MessageId, NetworkId, NonEmptyIrcText, showValue } from "./Ids.js"
+import { ModeChange, ModeList, ModeListLetter } from "./ChannelMode.js"
+import { ChannelTopic } from "./ChannelTopic.js"
+import { BufferTarget, checkedString, IrcParam, IrcText, MessageId, NetworkId, NonEmptyIrcText, showValue } from "./Ids.js"
 import * as Limits from "./Limits.js"
 import { Member } from "./Member.js"
 import { BufferSummary, Message } from "./Message.js"
@@ -135,7 +136,7 @@ const SERVER_BUFFER_NOTE =
 
 const NOT_CONNECTED_NOTE = "Fails with not-connected when the network's connection is not up (including reconnect backoff)."
 
-// --- The tools, in CONTRACT.md's order ---
+// --- The tools, in the order of docs/decisions.md ---
 
 export const ListNetworks = defineTool({
   name: "list_networks",
@@ -497,14 +498,7 @@ export const GetTopic = defineTool({
     networkId: networkIdArg("Network of the channel."),
     channel: channelArg("A joined channel, e.g. #chan.")
   }),
-  output: Schema.Struct({
-    channel: Schema.String.annotations({ description: "The channel." }),
-    topic: Schema.String.annotations({ description: "The topic; empty string when none is set." }),
-    setBy: Schema.NullOr(Schema.String).annotations({ description: "Who set the topic; null when unknown." }),
-    setAt: Schema.NullOr(IsoTime).annotations({
-      description: "When the topic was set, ISO-8601 UTC; null when unknown."
-    })
-  }),
+  output: ChannelTopic,
   hints: localRead
 })
 
@@ -539,12 +533,7 @@ export const GetModeList = defineTool({
     channel: channelArg("Channel, e.g. #chan."),
     letter: ModeListLetter
   }),
-  output: Schema.Struct({
-    ok: okTrue,
-    channel: Schema.String.annotations({ description: "The channel." }),
-    letter: ModeListLetter,
-    entries: Schema.Array(ModeListEntry).annotations({ description: "The list, in the server's order." })
-  }),
+  output: Schema.Struct({ ok: okTrue, ...ModeList.fields }),
   hints: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true }
 })
 
@@ -572,7 +561,7 @@ export const SetChannelModes = defineTool({
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true }
 })
 
-/** Every tool, in CONTRACT.md's order; tools/list keeps this order. */
+/** Every tool, in the order of docs/decisions.md; tools/list keeps this order. */
 export const McpTools = [
   ListNetworks,
   ListBuffers,

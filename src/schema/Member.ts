@@ -1,5 +1,5 @@
-// Member: one member of a joined channel, as list_members returns it (CONTRACT "MCP tool
-// shapes"). Pure Schemas; no state.
+// Member: one member of a joined channel, as list_members returns it (docs/decisions.md
+// "MCP tool shapes") and the network actors answer it through their port. Pure Schemas; no state.
 import { Schema } from "effect"
 
 export const Member = Schema.Struct({

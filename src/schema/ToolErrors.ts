@@ -1,16 +1,19 @@
 // ToolErrors: every way a tool call can fail, as tagged errors that travel as data, and the
-// one place that decides how each is put on the wire. Pure; no state.
+// one place that decides how each is put on the wire. The network actors' port
+// (src/actors/NetworkApi.ts) fails with these same classes, so a command's failure reaches
+// the wire unchanged, with no second vocabulary to translate. Pure; no state.
 //
-// CONTRACT "MCP tool shapes": a failure is a normal tools/call result with `isError: true`
-// whose payload (structuredContent, and the same JSON as text) is `{ok: false, error,
-// message?}`, `refused` adding `numeric` and `text`. Every failure is isError — including
-// not-connected, which the interface calls a "normal result": it is still a result, not a
-// JSON-RPC error. An unknown tool name is not a tool failure but JSON-RPC -32602
-// (JsonRpc.ts). `message` is always filled in: it is what an agent reads to correct itself.
+// docs/decisions.md "MCP tool shapes": a failure is a normal tools/call result with
+// `isError: true` whose payload (structuredContent, and the same JSON as text) is `{ok: false,
+// error, message?}`, `refused` adding `numeric` and `text`. Every failure is isError —
+// including not-connected, which the interface calls a "normal result": it is still a result,
+// not a JSON-RPC error. An unknown tool name is not a tool failure but JSON-RPC -32602
+// (JsonRpc.ts). `message` is always filled in: it is what an agent reads to correct itself,
+// and it states any bound involved from the fields, never from a copy of the constant.
 import { Schema } from "effect"
 import { showValue } from "./Ids.js"
 
-/** The wire strings of CONTRACT "MCP tool shapes", in its order. */
+/** The wire strings of docs/decisions.md "MCP tool shapes", in its order. */
 export const TOOL_ERROR_CODES = [
   "insufficient-scope",
   "account-paused",
@@ -50,7 +53,7 @@ export const ToolFailurePayload = Schema.Struct({
 }).annotations({ description: "A failed call." })
 export type ToolFailurePayload = typeof ToolFailurePayload.Type
 
-// One class per failure, wire string on the class (STYLE habit 4). Fields are what the
+// One class per failure, wire string on the class (docs/architecture.md). Fields are what the
 // producer knows; `message` is derived from them so every producer words it the same way.
 
 export class InsufficientScope extends Schema.TaggedError<InsufficientScope>()("InsufficientScope", {
@@ -87,13 +90,18 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("In
   static readonly wire = "invalid-arguments" as const
 }
 
-/** Interface: one gate for every write tool — the socket is actually up; backoff counts as not connected. */
+/**
+ * The interface: one gate for every write tool — the socket is actually up; backoff counts as
+ * not connected. Without `networkId`: a call for every network (set_away) found none connected.
+ */
 export class NotConnected extends Schema.TaggedError<NotConnected>()("NotConnected", {
-  networkId: Schema.Number
+  networkId: Schema.optional(Schema.Number)
 }) {
   static readonly wire = "not-connected" as const
   override get message(): string {
-    return `network ${this.networkId} is not connected; connect_network starts a connection`
+    return this.networkId === undefined
+      ? "no network of the account is connected; connect_network starts a connection"
+      : `network ${this.networkId} is not connected; connect_network starts a connection`
   }
 }
 
@@ -138,14 +146,20 @@ export class Refused extends Schema.TaggedError<Refused>()("Refused", {
   }
 }
 
-/** The IRC server did not answer a request we wait for (get_mode_list) in time. */
+/**
+ * A request got no answer: the IRC server's to a query we wait for (get_mode_list), or the
+ * network's actor to a command. `seconds` is the bound waited, when one ran out; a server that
+ * ended its reply without answering leaves it out.
+ */
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   operation: Schema.String,
-  seconds: Schema.Number
+  seconds: Schema.optional(Schema.Number)
 }) {
   static readonly wire = "timeout" as const
   override get message(): string {
-    return `the IRC server did not answer ${this.operation} within ${this.seconds} s; try again`
+    return this.seconds === undefined
+      ? `${this.operation} got no answer; try again`
+      : `${this.operation} got no answer within ${this.seconds} s; try again`
   }
 }
 

@@ -1,5 +1,5 @@
 // ConnectThrottle under TestClock: a storm of simultaneous connects is spread to at most the burst plus the rate in
-// any one-second window (issue 3: a fifth of 500 networks), while a lone connect, or a small bouncer's few, goes at once.
+// any one-second window (a fifth of 500 networks at most), while a lone connect, or a small bouncer's few, goes at once.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, TestClock } from "effect"
 import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"

@@ -3,7 +3,8 @@
 // start and shutdown are observable; MessageWriter is swapped for the in-memory one where a fault must be injected.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Option, TestClock } from "effect"
-import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
+import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
+import type { NetworkStatus } from "../../src/schema/Network.js"
 import { Accounts } from "../../src/services/Accounts.js"
 import { E2eKeys } from "../../src/services/E2eKeys.js"
 import { MessageHistory } from "../../src/services/MessageHistory.js"
@@ -95,7 +96,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         yield* (yield* Networks).remove(account, a).pipe(Effect.orDie)
         yield* connA.waitFor("QUIT")
         yield* connA.waitClosed()
-        expect(yield* control.say(a, "privmsg", "#x", "hi")).toMatchObject({ ok: false, error: "unknown-network" })
+        expect(yield* Effect.flip(control.say(a, "privmsg", "#x", "hi"))).toMatchObject({ _tag: "UnknownNetwork", networkId: a })
         expect(yield* connB.isOpen).toBe(true)
         expect((yield* control.status(b)).state).toBe("connected")
       }))
@@ -124,7 +125,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         expect(yield* connB.isOpen).toBe(true)
         expect((yield* serverB.stats).accepted).toBe(1)
         expect((yield* control.status(b)).state).toBe("connected")
-        expect(yield* control.say(b, "privmsg", "#c", "still here")).toEqual({ ok: true })
+        yield* control.say(b, "privmsg", "#c", "still here")
         yield* connB.waitFor("PRIVMSG #c :still here")
       }))
 
@@ -180,7 +181,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const { control } = yield* startSupervisor()
         const conn = yield* connectedAs(server, control, a)
         const before = (yield* conn.lines).length
-        const refused = [
+        const refused: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
           control.say(a, "privmsg", "#c", "one\r\nQUIT :pwned"),
           control.say(a, "notice", "#c\n", "x"),
           control.raw(a, "PRIVMSG #c :x\rQUIT"),
@@ -193,7 +194,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
           control.setTopic(a, "#c", "t\r\n"),
           control.setModes(a, "#c", [{ sign: "+", letter: "b", param: "x\n" }])
         ]
-        for (const call of refused) expect(yield* call).toMatchObject({ ok: false, error: "invalid-arguments" })
+        for (const call of refused) expect(yield* Effect.flip(call)).toMatchObject({ _tag: "InvalidArguments" })
         yield* live(Effect.sleep("100 millis"))
         expect((yield* conn.lines).length).toBe(before)
       }))
@@ -208,9 +209,15 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const conn = yield* connectedAs(server, control, a)
         expect(yield* control.isEncrypted(a, "#secret")).toBe(true)
         expect(yield* control.isEncrypted(a, "#open")).toBe(false)
-        expect(yield* control.raw(a, "PRIVMSG #SECRET :plain")).toMatchObject({ ok: false, error: "e2e-channel-use-send-message" })
-        expect(yield* control.raw(a, "NOTICE #open,#secret :plain")).toMatchObject({ ok: false, error: "e2e-channel-use-send-message" })
-        expect(yield* control.raw(a, "PRIVMSG #open :plain")).toEqual({ ok: true })
+        expect(yield* Effect.flip(control.raw(a, "PRIVMSG #SECRET :plain"))).toMatchObject({
+          _tag: "E2eChannelUseSendMessage",
+          target: "#SECRET"
+        })
+        expect(yield* Effect.flip(control.raw(a, "NOTICE #open,#secret :plain"))).toMatchObject({
+          _tag: "E2eChannelUseSendMessage",
+          target: "#secret"
+        })
+        yield* control.raw(a, "PRIVMSG #open :plain")
         yield* conn.waitFor("PRIVMSG #open :plain")
       }))
 
@@ -221,7 +228,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const a = yield* addNetwork(account, server, "alpha")
         const first = yield* startSupervisor()
         const conn = yield* connectedAs(server, first.control, a)
-        expect(yield* first.control.disconnect(a)).toEqual({ ok: true })
+        yield* first.control.disconnect(a)
         yield* conn.waitFor("QUIT")
         yield* waitStatus(first.control, a, (s) => s.state === "offline")
         // Let the persistence fiber write `enabled = false`.
@@ -231,7 +238,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const second = yield* startSupervisor()
         yield* waitStatus(second.control, a, (s) => s.state === "offline")
         yield* server.nextConnection("300 millis").pipe(Effect.flip)
-        expect(yield* second.control.connect(a, false)).toEqual({ ok: true })
+        yield* second.control.connect(a, false)
         yield* connectedAs(server, second.control, a)
       }))
 
@@ -255,7 +262,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
             yield* Effect.sleep("20 millis")
           }
         }), "10 seconds")
-        expect(yield* control.say(a, "privmsg", "#a", "mine")).toEqual({ ok: true })
+        yield* control.say(a, "privmsg", "#a", "mine")
         yield* conn.waitFor("PRIVMSG #a mine")
         yield* writer.flush
         const recentA = yield* store.recent(a, "#a", { before: Option.none(), limit: 500 })
@@ -295,7 +302,7 @@ describe(`NetworkSupervisor on ${describeMode}`, () => {
         const { control } = yield* startSupervisor()
         const status = yield* waitStatus(control, a, (s) => s.lastError !== null)
         expect(status).toMatchObject({ state: "offline" })
-        expect(yield* control.connect(a, true)).toMatchObject({ ok: false, error: "locked-down" })
+        expect(yield* Effect.flip(control.connect(a, true))).toMatchObject({ _tag: "LockedDown" })
         expect((yield* server.stats).accepted).toBe(0)
       }))
   })

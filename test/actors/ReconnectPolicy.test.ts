@@ -1,7 +1,6 @@
-// ReconnectPolicy: the named schedules stepped under TestClock, the permanent/temporary table, the nick fallback.
+// ReconnectPolicy: the named schedules stepped under TestClock, and the permanent/temporary table.
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { fallbackNick } from "../../src/actors/NetworkActor.js"
 import {
   actorRestartSchedule,
   makeStepper,
@@ -67,16 +66,5 @@ describe("ReconnectPolicy", () => {
     const reason = permanentRefusal(command, params, registered)
     if (want === undefined) expect(reason).toBeUndefined()
     else expect(reason).toMatch(want)
-  })
-
-  it.each([
-    ["belay", 1, 30, "belay_"],
-    ["belay", 2, 30, "belay__"],
-    ["belay", 3, 30, "belay___"],
-    ["belay", 4, 30, "belay4"],
-    ["abcdefghi", 1, 9, "abcdefgh1"],
-    ["abcdefgh", 1, 9, "abcdefgh_"]
-  ] as const)("fallbackNick(%s, %i, NICKLEN %i) = %s", (wanted, attempt, len, want) => {
-    expect(fallbackNick(wanted, attempt, len)).toBe(want)
   })
 })

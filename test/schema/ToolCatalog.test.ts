@@ -193,8 +193,14 @@ const relayed = { ...message, id: 43, relayBot: "relay", encrypted: true }
 const validOutputs: { readonly [N in ToolName]: Record<string, Json> } = {
   list_networks: {
     networks: [
-      { id: 1, name: "libera", host: "irc.libera.chat", port: 6697, tls: true, state: "connected", nick: "alice" },
-      { id: 2, name: "oftc", host: "irc.oftc.net", port: 6667, tls: false, state: "backoff", nick: null }
+      {
+        id: 1, name: "libera", host: "irc.libera.chat", port: 6697, tls: true, state: "connected", nick: "alice",
+        lastError: null, nextRetryAt: null
+      },
+      {
+        id: 2, name: "oftc", host: "irc.oftc.net", port: 6667, tls: false, state: "backoff", nick: null,
+        lastError: "connection closed by the server", nextRetryAt: "2025-01-31T12:00:05.000Z"
+      }
     ]
   },
   list_buffers: {

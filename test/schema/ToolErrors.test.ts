@@ -66,9 +66,9 @@ const cases: ReadonlyArray<{ readonly failure: ToolFailure; readonly error: stri
     message: "the IRC server refused (482): You're not channel operator"
   },
   {
-    failure: new Timeout({ operation: "MODE #x b", seconds: 10 }),
+    failure: new Timeout({ operation: "the b list query for #x", seconds: 10 }),
     error: "timeout",
-    message: "the IRC server did not answer MODE #x b within 10 s; try again"
+    message: "the b list query for #x got no answer within 10 s; try again"
   }
 ]
 
@@ -83,7 +83,20 @@ describe("toToolFailurePayload", () => {
     expect(Schema.decodeUnknownSync(ToolFailurePayload, { onExcessProperty: "error" })(payload)).toEqual(payload)
   })
 
-  it("covers every wire code of CONTRACT exactly once", () => {
+  it("words the variants without a network or a bound", () => {
+    expect(toToolFailurePayload(new NotConnected({}))).toEqual({
+      ok: false,
+      error: "not-connected",
+      message: "no network of the account is connected; connect_network starts a connection"
+    })
+    expect(toToolFailurePayload(new Timeout({ operation: "the b list query for #x" }))).toEqual({
+      ok: false,
+      error: "timeout",
+      message: "the b list query for #x got no answer; try again"
+    })
+  })
+
+  it("covers every wire code of the decisions exactly once", () => {
     expect(cases.map((c) => toToolFailurePayload(c.failure).error)).toEqual([...TOOL_ERROR_CODES])
   })
 

@@ -9,9 +9,9 @@ import { Clock, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } fr
 import * as ActorTimers from "../../src/actors/ActorTimers.js"
 import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
 import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
-import type { CommandResult, NetworkStatus } from "../../src/actors/NetworkApi.js"
-import * as NetworkActor from "../../src/actors/NetworkActor.js"
+import * as NetworkActor from "../../src/actors/network/NetworkActor.js"
 import { type CaseMapping, CaseMappedMap } from "../../src/irc/CaseMapping.js"
+import type { NetworkStatus } from "../../src/schema/Network.js"
 import type { NetworkConfig, StoredChannel } from "../../src/services/Networks.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../../src/services/E2eKeys.js"
 import type { FishKey } from "../../src/services/crypto/Fish.js"
@@ -106,10 +106,13 @@ export interface Harness {
   /** Waits (real time) for a status matching `predicate`. */
   readonly waitStatus: (predicate: (s: NetworkStatus) => boolean, timeout?: Duration.DurationInput) => Effect.Effect<NetworkStatus, Error>
   readonly waitState: (state: NetworkStatus["state"], timeout?: Duration.DurationInput) => Effect.Effect<NetworkStatus, Error>
-  /** Sends a command and waits for its answer. */
-  readonly ask: <A extends object>(
-    command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command
-  ) => Effect.Effect<CommandResult<A>, Error>
+  /**
+   * Sends a command (built with `NetworkActor.Command`) and waits for its answer: its result, or the tool failure the
+   * actor answered with; Error when no answer comes within 5 s of real time.
+   */
+  readonly ask: <A, E>(
+    command: (reply: Deferred.Deferred<A, E>) => NetworkActor.Command
+  ) => Effect.Effect<A, E | Error>
   /** Waits (real time) until the store holds a message matching `predicate`. */
   readonly waitMessage: (
     predicate: (m: Effect.Effect.Success<MemoryMessageStore.MemoryMessageStore["all"]>[number]) => boolean,
@@ -181,9 +184,9 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
       repo,
       waitStatus,
       waitState: (state, timeout) => waitStatus((s) => s.state === state, timeout),
-      ask: <A extends object>(command: (reply: Deferred.Deferred<CommandResult<A>>) => NetworkActor.Command) =>
+      ask: <A, E>(command: (reply: Deferred.Deferred<A, E>) => NetworkActor.Command) =>
         Effect.gen(function*() {
-          const reply = yield* Deferred.make<CommandResult<A>>()
+          const reply = yield* Deferred.make<A, E>()
           yield* actor.offer(command(reply))
           return yield* live(Deferred.await(reply))
         }),

@@ -1,24 +1,31 @@
 /**
  * A scriptable stand-in for the network actors (the `NetworkControl` port), for tests
- * of the MCP layer that must not depend on IRC timing. Every call is recorded; results
- * come from per-network settings the test controls. Single fiber use per test.
+ * of the MCP layer that must not depend on IRC timing. Every call that passes the write
+ * gate is recorded; results come from per-network settings the test controls, and
+ * failures are the port's own tool failures. Single fiber use per test.
  */
-import { Effect, Layer, Option, Ref } from "effect"
-import {
-  type CommandResult,
-  type MemberInfo,
-  type ModeListEntry,
-  NetworkControl,
-  type NetworkStatus,
-  type TopicInfo
-} from "../../src/actors/NetworkApi.js"
+import { Effect, Either, Layer, Option, Ref } from "effect"
+import { NetworkControl } from "../../src/actors/NetworkApi.js"
 import { messageTargetsOfRawLine } from "../../src/irc/RawGuard.js"
+import type { ModeList } from "../../src/schema/ChannelMode.js"
+import type { ChannelTopic } from "../../src/schema/ChannelTopic.js"
+import type { Member } from "../../src/schema/Member.js"
+import type { NetworkStatus } from "../../src/schema/Network.js"
+import {
+  E2eChannelUseSendMessage,
+  LockedDown,
+  NotConnected,
+  NotInChannel,
+  type Refused,
+  type Timeout
+} from "../../src/schema/ToolErrors.js"
 
 export interface FakeNetwork {
   status: Partial<NetworkStatus>
-  members: Map<string, ReadonlyArray<MemberInfo>>
-  topics: Map<string, TopicInfo>
-  modeLists: Map<string, CommandResult<{ channel: string; letter: string; entries: ReadonlyArray<ModeListEntry> }>>
+  members: Map<string, ReadonlyArray<Member>>
+  topics: Map<string, ChannelTopic>
+  /** By `"<channel> <letter>"`; an empty list when absent. */
+  modeLists: Map<string, Either.Either<ModeList, Refused | Timeout>>
   encrypted: Set<string>
   lockedDown: boolean
 }
@@ -57,54 +64,58 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
     Ref.update(calls, (c) => [...c, { method, networkId, args }])
 
   /** The write gate every real command applies: the socket is up. */
-  const gated = <A extends object>(method: string, networkId: number, args: ReadonlyArray<unknown>, result: () => CommandResult<A>) =>
+  const gated = <A, E>(method: string, networkId: number, args: ReadonlyArray<unknown>, result: Effect.Effect<A, E>) =>
     Effect.gen(function*() {
-      if (statusOf(networkId).state !== "connected") return { ok: false, error: "not-connected" } as const
+      if (statusOf(networkId).state !== "connected") return yield* new NotConnected({ networkId })
       yield* record(method, networkId, ...args)
-      return result()
+      return yield* result
     })
 
-  const ok = () => ({ ok: true }) as const
+  const keyedTarget = (id: number, line: string) =>
+    messageTargetsOfRawLine(line, "@+").find((t) => network(id).encrypted.has(t.toLowerCase()))
 
   const service = NetworkControl.of({
     status: (id) => Effect.sync(() => statusOf(id)),
     statuses: Effect.sync(() => [...networks.keys()].map(statusOf)),
-    say: (id, kind, target, text) => gated("say", id, [kind, target, text], ok),
-    raw: (id, line) => gated("raw", id, [line], ok),
-    join: (id, channel, key) => gated("join", id, [channel, Option.getOrNull(key)], ok),
-    part: (id, channel, reason) => gated("part", id, [channel, Option.getOrNull(reason)], ok),
-    nick: (id, nick) => gated("nick", id, [nick], ok),
-    away: (id, message) => gated("away", id, [Option.getOrNull(message)], ok),
-    whois: (id, nick) => gated("whois", id, [nick], ok),
+    say: (id, kind, target, text) => gated("say", id, [kind, target, text], Effect.void),
+    raw: (id, line) =>
+      Effect.gen(function*() {
+        const keyed = keyedTarget(id, line)
+        if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: id, target: keyed })
+        return yield* gated("raw", id, [line], Effect.void)
+      }),
+    join: (id, channel, key) => gated("join", id, [channel, Option.getOrNull(key)], Effect.void),
+    part: (id, channel, reason) => gated("part", id, [channel, Option.getOrNull(reason)], Effect.void),
+    nick: (id, nick) => gated("nick", id, [nick], Effect.void),
+    away: (id, message) => gated("away", id, [Option.getOrNull(message)], Effect.void),
+    whois: (id, nick) => gated("whois", id, [nick], Effect.void),
     connect: (id, reconnect) =>
       network(id).lockedDown
-        ? Effect.succeed({ ok: false, error: "locked-down" } as const)
-        : Effect.as(record("connect", id, reconnect), { ok: true } as const),
-    disconnect: (id) => Effect.as(record("disconnect", id), { ok: true } as const),
+        ? Effect.fail(new LockedDown({ networkId: id, host: "irc.test" }))
+        : record("connect", id, reconnect),
+    disconnect: (id) => record("disconnect", id),
     members: (id, channel) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         const m = network(id).members.get(channel)
-        return m ? { ok: true, members: m } as const : { ok: false, error: "not-in-channel" } as const
+        return m ? Effect.succeed(m) : Effect.fail(new NotInChannel({ networkId: id, channel }))
       }),
     topic: (id, channel) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         const t = network(id).topics.get(channel)
-        return t ? { ok: true, topic: t } as const : { ok: false, error: "not-in-channel" } as const
+        return t ? Effect.succeed(t) : Effect.fail(new NotInChannel({ networkId: id, channel }))
       }),
-    setTopic: (id, channel, topic) => gated("setTopic", id, [channel, topic], ok),
+    setTopic: (id, channel, topic) => gated("setTopic", id, [channel, topic], Effect.void),
     modeList: (id, channel, letter) =>
-      gated("modeList", id, [channel, letter], () =>
-        network(id).modeLists.get(`${channel} ${letter}`) ?? { ok: true, channel, letter, entries: [] }),
+      gated(
+        "modeList",
+        id,
+        [channel, letter],
+        Effect.suspend(() => network(id).modeLists.get(`${channel} ${letter}`) ?? Either.right({ channel, letter, entries: [] }))
+      ),
     setModes: (id, channel, changes) =>
-      gated("setModes", id, [channel, changes], () => ({
-        ok: true,
-        lines: [`MODE ${channel} ${changes.map((c) => c.sign + c.letter).join("")}`]
-      })),
+      gated("setModes", id, [channel, changes], Effect.succeed([`MODE ${channel} ${changes.map((c) => c.sign + c.letter).join("")}`])),
     isEncrypted: (id, target) => Effect.sync(() => network(id).encrypted.has(target.toLowerCase())),
-    encryptedTargetOfRaw: (id, line) =>
-      Effect.sync(() =>
-        Option.fromNullable(messageTargetsOfRawLine(line, "@+").find((t) => network(id).encrypted.has(t.toLowerCase())))
-      )
+    encryptedTargetOfRaw: (id, line) => Effect.sync(() => Option.fromNullable(keyedTarget(id, line)))
   })
 
   return { service, network, calls: Ref.get(calls) } as const

@@ -6,7 +6,8 @@
 // reconnect after ngircd is restarted (backoff, then back, channels rejoined), and that the history survived it.
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
-import type { NetworkControlService, NetworkStatus } from "../../src/actors/NetworkApi.js"
+import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
+import type { NetworkStatus } from "../../src/schema/Network.js"
 import { MessageHistory } from "../../src/services/MessageHistory.js"
 import { MessageWriter } from "../../src/services/MessageWriter.js"
 import { eventually } from "../support/Eventually.js"
@@ -17,8 +18,11 @@ import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } 
 const RECONNECT_WAIT = Duration.seconds(90)
 
 const waitMembers = (control: NetworkControlService, id: number, channel: string, nicks: ReadonlyArray<string>) =>
-  eventually(`members of ${channel} to include ${nicks.join(", ")}`, control.members(id, channel), (result) =>
-    result.ok && nicks.every((n) => result.members.some((m) => m.nick === n)))
+  eventually(
+    `members of ${channel} to include ${nicks.join(", ")}`,
+    Effect.orElseSucceed(control.members(id, channel), () => []),
+    (members) => nicks.every((n) => members.some((m) => m.nick === n))
+  )
 
 describe("NetworkActor against ngircd", () => {
   it.live.skipIf(NGIRCD.skip)("connect, join, round trip, reconnect after a server restart, history intact", () =>
@@ -44,9 +48,9 @@ describe("NetworkActor against ngircd", () => {
       // Round trip: peer → Belay's history; Belay → peer.
       yield* other.send("PRIVMSG #belay :hello from peer")
       yield* said("hello from peer")
-      expect(yield* control.say(id, "privmsg", "#belay", "hello from belay")).toEqual({ ok: true })
+      yield* control.say(id, "privmsg", "#belay", "hello from belay")
       yield* other.waitFor((l) => l.includes("PRIVMSG #belay :hello from belay"))
-      expect(yield* control.whois(id, "peer")).toEqual({ ok: true })
+      yield* control.whois(id, "peer")
       yield* eventually("the WHOIS reply in the server buffer", storedHistory(id, `:server:${id}`), (ms) =>
         ms.some((m) => m.numeric === "311"))
 
@@ -54,7 +58,7 @@ describe("NetworkActor against ngircd", () => {
       yield* server.stop
       const down = yield* status("backoff")
       expect(down.nextRetryAt).not.toBeNull()
-      expect(yield* control.say(id, "privmsg", "#belay", "lost")).toMatchObject({ ok: false, error: "not-connected" })
+      expect(yield* Effect.flip(control.say(id, "privmsg", "#belay", "lost"))).toMatchObject({ _tag: "NotConnected" })
       yield* server.start
       yield* status("connected")
       const again = yield* peer(server.port, "peer")

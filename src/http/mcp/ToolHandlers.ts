@@ -1,33 +1,24 @@
 /**
  * ToolHandlers binds each of the 23 tool contracts (src/schema/McpTools.ts) to the
  * services that do the work: reads go to the stores, IRC actions to the network actors
- * through `NetworkControl`. Handlers receive decoded, defaulted arguments and an
- * authenticated principal whose scope the dispatcher has already checked; they fail
- * only with the typed ToolFailures of src/schema/ToolErrors.ts. Stateless.
+ * through their port `NetworkControl`. Handlers receive decoded, defaulted arguments and an
+ * authenticated principal whose scope the dispatcher has already checked; they fail only
+ * with the typed ToolFailures of src/schema/ToolErrors.ts. The port speaks the same
+ * vocabulary (src/schema records, ToolErrors failures), so its answers and failures pass
+ * through unchanged; ToolErrors.toToolFailurePayload is the one place a failure becomes wire
+ * data. Stateless.
  */
-import { Effect, Option } from "effect"
-import { type CommandFailure, NetworkControl, type NetworkStatus } from "../../actors/NetworkApi.js"
+import { Effect, Either, Option, type Schema } from "effect"
+import { NetworkControl } from "../../actors/NetworkApi.js"
 import { foldCase } from "../../irc/CaseMapping.js"
-import { toIsoTime, serverBufferTarget } from "../../schema/Ids.js"
-import type { Message as MessageSchema } from "../../schema/Message.js"
-
-type Message = Schema.Schema.Encoded<typeof MessageSchema>
+import { serverBufferTarget, toIsoTime } from "../../schema/Ids.js"
 import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
-import type { Schema } from "effect"
-import {
-  E2eChannelUseSendMessage,
-  InvalidArguments,
-  LockedDown,
-  NotConnected,
-  NotInChannel,
-  Refused,
-  Timeout,
-  type ToolFailure,
-  UnknownNetwork
-} from "../../schema/ToolErrors.js"
+import type { Message as MessageSchema } from "../../schema/Message.js"
+import type { NetworkStatus } from "../../schema/Network.js"
+import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
 import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
-import { Networks, type NetworkSummary } from "../../services/Networks.js"
+import { Networks } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
 import { unwrapRelayed } from "../../services/RelayEnvelope.js"
 
@@ -41,8 +32,7 @@ export type ToolHandler<N extends ToolName> = (
 
 export type ToolHandlerTable = { readonly [N in ToolName]: ToolHandler<N> }
 
-/** Mode-list requests wait this long for the end numeric (ngircd penalises bursts). */
-const MODE_LIST_TIMEOUT_SECONDS = 15
+type Message = Schema.Schema.Encoded<typeof MessageSchema>
 
 const RELAYABLE = new Set(["privmsg", "notice", "action"])
 
@@ -63,35 +53,23 @@ export const makeToolHandlers = Effect.gen(function*() {
   const ownedWithStatus = (principal: Principal, networkId: number) =>
     Effect.zip(owned(principal, networkId), control.status(networkId))
 
-  /** The one mapping from an actor's failure to the tool failure on the wire. */
-  const fromCommandFailure = (network: NetworkSummary, failure: CommandFailure, context: { channel?: string; target?: string; operation?: string } = {}): ToolFailure => {
-    switch (failure.error) {
-      case "not-connected":
-        return new NotConnected({ networkId: network.id })
-      case "not-in-channel":
-        return new NotInChannel({ networkId: network.id, channel: context.channel ?? "" })
-      case "locked-down":
-        return new LockedDown({ networkId: network.id, host: network.host })
-      case "invalid-arguments":
-        return new InvalidArguments({ message: failure.message ?? "invalid arguments" })
-      case "refused":
-        return new Refused({ numeric: failure.numeric ?? "", text: failure.text ?? failure.message ?? "" })
-      case "timeout":
-        return new Timeout({ operation: context.operation ?? "the request", seconds: MODE_LIST_TIMEOUT_SECONDS })
-      case "e2e-channel-use-send-message":
-        return new E2eChannelUseSendMessage({ networkId: network.id, target: context.target ?? "" })
-      case "unknown-network":
-        return new UnknownNetwork({ networkId: network.id })
-    }
-  }
-
-  /** Runs an actor command and fails with the mapped ToolFailure when it answers {ok:false}. */
-  const command = <A extends { readonly ok: true }>(
-    network: NetworkSummary,
-    run: Effect.Effect<A | CommandFailure>,
-    context?: { channel?: string; target?: string; operation?: string }
-  ): Effect.Effect<A, ToolFailure> =>
-    Effect.flatMap(run, (result) => result.ok ? Effect.succeed(result as A) : Effect.fail(fromCommandFailure(network, result, context)))
+  /**
+   * set_away without networkId (docs/decisions.md "Semantics"): every connected network of the account is told,
+   * each through the one write gate, and a network that is not connected keeps its away state. Done when at least
+   * one network took it; NotConnected when none is connected; any other failure when nothing took it.
+   */
+  const awayEverywhere = (principal: Principal, message: Option.Option<string>) =>
+    Effect.gen(function*() {
+      const rows = yield* networks.listForAccount(principal.accountId)
+      const outcomes = yield* Effect.forEach(rows, (n) => Effect.either(control.away(n.id, message)), {
+        concurrency: "unbounded"
+      })
+      if (outcomes.some(Either.isRight)) return
+      const failures = outcomes.flatMap((o) => (Either.isLeft(o) ? [o.left] : []))
+      // A network removed meanwhile is one fewer network, not a failure of the call.
+      const other = failures.find((e) => e._tag !== "NotConnected" && e._tag !== "UnknownNetwork")
+      return yield* Effect.fail(other ?? new NotConnected({}))
+    })
 
   /** Relay-bot marks applied when history is read; a message keeps its stored form otherwise. */
   const renderer = (networkId: number, status: NetworkStatus) =>
@@ -138,7 +116,8 @@ export const makeToolHandlers = Effect.gen(function*() {
         const out = []
         for (const n of rows) {
           const status = yield* control.status(n.id)
-          out.push({ id: n.id, name: n.name, host: n.host, port: n.port, tls: n.tls, state: status.state, nick: status.nick })
+          const { state, nick, lastError, nextRetryAt } = status
+          out.push({ id: n.id, name: n.name, host: n.host, port: n.port, tls: n.tls, state, nick, lastError, nextRetryAt })
         }
         return { networks: out }
       }),
@@ -217,52 +196,42 @@ export const makeToolHandlers = Effect.gen(function*() {
 
     send_message: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.say(n.id, "privmsg", input.target, input.text), { target: input.target }), ok)),
+        Effect.as(control.say(n.id, "privmsg", input.target, input.text), ok)),
 
     send_action: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.say(n.id, "action", input.target, input.text), { target: input.target }), ok)),
+        Effect.as(control.say(n.id, "action", input.target, input.text), ok)),
 
     send_notice: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.say(n.id, "notice", input.target, input.text), { target: input.target }), ok)),
+        Effect.as(control.say(n.id, "notice", input.target, input.text), ok)),
 
+    // The port refuses plaintext to an end-to-end encrypted target (e2e-channel-use-send-message) before the
+    // actor is asked, with the network's STATUSMSG and CASEMAPPING; the actor checks again as it writes.
     send_raw: (principal, input) =>
-      Effect.gen(function*() {
-        const n = yield* owned(principal, input.networkId)
-        // The plaintext of a raw PRIVMSG (or NOTICE) would bypass encryption: refused for any
-        // encrypted target in the line's target list, before the actor is asked (the network's one
-        // guard, with its STATUSMSG and CASEMAPPING; the supervisor and actor check again).
-        const keyed = yield* control.encryptedTargetOfRaw(n.id, input.line)
-        if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId: n.id, target: keyed.value })
-        yield* command(n, control.raw(n.id, input.line))
-        return { ok: true as const, serverBuffer: serverBufferTarget(n.id) }
-      }),
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.as(control.raw(n.id, input.line), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
 
     join_channel: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.join(n.id, input.channel, Option.fromNullable(input.key)), { channel: input.channel }), ok)),
+        Effect.as(control.join(n.id, input.channel, Option.fromNullable(input.key)), ok)),
 
     part_channel: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.part(n.id, input.channel, Option.fromNullable(input.reason)), { channel: input.channel }), ok)),
+        Effect.as(control.part(n.id, input.channel, Option.fromNullable(input.reason)), ok)),
 
     set_nick: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.nick(n.id, input.nick)), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
+        Effect.as(control.nick(n.id, input.nick), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
 
     set_away: (principal, input) =>
       Effect.gen(function*() {
         const message = Option.fromNullable(input.message)
         if (input.networkId !== undefined) {
           const n = yield* owned(principal, input.networkId)
-          yield* command(n, control.away(n.id, message))
+          yield* control.away(n.id, message)
         } else {
-          // Every network: connected ones are told now; the others pick the state up on
-          // their next registration (the actor keeps the away message).
-          for (const n of yield* networks.listForAccount(principal.accountId)) {
-            yield* control.away(n.id, message)
-          }
+          yield* awayEverywhere(principal, message)
         }
         return { ok: true as const, away: Option.isSome(message) }
       }),
@@ -270,53 +239,39 @@ export const makeToolHandlers = Effect.gen(function*() {
     list_members: (principal, input) =>
       Effect.gen(function*() {
         const n = yield* owned(principal, input.networkId)
-        const result = yield* command(n, control.members(n.id, input.channel), { channel: input.channel })
-        const members = result.members.slice(0, input.limit).map((m) => ({ nick: m.nick, prefix: m.prefix, modes: [...m.modes], away: m.away }))
-        return { channel: input.channel, count: result.members.length, truncated: result.members.length > input.limit, members }
+        const members = yield* control.members(n.id, input.channel)
+        return {
+          channel: input.channel,
+          count: members.length,
+          truncated: members.length > input.limit,
+          members: members.slice(0, input.limit)
+        }
       }),
 
     whois: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.whois(n.id, input.nick)), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
+        Effect.as(control.whois(n.id, input.nick), { ok: true as const, serverBuffer: serverBufferTarget(n.id) })),
 
     connect_network: (principal, input) =>
-      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(command(n, control.connect(n.id, input.reconnect)), ok)),
+      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(control.connect(n.id, input.reconnect), ok)),
 
     disconnect_network: (principal, input) =>
-      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(command(n, control.disconnect(n.id)), ok)),
+      Effect.flatMap(owned(principal, input.networkId), (n) => Effect.as(control.disconnect(n.id), ok)),
 
     get_topic: (principal, input) =>
-      Effect.gen(function*() {
-        const n = yield* owned(principal, input.networkId)
-        const { topic } = yield* command(n, control.topic(n.id, input.channel), { channel: input.channel })
-        return { channel: topic.channel, topic: topic.topic, setBy: topic.setBy, setAt: topic.setAt ? toIsoTime(topic.setAt) : null }
-      }),
+      Effect.flatMap(owned(principal, input.networkId), (n) => control.topic(n.id, input.channel)),
 
     set_topic: (principal, input) =>
       Effect.flatMap(owned(principal, input.networkId), (n) =>
-        Effect.as(command(n, control.setTopic(n.id, input.channel, input.topic), { channel: input.channel }), ok)),
+        Effect.as(control.setTopic(n.id, input.channel, input.topic), ok)),
 
     get_mode_list: (principal, input) =>
-      Effect.gen(function*() {
-        const n = yield* owned(principal, input.networkId)
-        const result = yield* command(n, control.modeList(n.id, input.channel, input.letter), {
-          channel: input.channel,
-          operation: `the ${input.letter} list of ${input.channel}`
-        })
-        return {
-          ok: true as const,
-          channel: result.channel,
-          letter: input.letter,
-          entries: result.entries.map((e) => ({ mask: e.mask, setBy: e.setBy, setAt: e.setAt ? toIsoTime(e.setAt) : null }))
-        }
-      }),
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.map(control.modeList(n.id, input.channel, input.letter), (list) => ({ ok: true as const, ...list }))),
 
     set_channel_modes: (principal, input) =>
-      Effect.gen(function*() {
-        const n = yield* owned(principal, input.networkId)
-        const result = yield* command(n, control.setModes(n.id, input.channel, input.changes), { channel: input.channel })
-        return { ok: true as const, lines: [...result.lines] }
-      })
+      Effect.flatMap(owned(principal, input.networkId), (n) =>
+        Effect.map(control.setModes(n.id, input.channel, input.changes), (lines) => ({ ok: true as const, lines })))
   }
   return handlers
 })

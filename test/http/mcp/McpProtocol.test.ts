@@ -1,6 +1,6 @@
 /**
- * The transport and JSON-RPC matrix of POST /mcp (CONTRACT.md "Protocol decisions",
- * research/mcp.md §5), against the real app in-process with fake network actors.
+ * The transport and JSON-RPC matrix of POST /mcp (docs/decisions.md "Protocol decisions"),
+ * against the real app in-process with fake network actors.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -8,7 +8,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
+import { toIsoTime } from "../../../src/schema/Ids.js"
+import { Refused, Timeout } from "../../../src/schema/ToolErrors.js"
 import { MessageWriter } from "../../../src/services/MessageWriter.js"
 import { E2eKeys } from "../../../src/services/E2eKeys.js"
 import { seedAccount, startTestApp } from "../../support/TestApp.js"
@@ -53,7 +55,10 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
       const offline = yield* call("send_message", { networkId, target: "#belay", text: "hello" })
       expect(offline).toEqual({ isError: true, payload: expect.objectContaining({ ok: false, error: "not-connected" }) })
       expect((yield* call("list_networks")).payload).toEqual({
-        networks: [{ id: networkId, name: "testnet", host: "irc.test", port: 6667, tls: false, state: "offline", nick: null }]
+        networks: [{
+          id: networkId, name: "testnet", host: "irc.test", port: 6667, tls: false, state: "offline", nick: null,
+          lastError: null, nextRetryAt: null
+        }]
       })
       const unknown = yield* call("recent_messages", { networkId: networkId + 999, target: "#belay" })
       expect(unknown.payload).toMatchObject({ ok: false, error: "unknown-network" })
@@ -110,22 +115,24 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
         ]
       })
       expect((yield* call("list_members", { networkId, channel: "#nope" })).payload).toMatchObject({ error: "not-in-channel" })
-      app.fake.network(networkId).topics.set("#belay", { channel: "#belay", topic: "hi", setBy: "alice", setAt: new Date("2026-01-02T03:04:05Z") })
+      app.fake.network(networkId).topics.set("#belay", { channel: "#belay", topic: "hi", setBy: "alice", setAt: toIsoTime(new Date("2026-01-02T03:04:05Z")) })
       expect((yield* call("get_topic", { networkId, channel: "#belay" })).payload).toEqual({
         channel: "#belay", topic: "hi", setBy: "alice", setAt: "2026-01-02T03:04:05.000Z"
       })
-      app.fake.network(networkId).modeLists.set("#belay b", {
-        ok: true, channel: "#belay", letter: "b", entries: [{ mask: "*!*@bad", setBy: "alice", setAt: new Date(0) }]
-      })
+      app.fake.network(networkId).modeLists.set("#belay b", Either.right({
+        channel: "#belay", letter: "b", entries: [{ mask: "*!*@bad", setBy: "alice", setAt: toIsoTime(new Date(0)) }]
+      }))
       expect((yield* call("get_mode_list", { networkId, channel: "#belay", letter: "b" })).payload).toEqual({
         ok: true, channel: "#belay", letter: "b", entries: [{ mask: "*!*@bad", setBy: "alice", setAt: "1970-01-01T00:00:00.000Z" }]
       })
-      app.fake.network(networkId).modeLists.set("#belay e", { ok: false, error: "refused", numeric: "482", text: "You're not channel operator" })
+      app.fake.network(networkId).modeLists.set("#belay e", Either.left(new Refused({ numeric: "482", text: "You're not channel operator" })))
       expect((yield* call("get_mode_list", { networkId, channel: "#belay", letter: "e" })).payload).toEqual({
         ok: false, error: "refused", numeric: "482", text: "You're not channel operator", message: expect.stringContaining("482")
       })
-      app.fake.network(networkId).modeLists.set("#belay I", { ok: false, error: "timeout" })
-      expect((yield* call("get_mode_list", { networkId, channel: "#belay", letter: "I" })).payload).toMatchObject({ error: "timeout" })
+      app.fake.network(networkId).modeLists.set("#belay I", Either.left(new Timeout({ operation: "the I list query for #belay", seconds: 15 })))
+      expect((yield* call("get_mode_list", { networkId, channel: "#belay", letter: "I" })).payload).toEqual({
+        ok: false, error: "timeout", message: "the I list query for #belay got no answer within 15 s; try again"
+      })
       expect((yield* call("set_channel_modes", { networkId, channel: "#belay", changes: [{ sign: "+", letter: "o", param: "bob" }] })).payload)
         .toEqual({ ok: true, lines: ["MODE #belay +o"] })
 

@@ -1,17 +1,17 @@
 /**
- * History: which stored messages (CONTRACT.md "message" kinds) one IRC line becomes, and in which buffer — a
+ * History: which stored messages (docs/decisions.md "message" kinds) one IRC line becomes, and in which buffer — a
  * channel, a DM named after the peer, or the server buffer `:server:<networkId>`. Pure functions; the network
  * actor's dispatcher calls them with its state *before* applying the line (a QUIT must still see the channels the
  * user was in), then appends the result to the MessageWriter in order.
  *
- * Rules (interface.md "Events" 4; issue 3 §5):
+ * Rules (the interface, "Events" 4):
  * - PRIVMSG/NOTICE/ACTION to a channel (STATUSMSG `@#chan` included) go to the channel; to us, to the sender's DM
  *   buffer; our own (echo-message, or stored locally) to the target's buffer, `self: true`.
  * - Server notices, notices before registration, `$mask` notices and CTCP other than ACTION go to the server buffer.
  * - JOIN/PART/KICK/MODE/TOPIC go to their channel; QUIT and NICK to every channel the user shares with us.
  * - Numerics go to the server buffer (`numeric` kind, the code kept), except a refusal about a channel we are in
  *   (ChannelErrors.channelErrorFor: 482, 467, 478, 472 through the last channel we sent MODE to, …), which lands
- *   in that channel as an `error` line (interface.md, set_topic and set_channel_modes). A refusal about a channel
+ *   in that channel as an `error` line (the interface, set_topic and set_channel_modes). A refusal about a channel
  *   we are not in stays in the server buffer, so list_buffers never shows a channel the account never joined.
  * - Replies that answer Belay's own queries (get_mode_list, the WHO after NAMES) never get here: the actor
  *   consumes them first.
@@ -19,15 +19,15 @@
  * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
  *   are not history.
  */
-import type { BufferKind, MessageKind, NewMessage } from "../services/MessageWriter.js"
+import { serverBufferTarget } from "../../schema/Ids.js"
+import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageWriter.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
-import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
-import { decodeCtcp } from "../irc/Ctcp.js"
-import { type IrcLine, parseLine } from "../irc/IrcLine.js"
-import { isChannel, type ISupport, splitStatusMsg } from "../irc/ISupport.js"
-import { isNumeric } from "../irc/Numerics.js"
-import { serverBuffer } from "./NetworkApi.js"
+import { equalsFolded, foldCase } from "../../irc/CaseMapping.js"
+import { decodeCtcp } from "../../irc/Ctcp.js"
+import { type IrcLine, parseLine } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport, splitStatusMsg } from "../../irc/ISupport.js"
+import { isNumeric } from "../../irc/Numerics.js"
 
 export interface HistoryContext {
   readonly networkId: number
@@ -64,7 +64,7 @@ const NOT_HISTORY: ReadonlySet<string> = new Set([
 ])
 
 const serverBufferOf = (networkId: number): Buffer => {
-  const name = serverBuffer(networkId)
+  const name = serverBufferTarget(networkId)
   return { target: name, targetFolded: name, bufferKind: "server" }
 }
 

@@ -1,20 +1,18 @@
-// NetworkActor, issue 4 (channel operations), against the scripted fake IRC server: channel state (members with
+// NetworkActor's channel operations, against the scripted fake IRC server: channel state (members with
 // multi-prefix, away from WHO or away-notify, topic), set_topic and set_channel_modes refusals filed in the channel,
 // and get_mode_list — its PING fences, correlation of interleaved replies, refusals, coalescing, the quiet list,
 // the TestClock-driven timeout — with nothing of a list exchange stored. Tests run under it.scoped (TestClock); the
 // fake's waits run in real time (test/support/ActorHarness.ts).
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option, TestClock } from "effect"
-import type { ModeListAnswer } from "../../src/actors/NetworkActor.js"
-import type { CommandResult, MemberInfo, TopicInfo } from "../../src/actors/NetworkApi.js"
-import { live, startActor, type Harness } from "../support/ActorHarness.js"
-import * as FakeIrcServer from "../support/FakeIrcServer.js"
+import { Command } from "../../../src/actors/network/NetworkActor.js"
+import type { ModeList, ModeListLetter } from "../../../src/schema/ChannelMode.js"
+import { live, startActor, type Harness } from "../../support/ActorHarness.js"
+import * as FakeIrcServer from "../../support/FakeIrcServer.js"
 
 const SERVER = ":irc.fake.test"
 const ME = ":belay!belayuser@127.0.0.1"
 const LIST_NUMERICS = new Set(["367", "368", "348", "349", "346", "347", "728", "729", "352", "315"])
-
-type ListResult = CommandResult<ModeListAnswer>
 
 const setup = (serverOptions: FakeIrcServer.FakeIrcServerOptions = {}, isupport?: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -27,23 +25,21 @@ const setup = (serverOptions: FakeIrcServer.FakeIrcServerOptions = {}, isupport?
   })
 
 /** Offers a command without waiting: the test decides when (and whether) the answer may come. */
-const offer = <A extends object>(
-  h: Harness,
-  command: (reply: Deferred.Deferred<CommandResult<A>>) => Parameters<Harness["actor"]["offer"]>[0]
-) =>
+const offer = <A, E>(h: Harness, command: (reply: Deferred.Deferred<A, E>) => Command) =>
   Effect.gen(function*() {
-    const reply = yield* Deferred.make<CommandResult<A>>()
+    const reply = yield* Deferred.make<A, E>()
     yield* h.actor.offer(command(reply))
     return reply
   })
 
-const askList = (h: Harness, channel: string, letter: string) =>
-  offer<ModeListAnswer>(h, (reply) => ({ _tag: "ModeList", channel, letter, reply }))
+const askList = (h: Harness, channel: string, letter: ModeListLetter) => offer(h, Command.modeList(channel, letter))
 
-const members = (h: Harness, channel: string) =>
-  h.ask<{ readonly members: ReadonlyArray<MemberInfo> }>((reply) => ({ _tag: "Members", channel, reply }))
-const topic = (h: Harness, channel: string) =>
-  h.ask<{ readonly topic: TopicInfo }>((reply) => ({ _tag: "Topic", channel, reply }))
+/** The answer of a list query; its failure, flipped, for the tests that expect one. */
+const listOf = (answer: Effect.Effect.Success<ReturnType<typeof askList>>) => live(Deferred.await(answer))
+const refusalOf = (answer: Effect.Effect.Success<ReturnType<typeof askList>>) => Effect.flip(listOf(answer))
+
+const members = (h: Harness, channel: string) => h.ask(Command.members(channel))
+const topic = (h: Harness, channel: string) => h.ask(Command.topic(channel))
 
 /** The three lines of one list query; returns the fence tokens the server must echo. */
 const expectQuery = (conn: FakeIrcServer.FakeIrcConnection, mode: string) =>
@@ -98,21 +94,19 @@ describe("NetworkActor: get_mode_list", () => {
         pong(q1.close),
         pong(q2.close)
       )
-      expect(yield* live(Deferred.await(bans))).toEqual({
-        ok: true,
+      expect(yield* listOf(bans)).toEqual({
         channel: "#a",
         letter: "b",
         entries: [
-          { mask: "*!*@spam.example", setBy: "op!o@h", setAt: new Date(1700000000 * 1000) },
+          { mask: "*!*@spam.example", setBy: "op!o@h", setAt: new Date(1700000000 * 1000).toISOString() },
           { mask: "bad!*@*", setBy: null, setAt: null }
         ]
       })
-      expect(yield* live(Deferred.await(excepts))).toEqual({
-        ok: true,
+      expect(yield* listOf(excepts)).toEqual({
         channel: "#B",
         letter: "e",
         entries: [
-          { mask: "*!*@friend.example", setBy: "op", setAt: new Date(1700000100 * 1000) },
+          { mask: "*!*@friend.example", setBy: "op", setAt: new Date(1700000100 * 1000).toISOString() },
           { mask: "*!*@other.example", setBy: null, setAt: null }
         ]
       })
@@ -128,7 +122,7 @@ describe("NetworkActor: get_mode_list", () => {
       yield* conn.setAutoPong(false)
       const before = yield* storedCount(h)
 
-      expect(yield* h.ask((reply) => ({ _tag: "SetTopic", channel: "#a", topic: "new", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.setTopic("#a", "new"))
       yield* conn.waitFor("TOPIC #a new")
       const refusedList = yield* askList(h, "#a", "b")
       const otherList = yield* askList(h, "#b", "b")
@@ -145,13 +139,12 @@ describe("NetworkActor: get_mode_list", () => {
         `${SERVER} 368 belay #b :End of Channel Ban List`,
         pong(q2.close)
       )
-      expect(yield* live(Deferred.await(refusedList))).toEqual({
-        ok: false,
-        error: "refused",
+      expect(yield* refusalOf(refusedList)).toMatchObject({
+        _tag: "Refused",
         numeric: "482",
         text: "You're not channel operator"
       })
-      expect(yield* live(Deferred.await(otherList))).toMatchObject({ ok: true, channel: "#b", entries: [{ mask: "*!*@x" }] })
+      expect(yield* listOf(otherList)).toMatchObject({ channel: "#b", entries: [{ mask: "*!*@x" }] })
       const stored = yield* storedSince(h, conn, before, "marker")
       // Only the TOPIC's refusal is history: one error line in #a.
       expect(stored.map((m) => [m.target, m.kind, m.numeric, m.text])).toEqual([
@@ -172,7 +165,12 @@ describe("NetworkActor: get_mode_list", () => {
       yield* live(Effect.sleep("100 millis"))
       expect(yield* Deferred.isDone(answer)).toBe(false)
       yield* TestClock.adjust("1 second")
-      expect(yield* live(Deferred.await(answer))).toMatchObject({ ok: false, error: "timeout" })
+      // The message states the bound that ran out, MODE_LIST_TIMEOUT.
+      expect(yield* refusalOf(answer)).toMatchObject({
+        _tag: "Timeout",
+        seconds: 15,
+        message: "the b list query for #slow got no answer within 15 s; try again"
+      })
       // The server answers after all: the orphaned query eats its replies up to the closing PONG.
       yield* conn.send(
         pong(q.open),
@@ -191,7 +189,10 @@ describe("NetworkActor: get_mode_list", () => {
       const answer = yield* askList(h, "#quiet", "I")
       const q = yield* expectQuery(conn, "MODE #quiet I")
       yield* conn.send(pong(q.open), pong(q.close))
-      expect(yield* live(Deferred.await(answer))).toMatchObject({ ok: false, error: "timeout" })
+      expect(yield* refusalOf(answer)).toMatchObject({
+        _tag: "Timeout",
+        message: "the I list query for #quiet got no answer; try again"
+      })
     }))
 
   it.scoped("concurrent requests for the same list are coalesced into one query and share its answer", () =>
@@ -202,9 +203,9 @@ describe("NetworkActor: get_mode_list", () => {
       const second = yield* askList(h, "#C", "b")
       const q = yield* expectQuery(conn, "MODE #c b")
       yield* conn.send(pong(q.open), `${SERVER} 367 belay #c m!*@*`, `${SERVER} 368 belay #c :End`, pong(q.close))
-      const expected: ListResult = { ok: true, channel: "#c", letter: "b", entries: [{ mask: "m!*@*", setBy: null, setAt: null }] }
-      expect(yield* live(Deferred.await(first))).toEqual(expected)
-      expect(yield* live(Deferred.await(second))).toEqual(expected)
+      const expected: ModeList = { channel: "#c", letter: "b", entries: [{ mask: "m!*@*", setBy: null, setAt: null }] }
+      expect(yield* listOf(first)).toEqual(expected)
+      expect(yield* listOf(second)).toEqual(expected)
       // One MODE on the wire.
       expect((yield* conn.lines).filter((l) => l.startsWith("MODE "))).toEqual(["MODE #c b"])
     }))
@@ -224,12 +225,11 @@ describe("NetworkActor: get_mode_list", () => {
         `${SERVER} 729 belay #q q :End of Channel Quiet List`,
         pong(q.close)
       )
-      expect(yield* live(Deferred.await(answer))).toEqual({
-        ok: true,
+      expect(yield* listOf(answer)).toEqual({
         channel: "#q",
         letter: "q",
         entries: [
-          { mask: "*!*@noisy.example", setBy: "op!o@h", setAt: new Date(1700000000 * 1000) },
+          { mask: "*!*@noisy.example", setBy: "op!o@h", setAt: new Date(1700000000 * 1000).toISOString() },
           { mask: "$a:spammer", setBy: null, setAt: null }
         ]
       })
@@ -237,18 +237,16 @@ describe("NetworkActor: get_mode_list", () => {
       expect(stored.map((m) => m.text)).toEqual(["marker"])
     }))
 
-  it.scoped("q where it is a prefix mode (ngircd, InspIRCd), or a letter that is no list: invalid-arguments, nothing sent", () =>
+  it.scoped("q where it is a prefix mode (ngircd, InspIRCd), or a list the network lacks: invalid-arguments, nothing sent", () =>
     Effect.gen(function*() {
-      const { h, conn } = yield* setup({}, ["CASEMAPPING=rfc1459", "PREFIX=(qaohv)~&@%+", "CHANMODES=beI,k,l,imMnOPQRstVz", "MODES=5"])
+      const { h, conn } = yield* setup({}, ["CASEMAPPING=rfc1459", "PREFIX=(qaohv)~&@%+", "CHANMODES=bI,k,l,imMnOPQRstVz", "MODES=5"])
       yield* h.waitStatus((s) => s.channelTypes === "#&")
-      for (const letter of ["q", "o", "k", "x"]) {
-        const answer = yield* live(Deferred.await(yield* askList(h, "#c", letter)))
-        expect(answer).toMatchObject({ ok: false, error: "invalid-arguments" })
-      }
-      const quiet = yield* live(Deferred.await(yield* askList(h, "#c", "q")))
-      expect(quiet).toMatchObject({ message: expect.stringContaining("no quiet list") })
-      const notChannel = yield* live(Deferred.await(yield* askList(h, "nick", "b")))
-      expect(notChannel).toMatchObject({ ok: false, error: "invalid-arguments" })
+      const quiet = yield* refusalOf(yield* askList(h, "#c", "q"))
+      expect(quiet).toMatchObject({ _tag: "InvalidArguments", message: expect.stringContaining("no quiet list") })
+      const excepts = yield* refusalOf(yield* askList(h, "#c", "e"))
+      expect(excepts).toMatchObject({ _tag: "InvalidArguments", message: expect.stringContaining("no e list") })
+      const notChannel = yield* refusalOf(yield* askList(h, "nick", "b"))
+      expect(notChannel).toMatchObject({ _tag: "InvalidArguments" })
       expect((yield* conn.lines).filter((l) => l.startsWith("MODE ") || l.includes("belay-ml-"))).toEqual([])
     }))
 
@@ -259,9 +257,9 @@ describe("NetworkActor: get_mode_list", () => {
       const answer = yield* askList(h, "#c", "b")
       yield* expectQuery(conn, "MODE #c b")
       yield* conn.destroy
-      expect(yield* live(Deferred.await(answer))).toMatchObject({ ok: false, error: "not-connected" })
+      expect(yield* refusalOf(answer)).toMatchObject({ _tag: "NotConnected", networkId: 1 })
       yield* h.waitState("backoff")
-      expect(yield* live(Deferred.await(yield* askList(h, "#c", "b")))).toMatchObject({ ok: false, error: "not-connected" })
+      expect(yield* refusalOf(yield* askList(h, "#c", "b"))).toMatchObject({ _tag: "NotConnected" })
     }))
 })
 
@@ -294,21 +292,18 @@ describe("NetworkActor: channel state", () => {
       const stored = yield* storedSince(h, conn, before, "marker")
       expect(stored.filter((m) => m.numeric !== null && LIST_NUMERICS.has(m.numeric))).toEqual([])
 
-      expect(yield* members(h, "#W")).toEqual({
-        ok: true,
-        members: [
-          { nick: "alice", prefix: "@+", modes: ["o", "v"], away: true },
-          { nick: "belay", prefix: "", modes: [], away: false },
-          { nick: "bob", prefix: "", modes: [], away: false }
-        ]
-      })
-      expect(yield* members(h, "#x")).toMatchObject({ ok: true, members: [{ nick: "belay" }, { nick: "carol", prefix: "+", away: true }] })
+      expect(yield* members(h, "#W")).toEqual([
+        { nick: "alice", prefix: "@+", modes: ["o", "v"], away: true },
+        { nick: "belay", prefix: "", modes: [], away: false },
+        { nick: "bob", prefix: "", modes: [], away: false }
+      ])
+      expect(yield* members(h, "#x")).toMatchObject([{ nick: "belay" }, { nick: "carol", prefix: "+", away: true }])
 
       // A WHO the user sends (send_raw) is not ours: its replies are history in the server buffer.
-      yield* h.ask((reply) => ({ _tag: "Raw", line: "WHO #w", reply }))
+      yield* h.ask(Command.raw("WHO #w"))
       yield* conn.send(`${SERVER} 352 belay #w b h irc.fake.test bob G :0 Bob`, `${SERVER} 315 belay #w :End of WHO list`)
       yield* h.waitMessage((m) => m.numeric === "315" && m.target === ":server:1")
-      expect(yield* members(h, "#w")).toMatchObject({ ok: true, members: expect.arrayContaining([{ nick: "bob", prefix: "", modes: [], away: true }]) })
+      expect(yield* members(h, "#w")).toEqual(expect.arrayContaining([{ nick: "bob", prefix: "", modes: [], away: true }]))
     }))
 
   it.scoped("with away-notify: no WHO; AWAY, JOIN, PART, KICK, QUIT, NICK and MODE keep the members current", () =>
@@ -328,22 +323,19 @@ describe("NetworkActor: channel state", () => {
         ":x!x@h PRIVMSG #n :marker"
       )
       yield* h.waitMessage((m) => m.text === "marker")
-      expect(yield* members(h, "#n")).toEqual({
-        ok: true,
-        members: [
-          { nick: "alicia", prefix: "", modes: [], away: true },
-          { nick: "belay", prefix: "@", modes: ["o"], away: false },
-          { nick: "erin", prefix: "@+", modes: ["o", "v"], away: false }
-        ]
-      })
+      expect(yield* members(h, "#n")).toEqual([
+        { nick: "alicia", prefix: "", modes: [], away: true },
+        { nick: "belay", prefix: "@", modes: ["o"], away: false },
+        { nick: "erin", prefix: "@+", modes: ["o", "v"], away: false }
+      ])
       yield* conn.send(":alicia!a@h AWAY", ":x!x@h PRIVMSG #n :marker 2")
       yield* h.waitMessage((m) => m.text === "marker 2")
-      expect(yield* members(h, "#n")).toMatchObject({ ok: true, members: expect.arrayContaining([{ nick: "alicia", prefix: "", modes: [], away: false }]) })
+      expect(yield* members(h, "#n")).toEqual(expect.arrayContaining([{ nick: "alicia", prefix: "", modes: [], away: false }]))
       expect((yield* conn.lines).filter((l) => l.startsWith("WHO"))).toEqual([])
       // Our own PART: the channel is gone.
       yield* conn.send(`${ME} PART #n`)
       yield* h.waitMessage((m) => m.kind === "part" && m.self)
-      expect(yield* members(h, "#n")).toMatchObject({ ok: false, error: "not-in-channel" })
+      expect(yield* Effect.flip(members(h, "#n"))).toMatchObject({ _tag: "NotInChannel", channel: "#n" })
     }))
 
   it.scoped("topic: 332/333 on join, TOPIC changes it, an empty TOPIC clears it; not-in-channel elsewhere", () =>
@@ -356,34 +348,35 @@ describe("NetworkActor: channel state", () => {
       )
       yield* h.waitMessage((m) => m.numeric === "333")
       expect(yield* topic(h, "#T")).toEqual({
-        ok: true,
-        topic: { channel: "#t", topic: "the old topic", setBy: "carol", setAt: new Date(1700000000 * 1000) }
+        channel: "#t",
+        topic: "the old topic",
+        setBy: "carol",
+        setAt: new Date(1700000000 * 1000).toISOString()
       })
       yield* conn.send("@time=2024-05-06T07:08:09.000Z :dave!d@h TOPIC #t :a new topic")
       yield* h.waitMessage((m) => m.kind === "topic" && m.text === "a new topic")
       expect(yield* topic(h, "#t")).toEqual({
-        ok: true,
-        topic: { channel: "#t", topic: "a new topic", setBy: "dave", setAt: new Date("2024-05-06T07:08:09.000Z") }
+        channel: "#t",
+        topic: "a new topic",
+        setBy: "dave",
+        setAt: "2024-05-06T07:08:09.000Z"
       })
       yield* conn.send(":dave!d@h TOPIC #t :")
       yield* h.waitMessage((m) => m.kind === "topic" && m.text === "")
-      expect(yield* topic(h, "#t")).toEqual({ ok: true, topic: { channel: "#t", topic: "", setBy: null, setAt: null } })
-      expect(yield* topic(h, "#elsewhere")).toMatchObject({ ok: false, error: "not-in-channel" })
-      expect(yield* members(h, "#elsewhere")).toMatchObject({ ok: false, error: "not-in-channel" })
+      expect(yield* topic(h, "#t")).toEqual({ channel: "#t", topic: "", setBy: null, setAt: null })
+      expect(yield* Effect.flip(topic(h, "#elsewhere"))).toMatchObject({ _tag: "NotInChannel", channel: "#elsewhere" })
+      expect(yield* Effect.flip(members(h, "#elsewhere"))).toMatchObject({ _tag: "NotInChannel", channel: "#elsewhere" })
     }))
 
   it.scoped("set_topic always writes (empty clears); the server's refusal is an error line in the channel", () =>
     Effect.gen(function*() {
       const { h, conn } = yield* setup()
       yield* join(h, conn, "#t")
-      expect(yield* h.ask((reply) => ({ _tag: "SetTopic", channel: "#t", topic: "hello world", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.setTopic("#t", "hello world"))
       yield* conn.expectNext("TOPIC #t :hello world")
-      expect(yield* h.ask((reply) => ({ _tag: "SetTopic", channel: "#t", topic: "", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.setTopic("#t", ""))
       yield* conn.expectNext((l) => l.raw === "TOPIC #t :")
-      expect(yield* h.ask((reply) => ({ _tag: "SetTopic", channel: "nick", topic: "x", reply }))).toMatchObject({
-        ok: false,
-        error: "invalid-arguments"
-      })
+      expect(yield* Effect.flip(h.ask(Command.setTopic("nick", "x")))).toMatchObject({ _tag: "InvalidArguments" })
       yield* conn.send(`${SERVER} 482 belay #t :You're not channel operator`)
       yield* h.waitMessage((m) => m.target === "#t" && m.kind === "error" && m.numeric === "482")
     }))
@@ -392,13 +385,14 @@ describe("NetworkActor: channel state", () => {
     Effect.gen(function*() {
       const { h, conn } = yield* setup()
       yield* join(h, conn, "#m", "#other")
-      const sent = yield* h.ask<{ readonly lines: ReadonlyArray<string> }>((reply) => ({
-        _tag: "SetModes",
-        channel: "#m",
-        changes: [{ sign: "+", letter: "b", param: "*!*@spam" }, { sign: "+", letter: "k", param: "key" }, { sign: "+", letter: "m" }],
-        reply
-      }))
-      expect(sent).toEqual({ ok: true, lines: ["MODE #m +bkm *!*@spam key"] })
+      const sent = yield* h.ask(
+        Command.setModes("#m", [
+          { sign: "+", letter: "b", param: "*!*@spam" },
+          { sign: "+", letter: "k", param: "key" },
+          { sign: "+", letter: "m" }
+        ])
+      )
+      expect(sent).toEqual(["MODE #m +bkm *!*@spam key"])
       yield* conn.expectNext("MODE #m +bkm *!*@spam key")
       yield* conn.send(
         `${SERVER} 482 belay #m :You're not channel operator`,
@@ -419,14 +413,13 @@ describe("NetworkActor: channel state", () => {
   it.scoped("a bare -k takes the key we joined with, then the key a MODE set", () =>
     Effect.gen(function*() {
       const { h, conn } = yield* setup()
-      yield* h.ask((reply) => ({ _tag: "Join", channel: "#k", key: Option.some("joinkey"), reply }))
+      yield* h.ask(Command.join("#k", Option.some("joinkey")))
       yield* conn.expectNext("JOIN #k joinkey")
       yield* join(h, conn, "#k")
-      const minusK = () =>
-        h.ask<{ readonly lines: ReadonlyArray<string> }>((reply) => ({ _tag: "SetModes", channel: "#k", changes: [{ sign: "-", letter: "k" }], reply }))
-      expect(yield* minusK()).toEqual({ ok: true, lines: ["MODE #k -k joinkey"] })
+      const minusK = () => h.ask(Command.setModes("#k", [{ sign: "-", letter: "k" }]))
+      expect(yield* minusK()).toEqual(["MODE #k -k joinkey"])
       yield* conn.send(":op!o@h MODE #k +k changed", ":x!x@h PRIVMSG #k :marker")
       yield* h.waitMessage((m) => m.text === "marker")
-      expect(yield* minusK()).toEqual({ ok: true, lines: ["MODE #k -k changed"] })
+      expect(yield* minusK()).toEqual(["MODE #k -k changed"])
     }))
 })

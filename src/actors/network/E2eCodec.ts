@@ -1,5 +1,5 @@
 /**
- * E2eCodec: what end-to-end encryption (issue 7, FiSH) does to the messages of one network — which key a target
+ * E2eCodec: what end-to-end encryption (FiSH) does to the messages of one network — which key a target
  * uses, the encrypted lines send_message/send_action/send_notice write, how an inbound `+OK` line is opened before it
  * is stored, and which targets of a raw line send_raw must refuse. Pure functions over an immutable key table; the
  * network actor's dispatcher and the supervisor call them. No I/O beyond the CSPRNG that Fish.ts draws CBC IVs from.
@@ -19,8 +19,8 @@
  *   other party's nick: the sender's, or the recipient's for our own echoed message (FiSHLiM, fish.py: one key per
  *   channel or per nick).
  */
-import type { E2eKeyChange, E2eKeyEntry } from "../services/E2eKeys.js"
-import type { Encryption, NewMessage } from "../services/MessageWriter.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
+import type { Encryption, NewMessage } from "../../services/MessageWriter.js"
 import {
   CTCP_ACTION_OVERHEAD_BYTES,
   type FishKey,
@@ -28,14 +28,14 @@ import {
   fishEncrypt,
   isFishPayload,
   splitForFish
-} from "../services/crypto/Fish.js"
+} from "../../services/crypto/Fish.js"
 import { channelOfTarget } from "./History.js"
-import { type CaseMapping, equalsFolded, foldCase } from "../irc/CaseMapping.js"
-import { decodeCtcp, encodeAction } from "../irc/Ctcp.js"
-import { formatLine, type IrcLine, MAX_LINE_BYTES } from "../irc/IrcLine.js"
-import type { ISupport } from "../irc/ISupport.js"
-import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
-import type { SayKind } from "./NetworkApi.js"
+import { type CaseMapping, equalsFolded, foldCase } from "../../irc/CaseMapping.js"
+import { decodeCtcp, encodeAction } from "../../irc/Ctcp.js"
+import { formatLine, type IrcLine, MAX_LINE_BYTES } from "../../irc/IrcLine.js"
+import type { ISupport } from "../../irc/ISupport.js"
+import { messageTargetsOfRawLine } from "../../irc/RawGuard.js"
+import type { SayKind } from "../NetworkApi.js"
 
 const tableFold = (mapping: CaseMapping, name: string): string => foldCase("rfc1459", foldCase(mapping, name))
 
@@ -115,7 +115,7 @@ export interface SealOptions {
 /**
  * The encrypted lines for a message: the text split so that every encrypted line, as the server relays it, fits
  * the IRC line limit (Fish.splitForFish; an ACTION also budgets its CTCP framing). Left with a reason when the
- * target is so long that nothing fits (the caller answers invalid-arguments). `text` must be non-empty and free of
+ * target is so long that nothing fits (the caller answers InvalidArguments). `text` must be non-empty and free of
  * CR, LF and NUL (the caller has refused those).
  */
 export const sealMessage = (key: FishKey, options: SealOptions): { readonly ok: true; readonly lines: ReadonlyArray<SealedLine> } | { readonly ok: false; readonly reason: string } => {
@@ -210,7 +210,7 @@ export const historyOfInbound = (
 // The send_raw guard.
 
 /**
- * The first target of a PRIVMSG or NOTICE in `raw` that has a key, if any (interface.md send_raw: such a line is
+ * The first target of a PRIVMSG or NOTICE in `raw` that has a key, if any (the interface, send_raw: such a line is
  * refused with `e2e-channel-use-send-message`, since it would carry plaintext). Targets are read by RawGuard both
  * with the network's STATUSMSG prefixes removed (`@#chan` → `#chan`) and as typed (a STATUSMSG character may also
  * begin a channel or nick name), so neither reading lets a keyed target through.

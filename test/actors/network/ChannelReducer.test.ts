@@ -1,6 +1,8 @@
+// ChannelReducer.applyLine over lines as servers send them, read back through the queries of ChannelState.ts
+// (members, topic, keys, away), which these cases cover too.
 import { describe, expect, it } from "@effect/vitest"
+import { applyLine, parseModeChanges } from "../../../src/actors/network/ChannelReducer.js"
 import {
-  applyLine,
   type ChannelContext,
   type ChannelEvent,
   channelKey,
@@ -12,15 +14,14 @@ import {
   isJoined,
   joinedChannels,
   members,
-  parseModeChanges,
   rememberKey,
   topic
-} from "../../src/actors/ChannelState.js"
-import type { CaseMapping } from "../../src/irc/CaseMapping.js"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
+} from "../../../src/actors/network/ChannelState.js"
+import type { CaseMapping } from "../../../src/irc/CaseMapping.js"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 
-// ngircd-like: five prefixes, so multi-prefix ordering is visible (research/stack.md §3).
+// ngircd-like: five prefixes, so multi-prefix ordering is visible.
 const isupport: ISupport = applyISupport(defaultISupport, [
   "me",
   "PREFIX=(qaohv)~&@%+",
@@ -367,21 +368,21 @@ describe("topic", () => {
       channel: "#chan",
       topic: "Welcome to #chan",
       setBy: "alice",
-      setAt: new Date(1_700_000_000_000)
+      setAt: "2023-11-14T22:13:20.000Z"
     })
   })
 
-  it.each<{ name: string; lines: ReadonlyArray<string>; expected: { topic: string; setBy: string | null; setAt: Date | null } }>([
+  it.each<{ name: string; lines: ReadonlyArray<string>; expected: { topic: string; setBy: string | null; setAt: string | null } }>([
     { name: "no topic yet", lines: [], expected: { topic: "", setBy: null, setAt: null } },
     {
       name: "TOPIC uses the server-time tag",
       lines: ["@time=2024-05-06T07:08:09.000Z :bob!b@h TOPIC #chan :new topic"],
-      expected: { topic: "new topic", setBy: "bob", setAt: new Date("2024-05-06T07:08:09.000Z") }
+      expected: { topic: "new topic", setBy: "bob", setAt: "2024-05-06T07:08:09.000Z" }
     },
     {
       name: "TOPIC without server-time uses the receipt time",
       lines: [":bob!b@h TOPIC #chan :new topic"],
-      expected: { topic: "new topic", setBy: "bob", setAt: NOW }
+      expected: { topic: "new topic", setBy: "bob", setAt: NOW.toISOString() }
     },
     {
       name: "an empty TOPIC clears it",

@@ -3,12 +3,12 @@
 // the actor's timers (backoff, keepalive, nick regain) while the fake's waits expire in real time.
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Deferred, Duration, Effect, Option, TestClock } from "effect"
-import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
-import type { MemberInfo, TopicInfo } from "../../src/actors/NetworkApi.js"
-import { CONNECT_BURST, CONNECT_SPACING } from "../../src/actors/ReconnectPolicy.js"
-import { MAX_LINE_BYTES } from "../../src/irc/IrcLine.js"
-import { live, startActor, type Harness, type HarnessOptions } from "../support/ActorHarness.js"
-import * as FakeIrcServer from "../support/FakeIrcServer.js"
+import * as ConnectThrottle from "../../../src/actors/ConnectThrottle.js"
+import { Command } from "../../../src/actors/network/NetworkActor.js"
+import { CONNECT_BURST, CONNECT_SPACING } from "../../../src/actors/ReconnectPolicy.js"
+import { MAX_LINE_BYTES } from "../../../src/irc/IrcLine.js"
+import { live, startActor, type Harness, type HarnessOptions } from "../../support/ActorHarness.js"
+import * as FakeIrcServer from "../../support/FakeIrcServer.js"
 
 const SERVER = ":irc.fake.test"
 
@@ -34,10 +34,8 @@ const noConnectionWithin = (server: FakeIrcServer.FakeIrcServer, ms: number) =>
     Effect.catchTag("FakeIrcError", () => Effect.void)
   )
 
-const members = (h: Harness, channel: string) =>
-  h.ask<{ readonly members: ReadonlyArray<MemberInfo> }>((reply) => ({ _tag: "Members", channel, reply }))
-const topic = (h: Harness, channel: string) =>
-  h.ask<{ readonly topic: TopicInfo }>((reply) => ({ _tag: "Topic", channel, reply }))
+const members = (h: Harness, channel: string) => h.ask(Command.members(channel))
+const topic = (h: Harness, channel: string) => h.ask(Command.topic(channel))
 
 const stateOf = (h: Harness) => Effect.map(h.actor.status.get, (s) => s.state)
 
@@ -103,8 +101,8 @@ describe("NetworkActor: connecting and registration", () => {
       const status = yield* h.waitStatus((s) => s.lastError !== null)
       expect(status).toMatchObject({ state: "offline" })
       expect(status.lastError).toMatch(/locked-down/)
-      const answer = yield* h.ask((reply) => ({ _tag: "Connect", reconnect: false, reply }))
-      expect(answer).toMatchObject({ ok: false, error: "locked-down" })
+      const answer = yield* Effect.flip(h.ask(Command.connect(false)))
+      expect(answer).toMatchObject({ _tag: "LockedDown", host: "127.0.0.1" })
       yield* noConnectionWithin(server, 300)
       expect((yield* server.stats).accepted).toBe(0)
     }))
@@ -171,7 +169,7 @@ describe("NetworkActor: nicks", () => {
         register: { rejectNicks: ["belay"] }
       })
       yield* conn.waitFor("MONITOR + belay")
-      expect(yield* h.ask((reply) => ({ _tag: "Nick", nick: "other", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.nick("other"))
       yield* conn.waitFor("NICK other")
       yield* conn.send(":belay_!belayuser@127.0.0.1 NICK :other")
       yield* conn.waitFor("MONITOR - belay")
@@ -187,7 +185,7 @@ describe("NetworkActor: nicks", () => {
     Effect.gen(function*() {
       const { server, h } = yield* setup()
       const { conn } = yield* registered(server, h)
-      expect(yield* h.ask((reply) => ({ _tag: "Nick", nick: "other", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.nick("other"))
       yield* conn.waitFor("NICK other")
       yield* conn.send(":belay!belayuser@127.0.0.1 NICK :other")
       yield* h.waitStatus((s) => s.nick === "other")
@@ -218,17 +216,14 @@ describe("NetworkActor: ISUPPORT and casemapping", () => {
       yield* conn.send(":ALICE{M}!a@h NICK :alice2")
       yield* h.waitMessage((m) => m.kind === "nick")
       const memberList = yield* members(h, "#chan{1}")
-      expect(memberList).toEqual({
-        ok: true,
-        members: [
-          { nick: "alice2", prefix: "~@", modes: ["q", "o"], away: false },
-          { nick: "belay", prefix: "", modes: [], away: false },
-          { nick: "bob", prefix: "+", modes: ["v"], away: false }
-        ]
-      })
+      expect(memberList).toEqual([
+        { nick: "alice2", prefix: "~@", modes: ["q", "o"], away: false },
+        { nick: "belay", prefix: "", modes: [], away: false },
+        { nick: "bob", prefix: "+", modes: ["v"], away: false }
+      ])
       // `&x` is not a channel here (CHANTYPES=#).
-      const notChannel = yield* h.ask((reply) => ({ _tag: "Join", channel: "&x", key: Option.none(), reply }))
-      expect(notChannel).toMatchObject({ ok: false, error: "invalid-arguments" })
+      const notChannel = yield* Effect.flip(h.ask(Command.join("&x", Option.none())))
+      expect(notChannel).toMatchObject({ _tag: "InvalidArguments" })
     }))
 
   it.scoped("ascii: [] and {} are different names", () =>
@@ -238,10 +233,10 @@ describe("NetworkActor: ISUPPORT and casemapping", () => {
       yield* h.waitStatus((s) => s.caseMapping === "ascii")
       yield* joinAndNames(conn, "#Chan[1]", "belay")
       yield* h.waitMessage((m) => m.kind === "join")
-      const other = yield* members(h, "#chan{1}")
-      expect(other).toMatchObject({ ok: false, error: "not-in-channel" })
+      const other = yield* Effect.flip(members(h, "#chan{1}"))
+      expect(other).toMatchObject({ _tag: "NotInChannel" })
       const same = yield* members(h, "#CHAN[1]")
-      expect(same).toMatchObject({ ok: true })
+      expect(same).toEqual([{ nick: "belay", prefix: "", modes: [], away: false }])
     }))
 
   it.scoped("topic from 332/333 and TOPIC; MODE +o/-v updates prefixes", () =>
@@ -259,17 +254,16 @@ describe("NetworkActor: ISUPPORT and casemapping", () => {
       yield* h.waitMessage((m) => m.kind === "mode")
       const topicInfo = yield* topic(h, "#t")
       expect(topicInfo).toEqual({
-        ok: true,
-        topic: { channel: "#t", topic: "old topic", setBy: "carol", setAt: new Date(1700000000 * 1000) }
+        channel: "#t",
+        topic: "old topic",
+        setBy: "carol",
+        setAt: new Date(1700000000 * 1000).toISOString()
       })
       const memberList = yield* members(h, "#t")
-      expect(memberList).toMatchObject({ ok: true, members: expect.arrayContaining([{ nick: "dave", prefix: "@", modes: ["o"], away: false }]) })
+      expect(memberList).toEqual(expect.arrayContaining([{ nick: "dave", prefix: "@", modes: ["o"], away: false }]))
       yield* conn.send(":carol!c@h TOPIC #t :new topic")
       yield* h.waitMessage((m) => m.kind === "topic")
-      expect(yield* topic(h, "#t")).toMatchObject({
-        ok: true,
-        topic: { topic: "new topic", setBy: "carol" }
-      })
+      expect(yield* topic(h, "#t")).toMatchObject({ topic: "new topic", setBy: "carol" })
     }))
 })
 
@@ -279,8 +273,8 @@ describe("NetworkActor: staying connected", () => {
       const { server, h } = yield* setup({ refuse: true })
       let lastRetryAt = -1
       for (let attempt = 0; attempt < 12; attempt++) {
-        const status = yield* h.waitStatus((s) => s.state === "backoff" && s.nextRetryAt !== null && s.nextRetryAt.getTime() !== lastRetryAt)
-        const retryAt = status.nextRetryAt!.getTime()
+        const status = yield* h.waitStatus((s) => s.state === "backoff" && s.nextRetryAt !== null && Date.parse(s.nextRetryAt) !== lastRetryAt)
+        const retryAt = Date.parse(status.nextRetryAt!)
         lastRetryAt = retryAt
         const delay = retryAt - (yield* now)
         const nominal = Math.min(2000 * 2 ** attempt, 600_000)
@@ -294,7 +288,7 @@ describe("NetworkActor: staying connected", () => {
         expect((yield* server.stats).refused).toBe(refusedBefore)
         expect(yield* stateOf(h)).toBe("backoff")
         yield* TestClock.adjust(Duration.millis(1))
-        yield* h.waitStatus((s) => s.state !== "backoff" || s.nextRetryAt?.getTime() !== retryAt)
+        yield* h.waitStatus((s) => s.state !== "backoff" || (s.nextRetryAt === null || Date.parse(s.nextRetryAt) !== retryAt))
       }
     }))
 
@@ -305,7 +299,7 @@ describe("NetworkActor: staying connected", () => {
       for (let i = 0; i < CONNECT_BURST; i++) yield* throttle.reserve
       const { server, h } = yield* setup({}, { throttle })
       const status = yield* h.waitState("backoff")
-      expect(status.nextRetryAt!.getTime() - (yield* now)).toBe(Duration.toMillis(CONNECT_SPACING))
+      expect(Date.parse(status.nextRetryAt!) - (yield* now)).toBe(Duration.toMillis(CONNECT_SPACING))
       expect(status.lastError).toBeNull()
       yield* TestClock.adjust(Duration.toMillis(CONNECT_SPACING) - 1)
       yield* noConnectionWithin(server, 100)
@@ -319,14 +313,14 @@ describe("NetworkActor: staying connected", () => {
       const { server, h } = yield* setup({}, { throttle })
       const { conn } = yield* registered(server, h)
       yield* conn.destroy
-      const retryAt = (yield* h.waitState("backoff")).nextRetryAt!.getTime()
+      const retryAt = Date.parse((yield* h.waitState("backoff")).nextRetryAt!)
       // Just before the retry, other networks take the whole burst: the retry's slot is one spacing after them.
       yield* TestClock.adjust(Duration.millis(retryAt - (yield* now) - 1))
       for (let i = 0; i < CONNECT_BURST; i++) yield* throttle.reserve
       yield* TestClock.adjust(1)
-      const waiting = yield* h.waitStatus((s) => s.state === "backoff" && s.nextRetryAt?.getTime() !== retryAt)
+      const waiting = yield* h.waitStatus((s) => s.state === "backoff" && (s.nextRetryAt === null || Date.parse(s.nextRetryAt) !== retryAt))
       const slot = retryAt - 1 + Duration.toMillis(CONNECT_SPACING)
-      expect(waiting.nextRetryAt!.getTime()).toBe(slot)
+      expect(Date.parse(waiting.nextRetryAt!)).toBe(slot)
       yield* TestClock.adjust(Duration.millis(slot - retryAt - 1))
       yield* noConnectionWithin(server, 100)
       yield* TestClock.adjust(1)
@@ -340,7 +334,7 @@ describe("NetworkActor: staying connected", () => {
       yield* TestClock.adjust("5 minutes")
       yield* conn.destroy
       const status = yield* h.waitState("backoff")
-      expect(status.nextRetryAt!.getTime() - (yield* now)).toBeLessThanOrEqual(2000)
+      expect(Date.parse(status.nextRetryAt!) - (yield* now)).toBeLessThanOrEqual(2000)
       yield* TestClock.adjust("2 seconds")
       yield* registered(server, h)
     }))
@@ -428,7 +422,7 @@ describe("NetworkActor: staying connected", () => {
         expect.arrayContaining([{ name: "#open", key: "newkey" }, { name: "#secret", key: null }])
       )
       // join_channel with an explicit key: stored once the server confirms the JOIN.
-      yield* h.ask((reply) => ({ _tag: "Join", channel: "#new", key: Option.some("nk"), reply }))
+      yield* h.ask(Command.join("#new", Option.some("nk")))
       yield* first.conn.waitFor("JOIN #new nk")
       yield* first.conn.send(":belay!belayuser@127.0.0.1 JOIN #new")
       yield* h.waitMessage((m) => m.kind === "join" && m.target === "#new")
@@ -511,11 +505,11 @@ describe("NetworkActor: history", () => {
       yield* h.waitState("connected")
       yield* plain.waitState("connected")
 
-      yield* plain.ask((reply) => ({ _tag: "Say", kind: "action", target: "#c", text: "dances", reply }))
+      yield* plain.ask(Command.say("action", "#c", "dances"))
       yield* conns.get("plain")!.waitFor("PRIVMSG #c :\x01ACTION dances\x01")
       yield* plain.waitMessage((m) => m.kind === "action" && m.self && m.text === "dances" && m.nick === "plain")
 
-      yield* h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "friend", text: "hi there", reply }))
+      yield* h.ask(Command.say("privmsg", "friend", "hi there"))
       const conn = conns.get("belay")!
       yield* conn.waitFor("PRIVMSG friend :hi there")
       yield* live(Effect.sleep("100 millis"))
@@ -549,10 +543,10 @@ describe("NetworkActor: history", () => {
       yield* live(Effect.gen(function*() {
         while ((yield* h.store.pending) < 2) yield* Effect.sleep("10 millis")
       }))
-      expect(yield* h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "#kept", text: "during 2", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.say("privmsg", "#kept", "during 2"))
       yield* first.conn.waitFor("PRIVMSG #kept :during 2")
       // Joining (a write to the channels table) does not block anything either.
-      yield* h.ask((reply) => ({ _tag: "Join", channel: "#more", key: Option.none(), reply }))
+      yield* h.ask(Command.join("#more", Option.none()))
       yield* first.conn.send(":belay!belayuser@127.0.0.1 JOIN #more")
       // Keepalive still runs.
       yield* TestClock.adjust("100 seconds")
@@ -576,19 +570,22 @@ describe("NetworkActor: history", () => {
 })
 
 describe("NetworkActor: commands", () => {
-  it.scoped("the write gate: not-connected in backoff and offline, and nothing is sent", () =>
+  it.scoped("the write gate: not-connected in backoff and offline, and nothing is sent or remembered", () =>
     Effect.gen(function*() {
       const { server, h } = yield* setup({ refuse: true })
       yield* h.waitState("backoff")
       const commands = [
-        h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "#c", text: "x", reply })),
-        h.ask((reply) => ({ _tag: "Raw", line: "PRIVMSG #c :x", reply })),
-        h.ask((reply) => ({ _tag: "Join", channel: "#c", key: Option.none(), reply })),
-        h.ask((reply) => ({ _tag: "Whois", nick: "x", reply })),
-        h.ask((reply) => ({ _tag: "Nick", nick: "x", reply }))
+        h.ask(Command.say("privmsg", "#c", "x")),
+        h.ask(Command.raw("PRIVMSG #c :x")),
+        h.ask(Command.join("#c", Option.none())),
+        h.ask(Command.whois("x")),
+        h.ask(Command.nick("x")),
+        h.ask(Command.away(Option.some("lunch")))
       ]
-      for (const command of commands) expect(yield* command).toMatchObject({ ok: false, error: "not-connected" })
+      for (const command of commands) expect(yield* Effect.flip(command)).toMatchObject({ _tag: "NotConnected", networkId: 1 })
       expect((yield* server.stats).accepted).toBe(0)
+      // set_away went through the gate too: the away state is not kept for the next registration.
+      expect(yield* h.repo.awayMessage).toBeNull()
     }))
 
   it.scoped("CR, LF and NUL are refused by the actor itself, before anything is written", () =>
@@ -597,20 +594,15 @@ describe("NetworkActor: commands", () => {
       const { conn } = yield* registered(server, h)
       const before = (yield* conn.lines).length
       const attempts = [
-        h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "#c", text: "a\r\nQUIT", reply })),
-        h.ask((reply) => ({ _tag: "Raw", line: "PRIVMSG #c :x\nQUIT", reply })),
-        h.ask((reply) => ({ _tag: "Join", channel: "#c", key: Option.some("k\u0000"), reply })),
-        h.ask((reply) => ({ _tag: "SetTopic", channel: "#c", topic: "t\r", reply })),
-        h.ask<{ readonly lines: ReadonlyArray<string> }>((reply) => ({
-          _tag: "SetModes",
-          channel: "#c",
-          changes: [{ sign: "+", letter: "k", param: "a\nb" }],
-          reply
-        }))
+        h.ask(Command.say("privmsg", "#c", "a\r\nQUIT")),
+        h.ask(Command.raw("PRIVMSG #c :x\nQUIT")),
+        h.ask(Command.join("#c", Option.some("k\u0000"))),
+        h.ask(Command.setTopic("#c", "t\r")),
+        h.ask(Command.setModes("#c", [{ sign: "+", letter: "k", param: "a\nb" }]))
       ]
-      for (const attempt of attempts) expect(yield* attempt).toMatchObject({ ok: false, error: "invalid-arguments" })
+      for (const attempt of attempts) expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "InvalidArguments" })
       // The actor is still alive and answering.
-      expect(yield* h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "#c", text: "fine", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.say("privmsg", "#c", "fine"))
       yield* conn.waitFor("PRIVMSG #c fine")
       expect((yield* conn.lines).length).toBe(before + 1)
     }))
@@ -620,22 +612,12 @@ describe("NetworkActor: commands", () => {
       const { server, h } = yield* setup({}, { channels: [{ name: "#m", key: "sekrit" }] })
       const { conn } = yield* registered(server, h, { isupport: ["CHANMODES=beI,k,l,imnpst", "PREFIX=(ov)@+", "MODES=2"] })
       yield* conn.waitFor("JOIN #m sekrit")
-      const sent = yield* h.ask<{ readonly lines: ReadonlyArray<string> }>((reply) => ({
-        _tag: "SetModes",
-        channel: "#m",
-        changes: [{ sign: "+", letter: "o", param: "a" }, { sign: "+", letter: "v", param: "b" }, { sign: "-", letter: "k" }, { sign: "+", letter: "n" }],
-        reply
-      }))
-      expect(sent).toEqual({ ok: true, lines: ["MODE #m +ov a b", "MODE #m -k+n sekrit"] })
+      const sent = yield* h.ask(Command.setModes("#m", [{ sign: "+", letter: "o", param: "a" }, { sign: "+", letter: "v", param: "b" }, { sign: "-", letter: "k" }, { sign: "+", letter: "n" }]))
+      expect(sent).toEqual(["MODE #m +ov a b", "MODE #m -k+n sekrit"])
       yield* conn.waitFor("MODE #m +ov a b")
       yield* conn.waitFor("MODE #m -k+n sekrit")
-      const bad = yield* h.ask<{ readonly lines: ReadonlyArray<string> }>((reply) => ({
-        _tag: "SetModes",
-        channel: "#m",
-        changes: [{ sign: "+", letter: "Z" }],
-        reply
-      }))
-      expect(bad).toMatchObject({ ok: false, error: "invalid-arguments" })
+      const bad = yield* Effect.flip(h.ask(Command.setModes("#m", [{ sign: "+", letter: "Z" }])))
+      expect(bad).toMatchObject({ _tag: "InvalidArguments" })
     }))
 
   it.scoped("long text is split at the byte limit on UTF-8 boundaries", () =>
@@ -643,7 +625,7 @@ describe("NetworkActor: commands", () => {
       const { server, h } = yield* setup()
       const { conn } = yield* registered(server, h)
       const text = "é🙂".repeat(300) + " end"
-      expect(yield* h.ask((reply) => ({ _tag: "Say", kind: "privmsg", target: "#c", text, reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.say("privmsg", "#c", text))
       yield* conn.waitFor((l) => l.command === "PRIVMSG" && l.params[1]?.endsWith("end") === true)
       const lines = (yield* conn.lines).filter((l) => l.startsWith("PRIVMSG #c"))
       expect(lines.length).toBeGreaterThan(1)
@@ -659,18 +641,18 @@ describe("NetworkActor: commands", () => {
       const { server, h } = yield* setup({}, { channels: [{ name: "#k", key: "stored" }] })
       const { conn } = yield* registered(server, h)
       yield* conn.waitFor("JOIN #k stored")
-      expect(yield* h.ask((reply) => ({ _tag: "Join", channel: "#K", key: Option.none(), reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.join("#K", Option.none()))
       yield* conn.waitFor("JOIN #K stored")
       yield* conn.send(":belay!belayuser@127.0.0.1 JOIN #k")
       yield* h.waitMessage((m) => m.kind === "join" && m.target === "#k")
-      expect(yield* h.ask((reply) => ({ _tag: "Part", channel: "#k", reason: Option.some("later"), reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.part("#k", Option.some("later")))
       yield* conn.waitFor("PART #k later")
       expect(yield* h.repo.channels).toEqual([])
-      expect(yield* h.ask((reply) => ({ _tag: "Part", channel: "#nowhere", reason: Option.none(), reply }))).toMatchObject({
-        ok: false,
-        error: "not-in-channel"
+      expect(yield* Effect.flip(h.ask(Command.part("#nowhere", Option.none())))).toMatchObject({
+        _tag: "NotInChannel",
+        channel: "#nowhere"
       })
-      expect(yield* h.ask((reply) => ({ _tag: "Away", message: Option.some("lunch"), reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.away(Option.some("lunch")))
       yield* conn.waitFor("AWAY lunch")
       expect(yield* h.repo.awayMessage).toBe("lunch")
       yield* conn.destroy
@@ -684,19 +666,19 @@ describe("NetworkActor: commands", () => {
     Effect.gen(function*() {
       const { server, h } = yield* setup()
       const { conn } = yield* registered(server, h)
-      expect(yield* h.ask((reply) => ({ _tag: "Disconnect", reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.disconnect())
       yield* conn.waitFor("QUIT")
       yield* h.waitState("offline")
       expect(yield* h.repo.enabled).toBe(false)
       yield* TestClock.adjust("1 hour")
       yield* noConnectionWithin(server, 200)
 
-      expect(yield* h.ask((reply) => ({ _tag: "Connect", reconnect: false, reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.connect(false))
       const second = yield* registered(server, h)
       expect(yield* h.repo.enabled).toBe(true)
-      expect(yield* h.ask((reply) => ({ _tag: "Connect", reconnect: false, reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.connect(false))
       yield* noConnectionWithin(server, 200)
-      expect(yield* h.ask((reply) => ({ _tag: "Connect", reconnect: true, reply }))).toEqual({ ok: true })
+      yield* h.ask(Command.connect(true))
       yield* second.conn.waitFor("QUIT")
       yield* registered(server, h)
     }))

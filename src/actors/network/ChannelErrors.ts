@@ -1,7 +1,7 @@
 /**
  * ChannelErrors: which server refusals belong in a channel's buffer, and how they read there. The network actor
- * stores the result as a message of kind `error` in that channel (interface.md: set_topic and set_channel_modes
- * refusals "appear in the channel as an error line"; issue 4 items 2 and 3). Pure functions; safe anywhere.
+ * stores the result as a message of kind `error` in that channel (the interface: set_topic and
+ * set_channel_modes refusals "appear in the channel as an error line"). Pure functions; safe anywhere.
  *
  * Lines that answer a `get_mode_list` query never get here: `ModeListRequests.onLine` consumes them first and
  * answers the caller alone.
@@ -21,9 +21,9 @@
  * params goes to that channel too, so a server's own refusals (Solanum 480s, UnrealIRCd, InspIRCd modules) are
  * not lost in the server buffer.
  */
-import type { IrcLine } from "../irc/IrcLine.js"
-import { defaultISupport, isChannel, type ISupport } from "../irc/ISupport.js"
-import { isErrorNumeric, Numeric } from "../irc/Numerics.js"
+import type { IrcLine } from "../../irc/IrcLine.js"
+import { defaultISupport, isChannel, type ISupport } from "../../irc/ISupport.js"
+import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
 
 export interface ChannelError {
   /** The channel as the server spelled it. */

@@ -1,6 +1,6 @@
 /**
  * ModeListRequests: the on-demand channel list queries of `get_mode_list` in flight on one connection, and the
- * correlation of the server's replies with the callers waiting for them (issue 4, item 4).
+ * correlation of the server's replies with the callers waiting for them.
  *
  * Concurrency rule: an immutable value owned by the network actor's single dispatcher fiber, which calls
  * `register` when a command arrives, `onLine` for every line from the server (before storing it), `expire` when
@@ -16,15 +16,14 @@
  * | q      | MODE #c q    | 728 `<me> <chan> q <mask> [<setter> <ts>]`  | 729 `<me> <chan> q :End…` |
  *
  * `q` is a quiet list only where CHANMODES lists it as type A (Solanum/Libera); on ngircd and InspIRCd `q` is
- * the owner prefix, and `MODE #c q` is answered with a 482 or nothing (research/stack.md §3), so the caller
+ * the owner prefix, and `MODE #c q` is answered with a 482 or nothing, so the caller
  * refuses `q` there before registering (see `isListLetter`).
  *
  * Why fences. A refusal (482, 403, 442, 472…) carries no trace of the command it answers. InspIRCd answers a
  * refused `+b`, `TOPIC` and `+k` with three 482s that differ only in their text, and ngircd says "You are not
  * channel operator" to everything, so a 482 for `#a` arriving while a list query for `#a` is pending may well
- * answer a `set_topic` or `set_channel_modes` sent just before it (research/stack.md §3; ZNC's route_replies and
- * soju meet the same problem, bouncers.md row 14, and soju solves it only with labeled-response, which our
- * transport does not negotiate). Servers process one client's commands in order and answer in order, so
+ * answer a `set_topic` or `set_channel_modes` sent just before it (ZNC's route_replies and soju meet the same
+ * problem, and soju solves it only with IRCv3 labeled-response, which our transport does not negotiate). Servers process one client's commands in order and answer in order, so
  * Belay brackets each query as `PING :<open>`, `MODE #c x`, `PING :<close>`: every reply to a command sent
  * earlier arrives before the opening PONG, every reply to a command sent later after the closing one. Between
  * the two PONGs the numerics that answer a command are the answer to our MODE, so "correlate by order per
@@ -40,18 +39,21 @@
  * A caller whose timeout fires is removed (`expire`), but its query stays as an orphan that keeps swallowing its
  * replies until the closing PONG, so late entries neither reach the server buffer nor answer a newer request.
  */
-import { type CaseMapping, equalsFolded } from "../irc/CaseMapping.js"
-import { formatLine, type IrcLine } from "../irc/IrcLine.js"
-import { isChannel, type ISupport } from "../irc/ISupport.js"
-import { isErrorNumeric, Numeric } from "../irc/Numerics.js"
+import { Either } from "effect"
+import { type CaseMapping, equalsFolded } from "../../irc/CaseMapping.js"
+import { formatLine, type IrcLine } from "../../irc/IrcLine.js"
+import { isChannel, type ISupport } from "../../irc/ISupport.js"
+import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
+import type { ModeList, ModeListEntry, ModeListLetter } from "../../schema/ChannelMode.js"
+import { toIsoTime } from "../../schema/Ids.js"
+import { Refused, Timeout } from "../../schema/ToolErrors.js"
 import { unixTime } from "./ChannelState.js"
-import type { CommandResult, ModeListEntry } from "./NetworkApi.js"
 
 /** The actor's id for one waiting caller (it keeps the caller's Deferred under it). */
 export type RequestId = number
 
-/** The lists get_mode_list fetches (interface.md: b, e, I, q). */
-export type ListLetter = "b" | "e" | "I" | "q"
+/** The lists get_mode_list fetches (the interface: b, e, I, q). */
+export type ListLetter = ModeListLetter
 
 export const LIST_NUMERICS: Readonly<Record<ListLetter, { readonly entry: string; readonly end: string }>> = {
   b: { entry: Numeric.RPL_BANLIST, end: Numeric.RPL_ENDOFBANLIST },
@@ -76,7 +78,7 @@ const END_LETTER: ReadonlyMap<string, ListLetter> = new Map([
 /**
  * True when `letter` is a list this network can be asked for: one of b, e, I, q and advertised as a type A
  * (list) mode in CHANMODES. That refuses `q` where it is the owner prefix (ngircd, InspIRCd) and `e`/`I` where
- * the network has no exception lists; the caller answers `invalid-arguments`.
+ * the network has no exception lists; the caller answers InvalidArguments.
  */
 export const isListLetter = (isupport: ISupport, letter: string): letter is ListLetter =>
   (letter === "b" || letter === "e" || letter === "I" || letter === "q") && isupport.chanModes.a.includes(letter)
@@ -93,7 +95,7 @@ export type ModeListResult =
   /** The server refused the query: its numeric (`"482"`) and the text of its last param. */
   | { readonly _tag: "Refused"; readonly numeric: string; readonly text: string }
   /** The closing PONG came and the server had answered neither with the list nor with a refusal. */
-  | { readonly _tag: "NoReply" }
+  | { readonly _tag: "NoReply"; readonly channel: string; readonly letter: ListLetter }
 
 export interface Completion {
   readonly requestId: RequestId
@@ -226,7 +228,9 @@ export const onLine = (
     }
     const closing = state.queries.find((q) => q.closeToken === token)
     if (closing === undefined) return { state, consumed: true, completed: [] } // an orphan dropped by MAX_ORPHANS
-    const completed = closing.phase === "answered" ? [] : complete(closing, { _tag: "NoReply" })
+    const completed = closing.phase === "answered"
+      ? []
+      : complete(closing, { _tag: "NoReply", channel: closing.channel, letter: closing.letter })
     return { state: remove(state, closing.seq), consumed: true, completed }
   }
 
@@ -246,10 +250,11 @@ export const onLine = (
     const query = open((q) => q.letter === letter && sameChannel(q, channel))
     if (query === undefined) return notOurs
     const setBy = p[maskAt + 1]
+    const setAt = unixTime(p[maskAt + 2])
     const entry: ModeListEntry = {
       mask,
       setBy: setBy === undefined || setBy === "" ? null : setBy,
-      setAt: unixTime(p[maskAt + 2])
+      setAt: setAt === null ? null : toIsoTime(setAt)
     }
     return {
       state: replace(state, query.seq, (q) => ({ ...q, entries: [...q.entries, entry] })),
@@ -292,7 +297,7 @@ export const onLine = (
 }
 
 /**
- * Removes one waiter (its timeout fired; the actor answers it `timeout` itself). Its query stays in flight
+ * Removes one waiter (its timeout fired; the actor answers it Timeout itself). Its query stays in flight
  * as an orphan when it has no waiter left. `found` is false when the request had already completed.
  */
 export const expire = (
@@ -305,7 +310,7 @@ export const expire = (
   return { state: dropExcessOrphans(next), found: true }
 }
 
-/** On disconnect: every waiter still pending (the actor answers them `not-connected`) and an empty state. */
+/** On disconnect: every waiter still pending (the actor answers them NotConnected) and an empty state. */
 export const reset = (
   state: ModeListRequests
 ): { readonly state: ModeListRequests; readonly waiters: ReadonlyArray<RequestId> } => ({
@@ -317,24 +322,21 @@ export const reset = (
 export const pendingRequests = (state: ModeListRequests): ReadonlyArray<RequestId> =>
   state.queries.flatMap((q) => q.waiters)
 
+/** How a query is named in a Timeout's message. */
+export const queryName = (channel: string, letter: ListLetter): string => `the ${letter} list query for ${channel}`
+
 /**
- * The tool answer for a result (CONTRACT "MCP tool shapes", get_mode_list): entries → ok; a refusal →
- * `refused` with numeric and text; no reply → `timeout`, since the list never came.
+ * The answer for a result (get_mode_list): the list, Refused with the server's numeric and text, or Timeout when the
+ * server ended its reply without either (the list never came, and no bound ran out).
  */
-export const toCommandResult = (
-  result: ModeListResult
-): CommandResult<{
-  readonly channel: string
-  readonly letter: string
-  readonly entries: ReadonlyArray<ModeListEntry>
-}> => {
+export const outcome = (result: ModeListResult): Either.Either<ModeList, Refused | Timeout> => {
   switch (result._tag) {
     case "Entries":
-      return { ok: true, channel: result.channel, letter: result.letter, entries: result.entries }
+      return Either.right({ channel: result.channel, letter: result.letter, entries: result.entries })
     case "Refused":
-      return { ok: false, error: "refused", numeric: result.numeric, text: result.text }
+      return Either.left(new Refused({ numeric: result.numeric, text: result.text }))
     case "NoReply":
-      return { ok: false, error: "timeout", message: "the server did not answer the list query" }
+      return Either.left(new Timeout({ operation: queryName(result.channel, result.letter) }))
   }
 }
 

@@ -1,9 +1,10 @@
 // History.messagesFor: which buffer and kind each inbound line is stored as (a table of named cases).
 import { describe, expect, it } from "@effect/vitest"
-import { applyLine, type ChannelState, emptyChannelState } from "../../src/actors/ChannelState.js"
-import { type HistoryContext, messagesFor, ownMessages } from "../../src/actors/History.js"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
+import { applyLine } from "../../../src/actors/network/ChannelReducer.js"
+import { type ChannelState, emptyChannelState } from "../../../src/actors/network/ChannelState.js"
+import { type HistoryContext, messagesFor, ownMessages } from "../../../src/actors/network/History.js"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport } from "../../../src/irc/ISupport.js"
 
 const isupport = applyISupport(defaultISupport, ["me", "STATUSMSG=@+", "CHANTYPES=#&", "CASEMAPPING=rfc1459"])
 // Joined #Chan and #other (our JOIN's spelling is the buffer's), alice in both.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type ChannelError, channelErrorFor, type ChannelErrorOptions } from "../../src/actors/ChannelErrors.js"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
+import { type ChannelError, channelErrorFor, type ChannelErrorOptions } from "../../../src/actors/network/ChannelErrors.js"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport } from "../../../src/irc/ISupport.js"
 
 const line = (raw: string) => {
   const parsed = parseLine(raw)

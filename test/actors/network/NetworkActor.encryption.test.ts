@@ -1,21 +1,22 @@
-// End-to-end encryption in the network actor (issue 7), against the scripted fake IRC server: what goes on the wire
+// End-to-end encryption (FiSH) in the network actor, against the scripted fake IRC server: what goes on the wire
 // for an encrypted target, how inbound FiSH lines are stored, keys changing while connected, and the send_raw guard —
 // in the actor itself (ActorHarness) and through NetworkControl over the real E2eKeys and database.
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option } from "effect"
-import { NetworkControl, type NetworkControlService, type SayKind } from "../../src/actors/NetworkApi.js"
-import { MAX_LINE_BYTES } from "../../src/irc/IrcLine.js"
-import { Accounts } from "../../src/services/Accounts.js"
-import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../src/services/crypto/Fish.js"
-import { E2eKeys } from "../../src/services/E2eKeys.js"
-import { Networks } from "../../src/services/Networks.js"
-import { SecretBox } from "../../src/services/SecretBox.js"
-import { type Harness, type HarnessOptions, live, startActor } from "../support/ActorHarness.js"
-import * as FakeIrcServer from "../support/FakeIrcServer.js"
-import * as MemoryMessageStore from "../support/MemoryMessageStore.js"
-import { describeMode } from "../support/TestDatabase.js"
-import { startSupervisor as startSharedSupervisor, TestServicesLive } from "../support/TestServices.js"
+import { Command } from "../../../src/actors/network/NetworkActor.js"
+import type { NetworkControlService, SayKind } from "../../../src/actors/NetworkApi.js"
+import { MAX_LINE_BYTES } from "../../../src/irc/IrcLine.js"
+import { Accounts } from "../../../src/services/Accounts.js"
+import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../../src/services/crypto/Fish.js"
+import { E2eKeys } from "../../../src/services/E2eKeys.js"
+import { Networks } from "../../../src/services/Networks.js"
+import { SecretBox } from "../../../src/services/SecretBox.js"
+import { type Harness, type HarnessOptions, live, startActor } from "../../support/ActorHarness.js"
+import * as FakeIrcServer from "../../support/FakeIrcServer.js"
+import * as MemoryMessageStore from "../../support/MemoryMessageStore.js"
+import { describeMode } from "../../support/TestDatabase.js"
+import { startSupervisor as startSharedSupervisor, TestServicesLive } from "../../support/TestServices.js"
 
 const key = (raw: string): FishKey => Either.getOrThrow(parseFishKey(raw))
 const bytes = (s: string) => Buffer.byteLength(s, "utf8")
@@ -44,8 +45,8 @@ const setup = (serverOptions: FakeIrcServer.FakeIrcServerOptions = {}, harness: 
   })
 
 const say = (h: Harness, kind: SayKind, target: string, text: string) =>
-  h.ask((reply) => ({ _tag: "Say", kind, target, text, reply }))
-const raw = (h: Harness, line: string) => h.ask((reply) => ({ _tag: "Raw", line, reply }))
+  h.ask(Command.say(kind, target, text))
+const raw = (h: Harness, line: string) => h.ask(Command.raw(line))
 
 /** The text of a PRIVMSG/NOTICE line the fake received, decrypted with `k` (ACTION framing removed). */
 const opened = (k: FishKey, line: string) => {
@@ -69,7 +70,7 @@ describe("NetworkActor: sending to an encrypted target", () => {
     Effect.gen(function*() {
       const { h, conn } = yield* setup({}, { e2eKeys: [{ target: "#enc", key: SWALLOW_CBC }] })
       const text = "é🙂 naïve words, spaced out; ".repeat(40) + "the end"
-      expect(yield* say(h, "privmsg", "#ENC", text)).toEqual({ ok: true })
+      yield* say(h, "privmsg", "#ENC", text)
       // A raw line after it: once the fake has it, it has every piece (one TCP stream, written in order).
       yield* raw(h, "WHOIS done")
       yield* conn.waitFor("WHOIS done")
@@ -93,9 +94,9 @@ describe("NetworkActor: sending to an encrypted target", () => {
       const { h, conn } = yield* setup({}, {
         e2eKeys: [{ target: "#enc", key: SWALLOW_CBC }, { target: "Alice", key: SWALLOW_ECB }]
       })
-      expect(yield* say(h, "action", "alice", "waves")).toEqual({ ok: true })
-      expect(yield* say(h, "notice", "@#enc", "ops only")).toEqual({ ok: true })
-      expect(yield* say(h, "privmsg", "bob", "not keyed")).toEqual({ ok: true })
+      yield* say(h, "action", "alice", "waves")
+      yield* say(h, "notice", "@#enc", "ops only")
+      yield* say(h, "privmsg", "bob", "not keyed")
       yield* conn.waitFor("PRIVMSG bob :not keyed")
       const sent = yield* conn.lines
       expect(sent).toContain(`PRIVMSG alice :\x01ACTION ${fishEncrypt(SWALLOW_ECB, "waves")}\x01`)
@@ -114,7 +115,7 @@ describe("NetworkActor: sending to an encrypted target", () => {
   it.scoped("echo-message: the echoed ciphertext is stored once, decrypted, and nothing locally", () =>
     Effect.gen(function*() {
       const { h, conn } = yield* setup({ caps: ["echo-message"] }, { e2eKeys: [{ target: "#enc", key: SWALLOW_CBC }] })
-      expect(yield* say(h, "privmsg", "#enc", "hi there")).toEqual({ ok: true })
+      yield* say(h, "privmsg", "#enc", "hi there")
       const line = yield* conn.waitFor((l) => l.command === "PRIVMSG")
       expect(line.raw).not.toContain("hi there")
       expect((yield* settled(h, conn, "before echo")).filter((m) => m.self && m.kind === "privmsg")).toEqual([])
@@ -160,28 +161,28 @@ describe("NetworkActor: keys change while connected", () => {
   it.scoped("a key set at runtime encrypts the next message and opens the next line; cleared, plaintext again", () =>
     Effect.gen(function*() {
       const { h, conn } = yield* setup()
-      expect(yield* say(h, "privmsg", "#enc", "before it")).toEqual({ ok: true })
+      yield* say(h, "privmsg", "#enc", "before it")
       yield* conn.waitFor("PRIVMSG #enc :before it")
 
       yield* h.setE2eKey("#ENC", SWALLOW_CBC)
       // The change reaches the dispatcher through its inbox (E2eKeys.changes → actor), a fiber hop away.
       yield* live(Effect.sleep("100 millis"))
-      expect(yield* say(h, "privmsg", "#enc", "during it")).toEqual({ ok: true })
+      yield* say(h, "privmsg", "#enc", "during it")
       const during = yield* conn.waitFor((l) => l.command === "PRIVMSG" && l.params[0] === "#enc" && l.raw !== "PRIVMSG #enc :before it")
       expect(opened(SWALLOW_CBC, during.raw)).toBe("during it")
-      expect(yield* raw(h, "PRIVMSG #enc :leak")).toMatchObject({ ok: false, error: "e2e-channel-use-send-message" })
+      expect(yield* Effect.flip(raw(h, "PRIVMSG #enc :leak"))).toMatchObject({ _tag: "E2eChannelUseSendMessage", target: "#enc" })
       yield* conn.send(`:alice!a@h PRIVMSG #enc :${CBC_FOX}`)
       yield* h.waitMessage((m) => m.text === QUICK_FOX && m.encryption === "decrypted")
 
       yield* h.setE2eKey("#enc", undefined)
       yield* live(Effect.sleep("100 millis"))
-      expect(yield* say(h, "privmsg", "#enc", "after it")).toEqual({ ok: true })
+      yield* say(h, "privmsg", "#enc", "after it")
       yield* conn.waitFor("PRIVMSG #enc :after it")
       expect((yield* conn.lines).filter((l) => l.includes("leak"))).toEqual([])
     }))
 })
 
-/** The send_raw guard matrix (interface.md send_raw): refused lines and lines that must still go through. */
+/** The send_raw guard matrix (the interface, send_raw): refused lines and lines that must still go through. */
 const REFUSED: ReadonlyArray<string> = [
   "PRIVMSG #enc :x1",
   "privmsg #Enc :x2",
@@ -210,9 +211,9 @@ describe("NetworkActor: the send_raw guard", () => {
     Effect.gen(function*() {
       const { h, conn } = yield* setup({}, { e2eKeys: [{ target: "#enc", key: SWALLOW_CBC }] })
       for (const line of REFUSED) {
-        expect(yield* raw(h, line), line).toMatchObject({ ok: false, error: "e2e-channel-use-send-message" })
+        expect(yield* Effect.flip(raw(h, line)), line).toMatchObject({ _tag: "E2eChannelUseSendMessage" })
       }
-      for (const line of ALLOWED) expect(yield* raw(h, line), line).toEqual({ ok: true })
+      for (const line of ALLOWED) yield* raw(h, line)
       yield* conn.waitFor("WHOIS y6")
       const sent = yield* conn.lines
       for (const line of REFUSED) expect(sent).not.toContain(line)
@@ -274,12 +275,12 @@ describe(`the send_raw guard and runtime keys through NetworkControl on ${descri
         const { control } = yield* startSupervisor
         const conn = yield* connected(server, control, id)
         for (const line of REFUSED) {
-          expect(yield* control.raw(id, line), line).toMatchObject({ ok: false, error: "e2e-channel-use-send-message" })
+          expect(yield* Effect.flip(control.raw(id, line)), line).toMatchObject({ _tag: "E2eChannelUseSendMessage" })
           expect(Option.isSome(yield* control.encryptedTargetOfRaw(id, line)), line).toBe(true)
         }
         for (const line of ALLOWED) {
           expect(yield* control.encryptedTargetOfRaw(id, line), line).toEqual(Option.none())
-          expect(yield* control.raw(id, line), line).toEqual({ ok: true })
+          yield* control.raw(id, line)
         }
         expect(yield* control.encryptedTargetOfRaw(id, "@t=1 PRIVMSG #a,@#ENC :x")).toEqual(Option.some("#ENC"))
         expect(yield* control.isEncrypted(id, "#ENC")).toBe(true)
@@ -300,7 +301,7 @@ describe(`the send_raw guard and runtime keys through NetworkControl on ${descri
 
         yield* e2e.set(account, id, "#Enc", "unladen swallow")
         yield* live(Effect.sleep("100 millis"))
-        expect(yield* control.say(id, "privmsg", "#enc", "secret plans")).toEqual({ ok: true })
+        yield* control.say(id, "privmsg", "#enc", "secret plans")
         const line = yield* conn.waitFor((l) => l.command === "PRIVMSG")
         // A bare key is ECB (Fish.ts: what a bare key means to FiSHLiM and fish.py).
         expect(line.raw).toBe(`PRIVMSG #enc :${fishEncrypt(SWALLOW_ECB, "secret plans")}`)
@@ -323,9 +324,9 @@ describe(`the send_raw guard and runtime keys through NetworkControl on ${descri
 
         expect(yield* e2e.clear(account, id, "#ENC")).toBe(true)
         yield* live(Effect.sleep("100 millis"))
-        expect(yield* control.say(id, "privmsg", "#enc", "in the clear")).toEqual({ ok: true })
+        yield* control.say(id, "privmsg", "#enc", "in the clear")
         yield* conn.waitFor("PRIVMSG #enc :in the clear")
-        expect(yield* control.raw(id, "PRIVMSG #enc :raw again")).toEqual({ ok: true })
+        yield* control.raw(id, "PRIVMSG #enc :raw again")
       }))
 
     it.scoped("E2eKeys refuses empty or unusable keys and targets that are not one name", () =>

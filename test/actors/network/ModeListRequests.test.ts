@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { parseLine } from "../../src/irc/IrcLine.js"
-import { applyISupport, defaultISupport, type ISupport } from "../../src/irc/ISupport.js"
+import { Either, Option } from "effect"
+import { parseLine } from "../../../src/irc/IrcLine.js"
+import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 import {
   type Completion,
   emptyModeListRequests,
@@ -10,13 +11,14 @@ import {
   MAX_ORPHANS,
   type ModeListRequests,
   onLine,
+  outcome,
   pendingRequests,
   register,
-  reset,
-  toCommandResult
-} from "../../src/actors/ModeListRequests.js"
+  reset
+} from "../../../src/actors/network/ModeListRequests.js"
+import { Refused, Timeout } from "../../../src/schema/ToolErrors.js"
 
-// Solanum (Libera): q is a type A quiet list (research/stack.md §3).
+// Solanum (Libera): q is a type A quiet list.
 const solanum: ISupport = applyISupport(defaultISupport, ["me", "CHANMODES=eIbq,k,flj,imnpst", "PREFIX=(ov)@+", "x y"])
 const ngircd: ISupport = applyISupport(defaultISupport, ["me", "CHANMODES=beI,k,l,imnpst", "PREFIX=(qaohv)~&@%+", "x y"])
 const ctx = { caseMapping: "rfc1459" as const, isupport: solanum }
@@ -84,7 +86,7 @@ describe("register", () => {
       _tag: "Entries",
       channel: "#Chan[1]",
       letter: "b",
-      entries: [{ mask: "*!*@a", setBy: "alice", setAt: new Date(1_700_000_000_000) }]
+      entries: [{ mask: "*!*@a", setBy: "alice", setAt: "2023-11-14T22:13:20.000Z" }]
     }
     expect(h.result(1)).toEqual(expected)
     expect(h.result(2)).toEqual(expected)
@@ -107,7 +109,7 @@ describe("replies", () => {
       _tag: "Entries",
       channel: "#c",
       letter,
-      entries: [{ mask, setBy: "op", setAt: new Date(1_700_000_000_000) }]
+      entries: [{ mask, setBy: "op", setAt: "2023-11-14T22:13:20.000Z" }]
     })
   })
 
@@ -127,7 +129,7 @@ describe("replies", () => {
       channel: "#c",
       letter: "b",
       entries: [
-        { mask: "a!*@*", setBy: "op!o@h", setAt: new Date(1_700_000_000_000) },
+        { mask: "a!*@*", setBy: "op!o@h", setAt: "2023-11-14T22:13:20.000Z" },
         { mask: "b!*@*", setBy: null, setAt: null },
         { mask: "c!*@*", setBy: "op", setAt: null },
         { mask: "d!*@*", setBy: "op", setAt: null }
@@ -295,7 +297,7 @@ describe("timeouts and silence", () => {
     h.ask(1, "#a", "q")
     h.pong(h.tokens(0).open)
     h.pong(h.tokens(0).close)
-    expect(h.result(1)).toEqual({ _tag: "NoReply" })
+    expect(h.result(1)).toEqual({ _tag: "NoReply", channel: "#a", letter: "q" })
   })
 
   it("keeps at most MAX_ORPHANS orphans", () => {
@@ -334,24 +336,21 @@ describe("isListLetter", () => {
   })
 })
 
-describe("toCommandResult", () => {
-  it.each([
-    {
-      name: "entries",
-      result: { _tag: "Entries", channel: "#a", letter: "b", entries: [] } as const,
-      expected: { ok: true, channel: "#a", letter: "b", entries: [] }
-    },
-    {
-      name: "refused",
-      result: { _tag: "Refused", numeric: "482", text: "nope" } as const,
-      expected: { ok: false, error: "refused", numeric: "482", text: "nope" }
-    },
-    {
-      name: "no reply",
-      result: { _tag: "NoReply" } as const,
-      expected: { ok: false, error: "timeout", message: "the server did not answer the list query" }
-    }
-  ])("$name", ({ result, expected }) => {
-    expect(toCommandResult(result)).toEqual(expected)
+describe("outcome", () => {
+  it("entries: the list", () => {
+    expect(outcome({ _tag: "Entries", channel: "#a", letter: "b", entries: [] })).toEqual(
+      Either.right({ channel: "#a", letter: "b", entries: [] })
+    )
+  })
+
+  it("refused: Refused with the server's numeric and text", () => {
+    const refused = Either.getLeft(outcome({ _tag: "Refused", numeric: "482", text: "nope" }))
+    expect(refused).toEqual(Option.some(new Refused({ numeric: "482", text: "nope" })))
+  })
+
+  it("no reply: Timeout naming the query, with no bound (none ran out)", () => {
+    const timeout = Either.getLeft(outcome({ _tag: "NoReply", channel: "#a", letter: "I" }))
+    expect(timeout).toEqual(Option.some(new Timeout({ operation: "the I list query for #a" })))
+    expect(Option.map(timeout, (t) => t.message)).toEqual(Option.some("the I list query for #a got no answer; try again"))
   })
 })

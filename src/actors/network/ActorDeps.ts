@@ -1,0 +1,52 @@
+/**
+ * ActorDeps: the ports a network actor reaches the world through, bound to its network id by the supervisor (tests
+ * pass in-memory ones): the stored network, the message store, the IRC transport, the end-to-end keys, and the
+ * supervisor's shared timers and connect throttle.
+ *
+ * Concurrency rule: plain values, built once per actor life. Only the actor's dispatcher fiber calls them, except
+ * the writer fiber of Persistence.ts, which runs the repository writes the dispatcher queued.
+ */
+import type { Effect, Option, Scope } from "effect"
+import type { CaseMapping } from "../../irc/CaseMapping.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
+import type { MessageWriter } from "../../services/MessageWriter.js"
+import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
+import type { ActorTimers } from "../ActorTimers.js"
+import type { ConnectThrottle } from "../ConnectThrottle.js"
+import type { IrcTransportService } from "../IrcTransport.js"
+
+/** The stored side of one network (services/Networks.ts). Reads may die during an outage; the actor copes. */
+export interface NetworkRepo {
+  readonly config: Effect.Effect<Option.Option<NetworkConfig>>
+  readonly channels: Effect.Effect<ReadonlyArray<StoredChannel>>
+  /** `key`: a string stores it, null clears it, undefined keeps what is stored. */
+  readonly rememberChannel: (mapping: CaseMapping, name: string, key?: string | null) => Effect.Effect<void>
+  readonly forgetChannel: (mapping: CaseMapping, name: string) => Effect.Effect<void>
+  readonly setEnabled: (enabled: boolean) => Effect.Effect<void>
+  readonly setAwayMessage: (message: string | null) => Effect.Effect<void>
+}
+
+/** The network's end-to-end encryption keys (services/E2eKeys.ts). */
+export interface E2eKeySource {
+  /** Every key of the network, read once at start; may die during an outage (the start then fails and is retried). */
+  readonly load: Effect.Effect<ReadonlyArray<E2eKeyEntry>>
+  /**
+   * Hands this network's key changes (published once stored) to `deliver` until the scope closes. Attached before
+   * `load`, so a key set while the keys are read is applied afterwards, never lost. `deliver` must not block.
+   */
+  readonly attach: (deliver: (change: E2eKeyChange) => void) => Effect.Effect<void, never, Scope.Scope>
+}
+
+export interface ActorDeps {
+  readonly networkId: number
+  readonly repo: NetworkRepo
+  readonly store: MessageWriter
+  readonly transport: IrcTransportService
+  /** BELAY_ALLOWED_HOSTS, lower-cased; None allows every host. */
+  readonly allowedHosts: Option.Option<ReadonlySet<string>>
+  readonly e2e: E2eKeySource
+  /** The supervisor's timers (one fiber for every actor). */
+  readonly timers: ActorTimers
+  /** The supervisor's connect throttle (connects of every actor spaced CONNECT_SPACING apart). */
+  readonly throttle: ConnectThrottle
+}

@@ -1,0 +1,281 @@
+/**
+ * Connection: a network actor's connection lifecycle — attempts paced by the supervisor's ConnectThrottle, the
+ * socket opened through the IrcTransport port, its close and what follows (retry after backoff, or offline), the
+ * keepalive, and the connect, disconnect and shutdown the account or the supervisor ask for (soju `network.run`,
+ * made event-driven):
+ *
+ *   offline ──connect──▶ connecting ──001──▶ connected
+ *      ▲                    │   ▲                │
+ *      │ permanent refusal  │   │ retry timer    │ socket closed / keepalive drop / registration timeout
+ *      └────────────────────┴── backoff ◀────────┘
+ *
+ * Every attempt (boot, retry, connect_network) first takes a slot from the ConnectThrottle; while no slot is free the
+ * actor waits in `backoff` with `nextRetryAt` at its slot. Every transition is logged with the network id.
+ * `connected` means registered on an open socket: the one write gate of the interface ("backoff counts as not
+ * connected"). Permanent refusals (ReconnectPolicy.permanentRefusal, SASL failure) end in `offline` with the reason
+ * kept in `lastError`; disconnect_network ends in `offline` and is remembered (`enabled = false`) across restarts.
+ * What happens on the socket once it is open (registration, nick, rejoin) is Registration.ts.
+ *
+ * Concurrency rule: runs on the actor's dispatcher fiber only, which alone changes the actor's state. The transport
+ * callbacks given to `open` only enqueue (irc-framework calls them on Node's event loop); each carries its session
+ * id, so the events of a connection that was dropped are ignored.
+ */
+import { Deferred, Duration, Effect, Option } from "effect"
+import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
+import { formatLine } from "../../irc/IrcLine.js"
+import { defaultISupport } from "../../irc/ISupport.js"
+import { LockedDown } from "../../schema/ToolErrors.js"
+import type { TransportOptions } from "../IrcTransport.js"
+import {
+  KEEPALIVE_DEAD,
+  KEEPALIVE_IDLE,
+  QUIT_GRACE,
+  REGISTRATION_TIMEOUT,
+  STABLE_CONNECTION
+} from "../ReconnectPolicy.js"
+import { type Actor, now, type Session, transition, write } from "./ActorState.js"
+import * as Channels from "./ChannelState.js"
+import type { Reply } from "./Inbox.js"
+import * as ModeListWaiters from "./ModeListWaiters.js"
+import * as ModeLists from "./ModeListRequests.js"
+import { connectionNote, persist, stopChannelsReader } from "./Persistence.js"
+import { arm, disarm, disarmSessionTimers, startTimer } from "./Timers.js"
+
+const isAllowedHost = (allowed: Option.Option<ReadonlySet<string>>, host: string) =>
+  Option.match(allowed, { onNone: () => true, onSome: (hosts) => hosts.has(host.toLowerCase()) })
+
+const lockedDownMessage = (host: string) =>
+  `locked-down: this instance does not allow connections to ${host} (BELAY_ALLOWED_HOSTS)`
+
+const transportOptions = (a: Actor): TransportOptions => ({
+  host: a.config.host,
+  port: a.config.port,
+  tls: a.config.tls,
+  tlsInsecure: a.config.tlsInsecure,
+  nick: a.wantedNick,
+  username: a.config.username ?? a.config.nick,
+  realname: a.config.realname ?? "Belay",
+  serverPassword: a.config.serverPassword,
+  sasl: a.config.sasl
+})
+
+const lockedDown = (a: Actor) =>
+  Effect.suspend(() => {
+    a.lastError = lockedDownMessage(a.config.host)
+    return transition(a, "offline")
+  })
+
+/**
+ * An attempt is due (boot, retry, connect_network): take a slot from the supervisor's ConnectThrottle, and connect at
+ * once when it is free, else wait for it in `backoff`, publishing the slot as `nextRetryAt`.
+ */
+export const requestAttempt = (a: Actor) =>
+  Effect.gen(function*() {
+    disarm(a, "retry")
+    if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) return yield* lockedDown(a)
+    const wait = yield* a.deps.throttle.reserve
+    if (Duration.isZero(wait)) return yield* startAttempt(a)
+    const token = ++a.retryToken
+    a.nextRetryAt = (yield* now) + Duration.toMillis(wait)
+    arm(a, "retry", a.nextRetryAt, { _tag: "RetryDue", token, slot: true })
+    yield* transition(a, "backoff", { connectSlotInMs: Duration.toMillis(wait) })
+  })
+
+const startAttempt = (a: Actor) =>
+  Effect.gen(function*() {
+    disarm(a, "retry")
+    if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) return yield* lockedDown(a)
+    const id = ++a.sessionSeq
+    const time = yield* now
+    const inbox = a.inbox
+    const connection = a.deps.transport.open(transportOptions(a), (event) => {
+      // Called on Node's event loop by irc-framework: only enqueue (the inbox is unbounded, so this never fails).
+      inbox.unsafeOffer({ _tag: "Transport", session: id, event })
+    })
+    a.session = {
+      id,
+      connection,
+      registered: false,
+      registeredAt: null,
+      nick: a.wantedNick,
+      nickAttempts: 0,
+      user: undefined,
+      host: undefined,
+      isupport: defaultISupport,
+      caps: new Set(),
+      channels: Channels.emptyChannelState(DEFAULT_CASE_MAPPING),
+      modeLists: ModeLists.emptyModeListRequests,
+      lastModeChannel: null,
+      whoInFlight: null,
+      whoQueue: [],
+      lastTrafficAt: time,
+      pingSent: false,
+      burstDone: false,
+      saslSucceeded: false,
+      monitoring: null,
+      requestedNick: null,
+      pendingKeys: CaseMappedMap.empty(DEFAULT_CASE_MAPPING),
+      closeReason: null,
+      permanent: null,
+      serverError: null
+    }
+    arm(a, "registration", time + Duration.toMillis(REGISTRATION_TIMEOUT), { _tag: "RegistrationTimeout", session: id })
+    yield* transition(a, "connecting", { host: a.config.host, port: a.config.port, tls: a.config.tls })
+  })
+
+/** The backoff (or the throttle's wait) is over: `slot` says whether the throttle's slot is already reserved. */
+export const onRetryDue = (a: Actor, token: number, slot: boolean) =>
+  token !== a.retryToken || a.state !== "backoff" || a.stopping
+    ? Effect.void
+    : slot
+    ? startAttempt(a)
+    : requestAttempt(a)
+
+/** Ask the current connection to end; its Closed event then decides what comes next. */
+export const closeSession = (s: Session, reason: string, how: "quit" | "destroy") =>
+  Effect.sync(() => {
+    s.closeReason ??= reason
+    if (how === "quit") s.connection.quit(`Belay: ${reason}`)
+    else s.connection.destroy()
+  })
+
+/** Ends a permanently refused connection: no retry after it closes, the reason kept as `lastError`. */
+export const refuse = (s: Session, reason: string) =>
+  Effect.suspend(() => {
+    s.permanent ??= reason
+    return closeSession(s, reason, "quit")
+  })
+
+/** Everything bound to the connection that just ended: its timers and the channel reader. */
+const stopSessionTimers = (a: Actor) =>
+  Effect.suspend(() => {
+    disarmSessionTimers(a)
+    return stopChannelsReader(a)
+  })
+
+/** Forget the current connection at once (disconnect, forced reconnect): its later events are ignored. */
+const dropSession = (a: Actor, quitMessage: string) =>
+  Effect.gen(function*() {
+    const s = a.session
+    if (s === undefined) return
+    a.session = undefined
+    s.connection.quit(quitMessage)
+    yield* stopSessionTimers(a)
+    yield* ModeListWaiters.failAll(a, s)
+  })
+
+const scheduleRetry = (a: Actor, s: Session, reason: string) =>
+  Effect.gen(function*() {
+    const time = yield* now
+    if (s.registeredAt !== null && time - s.registeredAt >= Duration.toMillis(STABLE_CONNECTION)) yield* a.backoff.reset
+    const delay = yield* a.backoff.next
+    const token = ++a.retryToken
+    a.lastError = reason
+    a.nextRetryAt = time + Duration.toMillis(delay)
+    arm(a, "retry", a.nextRetryAt, { _tag: "RetryDue", token, slot: false })
+    yield* transition(a, "backoff", { retryInMs: Duration.toMillis(delay), reason })
+  })
+
+export const onClosed = (a: Actor, s: Session, error: string | null) =>
+  Effect.gen(function*() {
+    a.session = undefined
+    yield* stopSessionTimers(a)
+    yield* ModeListWaiters.failAll(a, s)
+    const reason = s.permanent ?? s.closeReason ??
+      (s.serverError !== null ? `closed by the server: ${s.serverError}` : error ?? "connection closed by the server")
+    if (a.stopping) {
+      a.lastError = null
+      yield* transition(a, "offline")
+      for (const waiter of a.shutdownWaiters.splice(0)) yield* Deferred.succeed(waiter, undefined)
+      return
+    }
+    yield* connectionNote(a, s.registered ? `disconnected: ${reason}` : `connection failed: ${reason}`)
+    if (s.permanent !== null) {
+      a.lastError = s.permanent
+      return yield* transition(a, "offline", { permanent: true })
+    }
+    yield* scheduleRetry(a, s, reason)
+  })
+
+export const onRegistrationTimeout = (s: Session) =>
+  s.registered
+    ? Effect.void
+    : closeSession(s, `registration did not complete within ${Duration.format(REGISTRATION_TIMEOUT)}`, "destroy")
+
+export const onQuitGraceOver = (s: Session) => Effect.sync(() => s.connection.destroy())
+
+// ---- keepalive ----
+
+/**
+ * One timer per connection, armed for the next moment the silence could matter: last traffic + 90 s (PING), or
+ * + 180 s once the PING is out (drop). Lines only move `lastTrafficAt`; the timer re-arms itself when it fires
+ * early, so a busy connection costs no timer churn (ZNC checks every 30 s instead; this is exact).
+ */
+export const armKeepalive = (a: Actor, s: Session) =>
+  arm(
+    a,
+    "keepalive",
+    s.lastTrafficAt + Duration.toMillis(s.pingSent ? KEEPALIVE_DEAD : KEEPALIVE_IDLE),
+    { _tag: "KeepaliveDue", session: s.id }
+  )
+
+export const onKeepalive = (a: Actor, s: Session) =>
+  Effect.gen(function*() {
+    const silence = (yield* now) - s.lastTrafficAt
+    if (silence >= Duration.toMillis(KEEPALIVE_DEAD)) {
+      return yield* closeSession(s, `no data from the server for ${Math.round(silence / 1000)} s (ping timeout)`, "destroy")
+    }
+    if (silence >= Duration.toMillis(KEEPALIVE_IDLE) && !s.pingSent) {
+      s.pingSent = true
+      yield* write(s, formatLine({ command: "PING", params: ["belay-keepalive"] }))
+    }
+    armKeepalive(a, s)
+  })
+
+// ---- what the account and the supervisor ask for ----
+
+export const connect = (a: Actor, reconnect: boolean): Effect.Effect<void, LockedDown> =>
+  Effect.gen(function*() {
+    if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) {
+      yield* lockedDown(a)
+      return yield* new LockedDown({ networkId: a.networkId, host: a.config.host })
+    }
+    a.stopping = false
+    yield* persist(a, a.deps.repo.setEnabled(true))
+    if (a.session !== undefined && !reconnect) return
+    if (a.session !== undefined) yield* dropSession(a, "Belay: reconnecting")
+    yield* a.backoff.reset
+    yield* requestAttempt(a)
+  })
+
+export const disconnect = (a: Actor): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* persist(a, a.deps.repo.setEnabled(false))
+    disarm(a, "retry")
+    yield* dropSession(a, "Belay: disconnected")
+    a.lastError = null
+    yield* transition(a, "offline", { requested: true })
+  })
+
+/** QUIT and wait (bounded by QUIT_GRACE) for the socket to close; the actor then stays offline. */
+export const shutdown = (a: Actor, reply: Reply<void>) =>
+  Effect.gen(function*() {
+    a.stopping = true
+    disarm(a, "retry")
+    const s = a.session
+    if (s === undefined) {
+      a.lastError = null
+      yield* transition(a, "offline")
+      return yield* Deferred.succeed(reply, undefined)
+    }
+    a.shutdownWaiters.push(reply)
+    yield* closeSession(s, "shutting down", "quit")
+    yield* startTimer(a, "quit", QUIT_GRACE, { _tag: "QuitGraceOver", session: s.id })
+  })
+
+/** The end of the actor's life, after its dispatcher stopped: QUIT rather than leak the socket. */
+export const release = (a: Actor) => {
+  const s = a.session
+  a.session = undefined
+  s?.connection.quit("Belay: network stopped")
+}

@@ -1,0 +1,59 @@
+/**
+ * ModeListWaiters: the callers of get_mode_list waiting for their answer, by request id, each with a MODE_LIST_TIMEOUT
+ * timer. The queries themselves, and which server line answers which, are ModeListRequests.ts (pure, per session);
+ * this module holds the callers' Deferreds and answers each exactly once: with the list or the refusal, Timeout at
+ * MODE_LIST_TIMEOUT, or NotConnected when the connection ends.
+ *
+ * Concurrency rule: runs on the actor's dispatcher fiber only, which alone changes `Actor.modeListWaiters`; a
+ * timeout arrives through the inbox like every other input.
+ */
+import { Deferred, Duration, Effect, Either } from "effect"
+import type { ModeList } from "../../schema/ChannelMode.js"
+import { NotConnected, type Refused, Timeout } from "../../schema/ToolErrors.js"
+import { MODE_LIST_TIMEOUT } from "../ReconnectPolicy.js"
+import type { Actor, ModeListWaiter, Session } from "./ActorState.js"
+import * as ModeLists from "./ModeListRequests.js"
+import { disarm, startTimer } from "./Timers.js"
+
+const timerName = (id: ModeLists.RequestId) => `mode-list-${id}`
+
+/** Adds a waiter for a query just registered under `id`, and starts its timeout. */
+export const wait = (a: Actor, id: ModeLists.RequestId, waiter: ModeListWaiter) =>
+  Effect.suspend(() => {
+    a.modeListWaiters.set(id, waiter)
+    return startTimer(a, timerName(id), MODE_LIST_TIMEOUT, { _tag: "ModeListTimeout", requestId: id })
+  })
+
+export const answer = (
+  a: Actor,
+  id: ModeLists.RequestId,
+  outcome: Either.Either<ModeList, Refused | Timeout | NotConnected>
+) =>
+  Effect.suspend(() => {
+    const waiter = a.modeListWaiters.get(id)
+    if (waiter === undefined) return Effect.void
+    a.modeListWaiters.delete(id)
+    disarm(a, timerName(id))
+    return Deferred.complete(waiter.reply, outcome)
+  })
+
+/** The connection is gone, and every query with it: each caller still waiting hears NotConnected. */
+export const failAll = (a: Actor, s: Session) =>
+  Effect.gen(function*() {
+    s.modeLists = ModeLists.reset(s.modeLists).state
+    const gone = new NotConnected({ networkId: a.networkId })
+    for (const id of [...a.modeListWaiters.keys()]) yield* answer(a, id, Either.left(gone))
+  })
+
+export const onTimeout = (a: Actor, id: ModeLists.RequestId) =>
+  Effect.suspend(() => {
+    const waiter = a.modeListWaiters.get(id)
+    if (waiter === undefined) return Effect.void
+    // The query stays as an orphan that swallows its late replies (ModeListRequests.expire).
+    if (a.session !== undefined) a.session.modeLists = ModeLists.expire(a.session.modeLists, id).state
+    const timeout = new Timeout({
+      operation: ModeLists.queryName(waiter.channel, waiter.letter),
+      seconds: Duration.toSeconds(MODE_LIST_TIMEOUT)
+    })
+    return answer(a, id, Either.left(timeout))
+  })

@@ -1,0 +1,209 @@
+/**
+ * NetworkActor: one IRC network of one account, kept connected and recorded. This file builds the actor and wires
+ * its parts; each part is a module of this folder over the actor's state (ActorState.ts):
+ *
+ * - Connection.ts — attempts, the socket, close, retry or offline, keepalive; connect, disconnect, shutdown.
+ * - Registration.ts — welcome, nick fallback, ISUPPORT, end of burst (rejoin, away), nick regain.
+ * - Inbound.ts — the reducer of what the server sends: own queries' replies, history, channel state.
+ * - Commands.ts — the tagged commands callers send, each answered through its Deferred.
+ * - Persistence.ts — history into the MessageWriter; stored channels, keys, enabled and away into Networks.
+ * - Timers.ts, ModeListWaiters.ts — named deadlines; get_mode_list callers waiting for their answer.
+ * - ChannelState.ts, ChannelReducer.ts, ModeListRequests.ts, History.ts, ChannelErrors.ts, E2eCodec.ts — the pure
+ *   values and functions they reduce lines with, no I/O.
+ *
+ * Concurrency rule (docs/architecture.md; soju `doc/architecture.md`): one inbox, one dispatcher. Commands (each
+ * with a Deferred reply), transport events (pushed by irc-framework callbacks with `unsafeOffer`, never handled
+ * there), end-to-end key changes (delivered by the supervisor the same way) and timer expiries all go through the
+ * unbounded inbox (Inbox.ts), and the dispatcher (`run`, `dispatch` below) is the only code that reads or changes
+ * the actor's state. Timers are entries in the supervisor's ActorTimers, whose one fiber only enqueues when they
+ * are due. The only other fibers are Persistence's writer and channel reader, which exist while they have work.
+ * Other services read the public status from a SubscriptionRef and talk to the actor only through the supervisor.
+ *
+ * Memory: an idle connected actor is one fiber (the supervisor runs `run` in the fiber that supervises the
+ * network), one inbox and its state. Every Effect fiber costs kilobytes (its FiberRefs are copied at fork), so
+ * nothing here forks a fiber that lives while the network idles.
+ */
+import { Cause, Data, Deferred, Effect, Exit, Option, Queue, type Scope, SubscriptionRef } from "effect"
+import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
+import { defaultISupport } from "../../irc/ISupport.js"
+import type { NetworkStatus } from "../../schema/Network.js"
+import type { NetworkConfig } from "../../services/Networks.js"
+import { makeStepper, reconnectSchedule, regainNickSchedule } from "../ReconnectPolicy.js"
+import type { ActorDeps } from "./ActorDeps.js"
+import { type Actor, current, publish } from "./ActorState.js"
+import { onCommand } from "./Commands.js"
+import * as Connection from "./Connection.js"
+import * as E2e from "./E2eCodec.js"
+import { onTransport, onWhoTimeout } from "./Inbound.js"
+import type { Command, Input } from "./Inbox.js"
+import * as ModeListWaiters from "./ModeListWaiters.js"
+import { drainUnsaved } from "./Persistence.js"
+import { afterBurst, onChannelsLoaded, onRegainDue } from "./Registration.js"
+import { disarmAll } from "./Timers.js"
+
+export type { ActorDeps, E2eKeySource, NetworkRepo } from "./ActorDeps.js"
+export { Command, type Gated } from "./Inbox.js"
+
+/** The network no longer exists (removed while the actor was starting): the supervisor stops supervising it. */
+export class NetworkGone extends Data.TaggedError("NetworkGone")<{ readonly networkId: number }> {}
+
+export interface NetworkActor {
+  readonly networkId: number
+  readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
+  /** STATUSMSG of the network (for send_raw's end-to-end guard); "" before ISUPPORT. */
+  readonly statusMsg: Effect.Effect<string>
+  /** Enqueues a command; the caller awaits its Deferred. Never blocks (unbounded inbox). */
+  readonly offer: (command: Command) => Effect.Effect<void>
+  /** Completes (with the dispatcher's failure) when the actor's scope closes: the dispatcher died or was stopped. */
+  readonly await: Effect.Effect<never>
+  /**
+   * The dispatcher: takes the inbox one input at a time until interrupted (or a defect). It runs in the caller's
+   * fiber, so the supervisor spends one fiber per network, not two; `start` forks it instead.
+   */
+  readonly run: Effect.Effect<never>
+}
+
+/** Routes one input to the part of the actor that handles it; inputs naming an ended session are dropped. */
+const dispatch = (a: Actor, input: Input): Effect.Effect<unknown> => {
+  switch (input._tag) {
+    case "Start":
+      return a.config.enabled
+        ? Connection.requestAttempt(a)
+        : Effect.zipRight(Effect.logInfo("network disconnected by the account; staying offline"), publish(a))
+    case "Transport": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : onTransport(a, s, input.event)
+    }
+    case "RetryDue":
+      return Connection.onRetryDue(a, input.token, input.slot)
+    case "RegistrationTimeout": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : Connection.onRegistrationTimeout(s)
+    }
+    case "KeepaliveDue": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : Connection.onKeepalive(a, s)
+    }
+    case "RegainDue": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : onRegainDue(a, s)
+    }
+    case "RejoinFallback": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : afterBurst(a, s)
+    }
+    case "ChannelsLoaded": {
+      const s = current(a, input.session)
+      if (s === undefined) return Effect.void
+      // The reader has ended; forget it so the finished fiber is not kept.
+      a.channelsReader = undefined
+      return a.state !== "connected" ? Effect.void : onChannelsLoaded(a, s, input.channels)
+    }
+    case "QuitGraceOver": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : Connection.onQuitGraceOver(s)
+    }
+    case "ModeListTimeout":
+      return ModeListWaiters.onTimeout(a, input.requestId)
+    case "WhoTimeout": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : onWhoTimeout(a, s)
+    }
+    case "E2eKeyChanged":
+      return Effect.sync(() => {
+        a.e2eKeys = a.e2eKeys.apply(input.change)
+      })
+    default:
+      return onCommand(a, input)
+  }
+}
+
+/**
+ * Runs when the actor's scope closes, after its dispatcher stopped (the supervisor interrupts `run` before closing
+ * the scope), so it sees the final state: a removed network or a dead actor still says QUIT instead of leaking its
+ * socket, and leaves no timer behind in the shared ActorTimers.
+ */
+const release = (a: Actor) =>
+  Effect.sync(() => {
+    disarmAll(a)
+    Connection.release(a)
+  })
+
+/**
+ * Builds the actor in the caller's scope: reads the network's config and end-to-end keys, attaches to the key
+ * changes, and queues its Start. Nothing runs until `run` does (the supervisor runs it in its own fiber).
+ */
+export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { networkId } = deps
+    const loaded = yield* deps.repo.config
+    if (Option.isNone(loaded)) return yield* new NetworkGone({ networkId })
+    const config: NetworkConfig = loaded.value
+    const inbox = yield* Queue.unbounded<Input>()
+    // Keys are known before anything can be sent: without them a message to an encrypted channel would go out in
+    // plaintext. Attaching first means a key set while they are read is applied afterwards, never lost.
+    yield* deps.e2e.attach((change) => {
+      inbox.unsafeOffer({ _tag: "E2eKeyChanged", change })
+    })
+    const initialE2eKeys = yield* deps.e2e.load
+    const a: Actor = {
+      networkId,
+      deps,
+      config,
+      inbox,
+      status: yield* SubscriptionRef.make<NetworkStatus>({
+        networkId,
+        state: "offline",
+        nick: null,
+        nextRetryAt: null,
+        lastError: null,
+        caseMapping: DEFAULT_CASE_MAPPING,
+        channelTypes: defaultISupport.chanTypes
+      }),
+      scope: yield* Effect.scope,
+      backoff: yield* makeStepper(reconnectSchedule),
+      regain: yield* makeStepper(regainNickSchedule),
+      timers: new Map(),
+      state: "offline",
+      nextRetryAt: null,
+      lastError: null,
+      session: undefined,
+      sessionSeq: 0,
+      retryToken: 0,
+      stopping: false,
+      shutdownWaiters: [],
+      wantedNick: config.nick,
+      awayMessage: config.awayMessage,
+      isupport: defaultISupport,
+      storedKeys: CaseMappedMap.empty<string | null>(DEFAULT_CASE_MAPPING),
+      e2eKeys: E2e.E2eKeyTable.fromEntries(initialE2eKeys),
+      modeListWaiters: new Map(),
+      modeListSeq: 0,
+      unsaved: [],
+      writing: false,
+      channelsReader: undefined
+    }
+    // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted, then the drain
+    // writes what is left, then `release` says QUIT.
+    yield* Effect.addFinalizer(() => release(a))
+    yield* Effect.addFinalizer(() => drainUnsaved(a))
+    // `await` ends when the scope closes, which the supervisor does with the dispatcher's exit as soon as `run` ends
+    // (no frame around `run` for it: the dispatcher's fiber keeps its stack while the network idles).
+    const died = yield* Deferred.make<never, unknown>()
+    yield* Effect.addFinalizer((exit) =>
+      Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))
+    )
+    yield* Queue.offer(inbox, { _tag: "Start" })
+    return {
+      networkId,
+      status: a.status,
+      statusMsg: Effect.sync(() => a.isupport.statusMsg),
+      offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
+      await: Effect.orDie(Deferred.await(died)),
+      run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => dispatch(a, input)))
+    } satisfies NetworkActor
+  })
+
+/** `make`, with the dispatcher forked into the same scope (tests; the supervisor runs `run` itself). */
+export const start = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, Scope.Scope> =>
+  Effect.tap(make(deps), (actor) => Effect.forkScoped(Effect.annotateLogs(actor.run, { networkId: deps.networkId })))
