@@ -7,8 +7,8 @@
  * with append order). Concurrency rule: one writer fiber alone writes. Appenders only push
  * onto its bounded in-memory inbox (they may wait for room, never for the database), and
  * the writer stores rows in inbox order (one writer, one multi-row INSERT per batch, rows
- * in queue order). Nothing here holds a transaction across a wait (the embedded database
- * has ONE pooled connection, Database.ts).
+ * in queue order). Nothing here holds a transaction across a wait, so a
+ * database outage never pins a pooled connection (Database.ts).
  *
  * Choices the interface leaves open:
  * - Batching: a batch goes out at 500 pending rows, 100 ms after the first pending row
