@@ -13,7 +13,7 @@ import {
   KEEPALIVE_IDLE,
   SEND_QUEUE_LINES
 } from "../../../src/actors/ReconnectPolicy.js"
-import { toToolFailurePayload } from "../../../src/schema/ToolErrors.js"
+import { InvalidArguments, SendQueueFull, toToolFailurePayload } from "../../../src/schema/ToolErrors.js"
 import { type FishKey, parseFishKey } from "../../../src/services/crypto/Fish.js"
 import { type Harness, live, startActor } from "../../support/ActorHarness.js"
 import * as FakeIrcServer from "../../support/FakeIrcServer.js"
@@ -150,6 +150,7 @@ describe("NetworkActor: outbound flood control", () => {
       yield* receivedCount(conn, FLOOD_BURST)
 
       const refused = yield* Effect.flip(say(h, "one too many"))
+      if (!(refused instanceof SendQueueFull)) return expect.unreachable(`SendQueueFull, got ${String(refused)}`)
       expect(refused).toMatchObject({
         _tag: "SendQueueFull",
         networkId: 1,
@@ -182,7 +183,7 @@ describe("NetworkActor: outbound flood control", () => {
       const { conn, h } = yield* setup()
       const huge = Array.from({ length: (SEND_QUEUE_LINES + 1) * 12 }, (_, i) => `word${i}`.padEnd(40, "y")).join(" ")
       const refused = yield* Effect.flip(say(h, huge))
-      expect(refused._tag).toBe("InvalidArguments")
+      if (!(refused instanceof InvalidArguments)) return expect.unreachable(`InvalidArguments, got ${String(refused)}`)
       expect(refused.message).toContain(`at most ${SEND_QUEUE_LINES} can wait`)
       yield* say(h, "after")
       expect(yield* receivedCount(conn, 1)).toEqual(["after"])
