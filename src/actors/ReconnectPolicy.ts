@@ -58,8 +58,14 @@ export const REGAIN_CAP: Duration.Duration = Duration.minutes(10)
 export const REGAIN_JITTER: Duration.Duration = Duration.seconds(10)
 /** After QUIT, how long the server may take to close before we close the socket ourselves. */
 export const QUIT_GRACE: Duration.Duration = Duration.seconds(2)
-/** Shutdown of every actor (QUIT in parallel) plus the final history flush: within 5 s. */
-export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(5)
+/**
+ * Shutdown of every actor (QUIT in parallel, each waited for at most QUIT_GRACE + SHUTDOWN_SLACK) plus the final
+ * history flush. The process has 5 s in all from SIGTERM (docs/decisions.md "Shutdown"): the HTTP drain (1.5 s) comes
+ * first, this next, closing the database last.
+ */
+export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(3)
+/** How much longer than QUIT_GRACE the supervisor waits for an actor to say its socket closed (its timer's lateness). */
+export const SHUTDOWN_SLACK: Duration.Duration = Duration.millis(250)
 /** Some servers send no end of MOTD (376/422); rejoin anyway this long after RPL_WELCOME. */
 export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
 /** Stored channels cannot be read (database outage): try again this often while the session lives. */
