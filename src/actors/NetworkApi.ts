@@ -24,6 +24,7 @@ import type {
   NotConnected,
   NotInChannel,
   Refused,
+  SendQueueFull,
   Timeout,
   UnknownNetwork
 } from "../schema/ToolErrors.js"
@@ -37,6 +38,12 @@ export type SayKind = Extract<MessageKind, "privmsg" | "action" | "notice">
  */
 export type DeliveryError = UnknownNetwork | NotConnected | Timeout
 
+/**
+ * How a command that writes to IRC can fail besides: an argument that cannot go on an IRC line, or the network's
+ * outgoing queue, which paces lines under the server's flood limit, cannot take its lines (nothing was sent).
+ */
+export type WriteError = DeliveryError | InvalidArguments | SendQueueFull
+
 export interface NetworkControlService {
   readonly status: (networkId: number) => Effect.Effect<NetworkStatus>
   readonly statuses: Effect.Effect<ReadonlyArray<NetworkStatus>>
@@ -49,30 +56,30 @@ export interface NetworkControlService {
     kind: SayKind,
     target: string,
     text: string
-  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  ) => Effect.Effect<void, WriteError>
   /** One raw line, verbatim; plaintext to an end-to-end encrypted target is refused. */
   readonly raw: (
     networkId: number,
     line: string
-  ) => Effect.Effect<void, DeliveryError | InvalidArguments | E2eChannelUseSendMessage>
+  ) => Effect.Effect<void, WriteError | E2eChannelUseSendMessage>
   /** Given key, else the stored key. The channel is remembered for rejoin. */
   readonly join: (
     networkId: number,
     channel: string,
     key: Option.Option<string>
-  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  ) => Effect.Effect<void, WriteError>
   readonly part: (
     networkId: number,
     channel: string,
     reason: Option.Option<string>
-  ) => Effect.Effect<void, DeliveryError | InvalidArguments | NotInChannel>
-  readonly nick: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  ) => Effect.Effect<void, WriteError | NotInChannel>
+  readonly nick: (networkId: number, nick: string) => Effect.Effect<void, WriteError>
   /**
    * Some(message) → away; None → back. Passes the write gate (NotConnected otherwise, the away state unchanged);
    * once sent it is kept for the network's next registrations.
    */
-  readonly away: (networkId: number, message: Option.Option<string>) => Effect.Effect<void, DeliveryError | InvalidArguments>
-  readonly whois: (networkId: number, nick: string) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  readonly away: (networkId: number, message: Option.Option<string>) => Effect.Effect<void, WriteError>
+  readonly whois: (networkId: number, nick: string) => Effect.Effect<void, WriteError>
   readonly connect: (networkId: number, reconnect: boolean) => Effect.Effect<void, DeliveryError | LockedDown>
   readonly disconnect: (networkId: number) => Effect.Effect<void, DeliveryError>
   /** Members sorted by nick (casemapped); NotInChannel when the account is not in the channel. */
@@ -88,7 +95,7 @@ export interface NetworkControlService {
     networkId: number,
     channel: string,
     topic: string
-  ) => Effect.Effect<void, DeliveryError | InvalidArguments>
+  ) => Effect.Effect<void, WriteError>
   /**
    * Fetches the list fresh and answers only the caller: Refused when the server refuses, Timeout when it does not
    * answer within MODE_LIST_TIMEOUT (or ends its reply without the list).
@@ -97,13 +104,13 @@ export interface NetworkControlService {
     networkId: number,
     channel: string,
     letter: ModeListLetter
-  ) => Effect.Effect<ModeList, DeliveryError | InvalidArguments | Refused>
+  ) => Effect.Effect<ModeList, WriteError | Refused>
   /** Validated against CHANMODES/PREFIX and packed into the fewest MODE lines; answers the lines sent. */
   readonly setModes: (
     networkId: number,
     channel: string,
     changes: ReadonlyArray<ModeChange>
-  ) => Effect.Effect<ReadonlyArray<string>, DeliveryError | InvalidArguments>
+  ) => Effect.Effect<ReadonlyArray<string>, WriteError>
   /** Whether a channel or nick of this network has an end-to-end encryption key (compared with its CASEMAPPING). */
   readonly isEncrypted: (networkId: number, target: string) => Effect.Effect<boolean>
   /**

@@ -3,7 +3,7 @@
  * services reach the actors. It starts an actor for every network at boot and follows `Networks.changes` (add and
  * remove without a restart); an actor that dies is logged and restarted after a backing-off delay, and a network
  * that no longer exists stops being supervised. On shutdown every actor QUITs in parallel, then the history is
- * flushed, all within SHUTDOWN_BOUND (5 s).
+ * flushed, all within SHUTDOWN_BOUND (3 s, inside the process's 5 s).
  *
  * Concurrency rule: each network is one supervising fiber in a FiberMap keyed by network id (FiberMap.run /
  * remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx `Sharder.ts`: catch
@@ -59,6 +59,7 @@ import {
   makeStepper,
   QUIT_GRACE,
   SHUTDOWN_BOUND,
+  SHUTDOWN_SLACK,
   STABLE_CONNECTION,
   type Stepper
 } from "./ReconnectPolicy.js"
@@ -211,7 +212,7 @@ export const make = Effect.gen(function*() {
           Effect.flatMap(Deferred.make<void>(), (reply) =>
             Effect.zipRight(
               actor.offer({ _tag: "Shutdown", reply }),
-              Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, Duration.seconds(1))), Effect.ignore)
+              Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, SHUTDOWN_SLACK)), Effect.ignore)
             )),
         { concurrency: "unbounded", discard: true }
       )

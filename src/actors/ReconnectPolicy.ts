@@ -58,8 +58,14 @@ export const REGAIN_CAP: Duration.Duration = Duration.minutes(10)
 export const REGAIN_JITTER: Duration.Duration = Duration.seconds(10)
 /** After QUIT, how long the server may take to close before we close the socket ourselves. */
 export const QUIT_GRACE: Duration.Duration = Duration.seconds(2)
-/** Shutdown of every actor (QUIT in parallel) plus the final history flush: within 5 s. */
-export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(5)
+/**
+ * Shutdown of every actor (QUIT in parallel, each waited for at most QUIT_GRACE + SHUTDOWN_SLACK) plus the final
+ * history flush. The process has 5 s in all from SIGTERM (docs/decisions.md "Shutdown"): the HTTP drain (1.5 s) comes
+ * first, this next, closing the database last.
+ */
+export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(3)
+/** How much longer than QUIT_GRACE the supervisor waits for an actor to say its socket closed (its timer's lateness). */
+export const SHUTDOWN_SLACK: Duration.Duration = Duration.millis(250)
 /** Some servers send no end of MOTD (376/422); rejoin anyway this long after RPL_WELCOME. */
 export const REJOIN_FALLBACK: Duration.Duration = Duration.seconds(10)
 /** Stored channels cannot be read (database outage): try again this often while the session lives. */
@@ -77,6 +83,27 @@ export const MODE_LIST_TIMEOUT: Duration.Duration = Duration.seconds(15)
  * never ends the reply (263 RPL_TRYAGAIN under load) cannot stall the WHOs of the channels queued behind it.
  */
 export const WHO_TIMEOUT: Duration.Duration = Duration.seconds(60)
+/**
+ * Outbound flood control (TokenBucket.ts, Outbound.ts): every connection's lines pass a token bucket, FLOOD_BURST lines
+ * at once after a quiet moment, then one every FLOOD_INTERVAL. RFC 1459 §8.10 is the rule servers still follow: each
+ * message pushes the client's timer 2 s ahead, and messages are parsed only while the timer is less than 10 s ahead,
+ * i.e. 5 at once, then one every 2 s. Today's servers allow as much or more, and this stays inside each: InspIRCd's
+ * default connect class (threshold 10, commandrate 1000: ten lines of penalty draining at one a second, then "Excess
+ * Flood"); Solanum (about one line a second parsed after a small burst, "Excess Flood" once 20 wait unread); ngircd
+ * (one second of penalty per command, processing delayed, the connection closed when its read buffer fills). Half of
+ * InspIRCd's threshold leaves room for what irc-framework writes outside the bucket (PONG, CAP) and for commands that
+ * weigh double; one line every 2 s is half the rate every one of them drains, so our backlog on the server never
+ * grows. irssi sends 5 at once then one every 2.2 s; ZNC 9 then 2 s; soju 10 then 2 s.
+ */
+export const FLOOD_BURST = 5
+export const FLOOD_INTERVAL: Duration.Duration = Duration.seconds(2)
+/**
+ * Lines that may wait in a connection's queue (soju's outgoing queue holds 64): at one every FLOOD_INTERVAL the last
+ * goes out about two minutes later. A command whose lines do not fit fails with SendQueueFull and sends nothing; one
+ * that needs more than this on its own is refused as invalid-arguments. The actor's own lines (rejoin, WHO, away)
+ * are queued whatever the length, since dropping them would leave the connection wrong.
+ */
+export const SEND_QUEUE_LINES = 64
 /** A command not answered by its actor within this fails with Timeout stating this bound (the actor is wedged). */
 export const COMMAND_TIMEOUT: Duration.Duration = Duration.seconds(30)
 /** A dead actor is restarted after 1 s, doubling to 1 minute while it keeps dying (Sharder.ts: log, go on). */

@@ -3,12 +3,14 @@
  * talk to: one JSON request line in, one JSON response line out, then close.
  * The socket file is created mode 0600 (only the operator's user may drive the server).
  * Each connection is served by its own fiber; the listener closes with the scope.
+ * `network list` joins each stored network with its actor's live status (NetworkControl).
  */
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { Effect, Layer, Option, ParseResult, Runtime, Schema } from "effect"
-import { AdminRequest, type AdminResponse } from "../schema/Admin.js"
+import { NetworkControl } from "../actors/NetworkApi.js"
+import { type AdminNetwork, AdminRequest, type AdminResponse } from "../schema/Admin.js"
 import { Accounts } from "../services/Accounts.js"
 import { ApiTokens } from "../services/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
@@ -23,6 +25,28 @@ export const makeAdminHandler = Effect.gen(function*() {
   const networks = yield* Networks
   const tokens = yield* ApiTokens
   const e2e = yield* E2eKeys
+  const control = yield* NetworkControl
+
+  /** The account's networks with their live connection: state, current nick, last error, next retry. */
+  const networkList = (account: string) =>
+    Effect.flatMap(networks.list(account), (rows) =>
+      Effect.forEach(rows, (n) =>
+        Effect.map(control.status(n.id), (status): AdminNetwork => ({
+          id: n.id,
+          name: n.name,
+          host: n.host,
+          port: n.port,
+          tls: n.tls,
+          tlsInsecure: n.tlsInsecure,
+          nick: n.nick,
+          enabled: n.enabled,
+          hasServerPassword: n.hasServerPassword,
+          hasSasl: n.hasSasl,
+          state: status.state,
+          currentNick: status.nick,
+          lastError: status.lastError,
+          nextRetryAt: status.nextRetryAt
+        }))))
 
   const run = (request: AdminRequest): Effect.Effect<unknown, { readonly message: string }> => {
     switch (request._tag) {
@@ -55,7 +79,7 @@ export const makeAdminHandler = Effect.gen(function*() {
           (id) => ({ id })
         )
       case "NetworkList":
-        return networks.list(request.account)
+        return networkList(request.account)
       case "NetworkRemove":
         return Effect.as(networks.remove(request.account, request.id), { removed: request.id })
       case "TokenAdd":

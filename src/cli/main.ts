@@ -6,12 +6,17 @@
  *
  * Exit codes: 0 success, 1 the server refused the command (or none is running),
  * 2 bad usage. `--json` prints machine-readable output on stdout.
+ *
+ * `belay serve` stops on SIGTERM or SIGINT (docs/decisions.md "Shutdown"): requests in
+ * flight finish, every network QUITs, the history is flushed, and the process exits 0
+ * within SHUTDOWN_DEADLINE — or 1 if that ran out. A second signal exits at once with
+ * 128 + the signal's number, as a shell reports a process killed by it.
  */
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Either, Schema } from "effect"
-import { type AdminRequest, AdminResponse } from "../schema/Admin.js"
+import { AdminNetwork, type AdminRequest, AdminResponse } from "../schema/Admin.js"
 import { parseFishKey } from "../services/crypto/Fish.js"
 
 class UsageError extends Error {}
@@ -25,7 +30,7 @@ const USAGE = `usage:
   belay account recover NAME          (new password on stdin; revokes every OAuth app)
   belay network add ACCOUNT --name N --host H --port P [--tls] [--tls-insecure] [--nick NICK]
         [--username U] [--realname R] [--server-password P] [--sasl-plain USER:PASS] [--join '#a,#b']
-  belay network list ACCOUNT
+  belay network list ACCOUNT          (state, current nick, next retry, last error)
   belay network remove ACCOUNT ID
   belay token add ACCOUNT --name N --scope read|read-write
   belay token list ACCOUNT
@@ -217,6 +222,27 @@ const call = (socketPath: string, request: AdminRequest): Promise<AdminResponse>
     })
   })
 
+/** Seconds from now until `iso`, for a human reading `network list`. */
+const fromNow = (iso: string): string => {
+  const seconds = Math.round((Date.parse(iso) - Date.now()) / 1000)
+  return seconds <= 0 ? "due now" : `in ${seconds} s`
+}
+
+/**
+ * One network per line, tab-separated: id, name, server, state, current nick ("-" when not registered), the next
+ * retry while in backoff, and the last error last (it may hold spaces): why a network is down, without the logs.
+ */
+const networkLine = (n: AdminNetwork): string =>
+  [
+    n.id,
+    n.name,
+    `${n.host}:${n.port}${n.tls ? " (tls)" : ""}`,
+    n.enabled || n.state !== "offline" ? n.state : "offline (disconnected)",
+    n.currentNick ?? "-",
+    n.nextRetryAt === null ? "-" : `retry ${fromNow(n.nextRetryAt)} (${n.nextRetryAt})`,
+    n.lastError === null ? "-" : `last error: ${n.lastError}`
+  ].join("\t")
+
 const printHuman = (request: AdminRequest, result: unknown): string => {
   const r = result as Record<string, unknown>
   switch (request._tag) {
@@ -232,9 +258,7 @@ const printHuman = (request: AdminRequest, result: unknown): string => {
     case "NetworkAdd":
       return String(r.id)
     case "NetworkList":
-      return (result as Array<{ id: number; name: string; host: string; port: number; tls: boolean; nick: string }>)
-        .map((n) => `${n.id}\t${n.name}\t${n.host}:${n.port}${n.tls ? " (tls)" : ""}\t${n.nick}`)
-        .join("\n")
+      return Schema.decodeUnknownSync(Schema.Array(AdminNetwork))(result).map(networkLine).join("\n")
     case "NetworkRemove":
       return `network ${request.id} removed`
     case "TokenAdd":
@@ -286,10 +310,38 @@ const runClient = async (argv: ReadonlyArray<string>): Promise<number> => {
   }
 }
 
+/** From the first SIGTERM/SIGINT to the process's exit, whatever is still running. */
+const SHUTDOWN_DEADLINE_MS = 5_000
+const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGINT: 2, SIGTERM: 15 }
+
+/**
+ * The graceful shutdown itself is runMain's (it interrupts the server on the first signal, and the layers close in
+ * order); this adds its two bounds: a deadline after the first signal, and an immediate exit on the second (an
+ * operator who asks twice wants it gone now).
+ */
+const boundShutdown = () => {
+  let signalled = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!signalled) {
+      signalled = true
+      setTimeout(() => {
+        process.stderr.write(`belay: shutdown did not finish within ${SHUTDOWN_DEADLINE_MS / 1000} s; exiting\n`)
+        process.exit(1)
+      }, SHUTDOWN_DEADLINE_MS).unref()
+      return
+    }
+    process.stderr.write(`belay: ${signal} again; exiting without finishing the shutdown\n`)
+    process.exit(128 + (SIGNAL_NUMBERS[signal] ?? 15))
+  }
+  process.on("SIGTERM", onSignal)
+  process.on("SIGINT", onSignal)
+}
+
 const main = async () => {
   const argv = process.argv.slice(2)
   if (argv[0] === "serve") {
     const { serve } = await import("../main.js")
+    boundShutdown()
     NodeRuntime.runMain(
       serve.pipe(
         Effect.catchTag("StartupError", (e) =>

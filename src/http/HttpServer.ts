@@ -9,11 +9,12 @@
  * ≥ 0.5×. Here a request costs one fiber; bodies are read once, bounded, as a Buffer.
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
- * Concurrency: handlers run concurrently, one fiber per request; the listener is
- * closed (and in-flight requests interrupted) when the layer's scope closes.
+ * Concurrency: handlers run concurrently, one fiber per request. When the layer's scope
+ * closes (SIGTERM) the listener stops accepting, and the requests in flight get HTTP_DRAIN
+ * to finish before what is left is interrupted (docs/decisions.md "Shutdown").
  */
 import * as Http from "node:http"
-import { Context, Data, Effect, Exit, Fiber, Layer, Runtime } from "effect"
+import { Context, Data, Duration, Effect, Exit, Fiber, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/Metrics.js"
 
@@ -143,7 +144,14 @@ const EMPTY = Buffer.alloc(0)
 
 const notFound = json(404, { error: "not_found" })
 
-/** Listens on HOST:PORT and serves `HttpRoutes`; closes the listener on scope close. */
+/**
+ * How long the requests in flight at shutdown may take to finish (docs/decisions.md "Shutdown"): a tool call
+ * answers in milliseconds, and the process has 5 s in all, of which the network actors still need theirs to QUIT
+ * and flush the history after this.
+ */
+export const HTTP_DRAIN: Duration.Duration = Duration.millis(1500)
+
+/** Listens on HOST:PORT and serves `HttpRoutes`; on scope close, stops listening and drains (HTTP_DRAIN). */
 export const HttpServerLive = Layer.scoped(
   HttpAddress,
   Effect.gen(function*() {
@@ -209,15 +217,32 @@ export const HttpServerLive = Layer.scoped(
     const hostForUrl = config.host.includes(":") ? `[${config.host}]` : config.host
     yield* Effect.logInfo("http listening").pipe(Effect.annotateLogs({ host: config.host, port }))
 
+    /** Every request in flight has finished, those begun meanwhile on open keep-alive connections included. */
+    const drained: Effect.Effect<void> = Effect.suspend(() =>
+      inflight.size === 0 ? Effect.void : Effect.zipRight(Fiber.awaitAll([...inflight]), drained)
+    )
+
+    // Shutdown: stop accepting, let what is in flight finish within HTTP_DRAIN (an MCP call cut short would leave
+    // its caller not knowing whether it was done), then interrupt the rest, which answer 503 shutting_down.
+    // Finalizers run uninterruptibly and a timeout cannot cut short what it cannot interrupt: hence `interruptible`.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        yield* Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
-          server.closeIdleConnections()
-        })
-        yield* Fiber.interruptAll(inflight)
+        server.close()
+        server.closeIdleConnections()
+        if (inflight.size > 0) {
+          yield* Effect.logInfo("http closing; letting the requests in flight finish").pipe(
+            Effect.annotateLogs({ inflight: inflight.size, boundMs: Duration.toMillis(HTTP_DRAIN) })
+          )
+        }
+        const finished = yield* drained.pipe(Effect.interruptible, Effect.timeout(HTTP_DRAIN), Effect.option)
+        if (Option.isNone(finished)) {
+          yield* Effect.logWarning("requests still running at the shutdown bound are interrupted").pipe(
+            Effect.annotateLogs({ inflight: inflight.size, boundMs: Duration.toMillis(HTTP_DRAIN) })
+          )
+          yield* Fiber.interruptAll(inflight).pipe(Effect.interruptible, Effect.timeout("500 millis"), Effect.ignore)
+        }
         yield* Effect.logInfo("http closed")
-      }).pipe(Effect.timeout("3 seconds"), Effect.ignore, Effect.ensuring(Effect.sync(() => server.closeAllConnections())))
+      }).pipe(Effect.ensuring(Effect.sync(() => server.closeAllConnections())))
     )
     return { host: config.host, port, url: `http://${hostForUrl}:${port}` }
   })

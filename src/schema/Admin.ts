@@ -5,6 +5,7 @@
  * open the socket) sends.
  */
 import { Schema } from "effect"
+import { NetworkConnection } from "./Network.js"
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
 const Secret = Schema.String.pipe(Schema.maxLength(4096))
@@ -46,3 +47,28 @@ export const AdminResponse = Schema.Union(
   Schema.Struct({ ok: Schema.Literal(false), error: Schema.String })
 )
 export type AdminResponse = typeof AdminResponse.Type
+
+/**
+ * One row of `belay network list`: the stored network (never its secrets, only whether it has them) and its live
+ * connection as the network's actor publishes it, so an operator sees why it is down without reading the logs. The
+ * live fields mean what list_networks' do; the current nick is `currentNick`, since `nick` is the configured one.
+ */
+export const AdminNetwork = Schema.Struct({
+  id: Schema.Number,
+  name: Schema.String,
+  host: Schema.String,
+  port: Schema.Number,
+  tls: Schema.Boolean,
+  tlsInsecure: Schema.Boolean,
+  /** The nick configured with `network add --nick`. */
+  nick: Schema.String,
+  /** False after disconnect_network: the network stays offline across restarts until connect_network. */
+  enabled: Schema.Boolean,
+  hasServerPassword: Schema.Boolean,
+  hasSasl: Schema.Boolean,
+  state: NetworkConnection.fields.state,
+  currentNick: NetworkConnection.fields.nick,
+  lastError: NetworkConnection.fields.lastError,
+  nextRetryAt: NetworkConnection.fields.nextRetryAt
+})
+export type AdminNetwork = typeof AdminNetwork.Type

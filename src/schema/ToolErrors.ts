@@ -33,7 +33,8 @@ export const TOOL_ERROR_CODES = [
  * not-connected: the connection is not up (backoff included). not-in-channel.
  * e2e-channel-use-send-message: send_raw cannot PRIVMSG an end-to-end encrypted channel.
  * locked-down: the instance does not allow the network's host. refused: the IRC server
- * refused (numeric, text). timeout: the IRC server did not answer in time.
+ * refused (numeric, text). timeout: the IRC server did not answer in time, or the network's
+ * outgoing queue is full (nothing sent).
  *
  * The published description stays short: this schema is repeated in all 23 outputSchemas,
  * and `message` explains each failure where it happens.
@@ -163,6 +164,30 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   }
 }
 
+/**
+ * The network's outgoing queue cannot take the command's lines: Belay paces what it sends to stay under the IRC
+ * server's flood limit (docs/decisions.md "Outbound flood control"), and the lines already waiting fill the queue.
+ * Nothing of the command was sent. On the wire it is `timeout`: the network cannot send it within the bound its
+ * queue stands for, and the remedy is the same, try again later; `message` says which of the two it was.
+ */
+export class SendQueueFull extends Schema.TaggedError<SendQueueFull>()("SendQueueFull", {
+  networkId: Schema.Number,
+  /** Lines this command needed. */
+  lines: Schema.Number,
+  /** Lines already waiting, and how many may wait. */
+  waiting: Schema.Number,
+  capacity: Schema.Number,
+  /** About how long until the lines waiting have gone out. */
+  seconds: Schema.Number
+}) {
+  static readonly wire = "timeout" as const
+  override get message(): string {
+    return `network ${this.networkId} is pacing its lines to stay under the server's flood limit and its queue is ` +
+      `full (${this.waiting} of ${this.capacity} lines waiting, about ${this.seconds} s to send); this call needed ` +
+      `${this.lines} more line${this.lines === 1 ? "" : "s"} and nothing was sent; try again later`
+  }
+}
+
 /** Every tool failure, as a Schema (e.g. to carry it across an RPC boundary) and as a type. */
 export const ToolFailure = Schema.Union(
   InsufficientScope,
@@ -174,7 +199,8 @@ export const ToolFailure = Schema.Union(
   E2eChannelUseSendMessage,
   LockedDown,
   Refused,
-  Timeout
+  Timeout,
+  SendQueueFull
 )
 export type ToolFailure = typeof ToolFailure.Type
 
@@ -188,7 +214,8 @@ const wireOf: { readonly [K in ToolFailure["_tag"]]: ToolErrorCode } = {
   E2eChannelUseSendMessage: E2eChannelUseSendMessage.wire,
   LockedDown: LockedDown.wire,
   Refused: Refused.wire,
-  Timeout: Timeout.wire
+  Timeout: Timeout.wire,
+  SendQueueFull: SendQueueFull.wire
 }
 
 /** True for the tagged errors above (for a dispatcher that must tell them from defects). */

@@ -9,6 +9,8 @@ import { Effect, Layer } from "effect"
 import { AppConfig } from "../../src/services/AppConfig.js"
 import { DatabaseLive } from "../../src/services/Database.js"
 import { runCli, startBelay } from "../support/BelayProcess.js"
+import { eventually } from "../support/Eventually.js"
+import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import { describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
 
 describe(`belay admin commands on ${describeMode}`, () => {
@@ -134,6 +136,56 @@ describe(`belay admin commands on ${describeMode}`, () => {
         expect(dump).not.toContain(secret)
         expect(log).not.toContain(secret)
       }
+    }), { timeout: 120_000 })
+
+  it.scoped("network list shows each network's state, current nick, next retry and last error, in text and JSON", () =>
+    Effect.gen(function*() {
+      const env = yield* testEnvironment()
+      const irc = yield* FakeIrcServer.make()
+      const belay = yield* startBelay(env)
+      const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
+      expect((yield* cli(["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
+      const up = (yield* cli(["network", "add", "alice", "--name", "up", "--host", "127.0.0.1", "--port", String(irc.port),
+        "--nick", "alice"])).stdout.trim()
+      // Port 1 on loopback refuses at once: the network waits in backoff with the reason.
+      const down = (yield* cli(["network", "add", "alice", "--name", "down", "--host", "127.0.0.1", "--port", "1"])).stdout
+        .trim()
+      const conn = yield* irc.nextConnection()
+      yield* conn.register("alice_")
+
+      const listed = (args: ReadonlyArray<string>) =>
+        Effect.map(cli(["network", "list", "alice", ...args]), (r) => r.stdout)
+      const json = yield* eventually(
+        "both networks settled",
+        Effect.map(listed(["--json"]), (out) => JSON.parse(out) as ReadonlyArray<Record<string, unknown>>),
+        (rows) => rows.some((r) => r.state === "connected") && rows.some((r) => r.state === "backoff")
+      )
+      expect(json).toEqual([
+        expect.objectContaining({
+          id: Number(up),
+          name: "up",
+          nick: "alice",
+          state: "connected",
+          currentNick: "alice_",
+          lastError: null,
+          nextRetryAt: null
+        }),
+        expect.objectContaining({
+          id: Number(down),
+          name: "down",
+          state: "backoff",
+          currentNick: null,
+          lastError: expect.stringMatching(/ECONNREFUSED/),
+          nextRetryAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+        })
+      ])
+
+      const lines = (yield* listed([])).trim().split("\n").map((l) => l.split("\t"))
+      expect(lines[0]).toEqual([up, "up", `127.0.0.1:${irc.port}`, "connected", "alice_", "-", "-"])
+      const [id, name, server, state, nick, retry, error] = lines[1]!
+      expect([id, name, server, state, nick]).toEqual([down, "down", "127.0.0.1:1", "backoff", "-"])
+      expect(retry).toMatch(/^retry (in \d+ s|due now) \(\d{4}-.*Z\)$/)
+      expect(error).toMatch(/^last error: .*ECONNREFUSED/)
     }), { timeout: 120_000 })
 
   it.scoped("start-up refuses a bad setting with one line naming it", () =>

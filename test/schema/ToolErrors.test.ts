@@ -11,6 +11,7 @@ import {
   NotConnected,
   NotInChannel,
   Refused,
+  SendQueueFull,
   Timeout,
   TOOL_ERROR_CODES,
   type ToolFailure,
@@ -98,6 +99,17 @@ describe("toToolFailurePayload", () => {
 
   it("covers every wire code of the decisions exactly once", () => {
     expect(cases.map((c) => toToolFailurePayload(c.failure).error)).toEqual([...TOOL_ERROR_CODES])
+  })
+
+  it("a full outgoing queue is a timeout that says nothing was sent, with its numbers", () => {
+    const full = new SendQueueFull({ networkId: 3, lines: 2, waiting: 63, capacity: 64, seconds: 126 })
+    expect(toToolFailurePayload(full)).toEqual({
+      ok: false,
+      error: "timeout",
+      message: "network 3 is pacing its lines to stay under the server's flood limit and its queue is full " +
+        "(63 of 64 lines waiting, about 126 s to send); this call needed 2 more lines and nothing was sent; try again later"
+    })
+    expect(isToolFailure(full)).toBe(true)
   })
 
   it("refused carries numeric and text", () => {

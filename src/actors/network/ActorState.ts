@@ -4,7 +4,8 @@
  * connection — with the few helpers every part of the actor uses to read it, publish it and write to the socket.
  *
  * Concurrency rule: one actor, one dispatcher fiber (NetworkActor.ts), and only that fiber reads or changes these
- * records; the other modules of this folder are functions over them that run on it. The one exception is
+ * records; the other modules of this folder are functions over them that run on it. Lines reach the socket only
+ * through Outbound.ts, which paces them (flood control). The one exception is
  * `unsaved`/`writing`, shared with the writer fiber of Persistence.ts one synchronous step at a time (JavaScript
  * runs one fiber step at a time). Other services see the state only as the published status (`publish`).
  *
@@ -27,11 +28,14 @@ import type * as Channels from "./ChannelState.js"
 import type * as E2e from "./E2eCodec.js"
 import type { Gated, Input, Reply } from "./Inbox.js"
 import type * as ModeLists from "./ModeListRequests.js"
+import type { Outbound } from "./Outbound.js"
 
 /** Mutable per-connection state: one per socket, forgotten when it closes. */
 export interface Session {
   readonly id: number
   readonly connection: IrcConnection
+  /** The lines waiting to be written, and the bucket that paces them (Outbound.ts). */
+  readonly outbound: Outbound
   registered: boolean
   registeredAt: number | null
   /** Our nick: the one being tried until 001, then the server's view. */
@@ -131,8 +135,6 @@ export const gate = (a: Actor): Effect.Effect<Session, NotConnected> =>
 /** The session named by an input, if it is still the current one (inputs of an ended connection are ignored). */
 export const current = (a: Actor, id: number): Session | undefined =>
   a.session !== undefined && a.session.id === id ? a.session : undefined
-
-export const write = (s: Session, line: string) => Effect.sync(() => s.connection.write(line))
 
 export const publish = (a: Actor) =>
   Effect.suspend(() =>

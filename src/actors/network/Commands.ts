@@ -31,14 +31,15 @@ import {
 } from "../../schema/ToolErrors.js"
 import type { FishKey } from "../../services/crypto/Fish.js"
 import type { SayKind } from "../NetworkApi.js"
-import { type Actor, gate, now, type Session, write } from "./ActorState.js"
+import { type Actor, gate, now, type Session } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import { connect, disconnect, shutdown } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
-import type { Command, Gated, Reply } from "./Inbox.js"
+import type { Command, Gated, ReadGated, Reply } from "./Inbox.js"
 import { ownMessages } from "./History.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
+import { room, send } from "./Outbound.js"
 import { append, forgetChannel, historyContext, persist, storeOwn } from "./Persistence.js"
 
 /** Anything that must be one IRC parameter: a middle param without a comma (which would make it a list). */
@@ -98,8 +99,9 @@ const say = (a: Actor, kind: SayKind, target: string, text: string): Effect.Effe
     const lines = chunks.map((chunk) =>
       formatLine({ command, params: [target, kind === "action" ? encodeAction(chunk) : chunk] })
     )
-    for (const line of lines) yield* write(s, line)
-    yield* storeOwn(a, s, lines)
+    yield* room(a, s, lines.length)
+    // Stored as each line goes out (when no echo-message will bring it back): history holds what was sent, and when.
+    for (const line of lines) yield* send(a, s, line, { plaintext: true, sent: storeOwn(a, s, [line]) })
   })
 
 /**
@@ -111,15 +113,17 @@ const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: st
   Effect.gen(function*() {
     const sealed = E2e.sealMessage(key, { kind, target, text, prefixAllowance: ownPrefixAllowance(s) })
     if (!sealed.ok) return yield* invalid(sealed.reason)
-    for (const line of sealed.lines) yield* write(s, line.wire)
-    if (!s.caps.has("echo-message")) {
-      const context = historyContext(a, s, yield* now)
-      yield* append(
-        a,
-        sealed.lines.flatMap((line) =>
+    yield* room(a, s, sealed.lines.length)
+    for (const line of sealed.lines) {
+      const stored = Effect.gen(function*() {
+        if (s.caps.has("echo-message")) return
+        const context = historyContext(a, s, yield* now)
+        yield* append(
+          a,
           ownMessages(context, [line.plain]).map((m) => ({ ...m, raw: line.wire, encryption: "decrypted" as const }))
         )
-      )
+      })
+      yield* send(a, s, line.wire, { sent: stored })
     }
   })
 
@@ -131,10 +135,11 @@ const raw = (a: Actor, line: string): Effect.Effect<void, Gated | E2eChannelUseS
     const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
     if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: a.networkId, target: keyed })
     const s = yield* gate(a)
-    yield* write(s, line)
+    yield* room(a, s, 1)
+    // Checked again as it is written (Outbound.ts): a key set while it waits stops it there.
+    yield* send(a, s, line, { plaintext: true, sent: storeOwn(a, s, [line]) })
     const parsed = parseLine(line)
     if (parsed?.command === "NICK" && parsed.params[0] !== undefined) s.requestedNick = parsed.params[0]
-    yield* storeOwn(a, s, [line])
   })
 
 const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Effect<void, Gated> =>
@@ -143,8 +148,9 @@ const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Eff
     yield* channelName(s, channel)
     if (Option.isSome(key) && !isSingleName(key.value)) return yield* invalid("the key must be one word without commas")
     const sent = Option.getOrElse(key, () => a.storedKeys.get(channel) ?? null)
+    yield* room(a, s, 1)
     if (Option.isSome(key)) s.pendingKeys = s.pendingKeys.set(channel, key.value)
-    yield* write(s, formatLine({ command: "JOIN", params: sent === null ? [channel] : [channel, sent] }))
+    yield* send(a, s, formatLine({ command: "JOIN", params: sent === null ? [channel] : [channel, sent] }))
   })
 
 const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.Effect<void, Gated | NotInChannel> =>
@@ -153,10 +159,11 @@ const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.
     if (!isSingleName(channel)) return yield* invalid("channel must be one channel name")
     const joined = Channels.isJoined(s.channels, channel)
     if (!joined && !a.storedKeys.has(channel)) return yield* new NotInChannel({ networkId: a.networkId, channel })
+    if (joined) yield* room(a, s, 1)
     // The account's intent is to be out of it: no rejoin, even if the PART never comes back.
     yield* forgetChannel(a, channel)
     if (joined) {
-      yield* write(s, formatLine({ command: "PART", params: Option.isSome(reason) ? [channel, reason.value] : [channel] }))
+      yield* send(a, s, formatLine({ command: "PART", params: Option.isSome(reason) ? [channel, reason.value] : [channel] }))
     }
   })
 
@@ -168,9 +175,10 @@ const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.
 const away = (a: Actor, message: Option.Option<string>): Effect.Effect<void, Gated> =>
   Effect.gen(function*() {
     const s = yield* gate(a)
+    yield* room(a, s, 1)
     a.awayMessage = Option.getOrNull(message)
     yield* persist(a, a.deps.repo.setAwayMessage(a.awayMessage))
-    yield* write(s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
+    yield* send(a, s, formatLine({ command: "AWAY", params: Option.isSome(message) ? [message.value] : [] }))
   })
 
 /** A one-word command (NICK, WHOIS) written as is once connected; `after` notes what it asked for. */
@@ -180,11 +188,12 @@ const simple = (
   word: string,
   after?: (s: Session) => void
 ): Effect.Effect<void, Gated> =>
-  Effect.flatMap(gate(a), (s) => {
-    if (!isSingleName(word)) return invalid("nick must be one word")
-    s.connection.write(formatLine({ command, params: [word] }))
+  Effect.gen(function*() {
+    const s = yield* gate(a)
+    if (!isSingleName(word)) return yield* invalid("nick must be one word")
+    yield* room(a, s, 1)
+    yield* send(a, s, formatLine({ command, params: [word] }))
     after?.(s)
-    return Effect.void
   })
 
 /** Reads a joined channel's state; NotInChannel when the account is not in it (the interface, list_members). */
@@ -192,16 +201,16 @@ const inChannel = <A>(
   a: Actor,
   channel: string,
   read: (s: Session) => A | undefined
-): Effect.Effect<A, Gated | NotInChannel> =>
+): Effect.Effect<A, ReadGated | NotInChannel> =>
   Effect.flatMap(gate(a), (s) => {
     const found = read(s)
     return found === undefined ? Effect.fail(new NotInChannel({ networkId: a.networkId, channel })) : Effect.succeed(found)
   })
 
-const members = (a: Actor, channel: string): Effect.Effect<ReadonlyArray<Member>, Gated | NotInChannel> =>
+const members = (a: Actor, channel: string): Effect.Effect<ReadonlyArray<Member>, ReadGated | NotInChannel> =>
   inChannel(a, channel, (s) => Channels.members(s.channels, channel, s.isupport))
 
-const topic = (a: Actor, channel: string): Effect.Effect<ChannelTopic, Gated | NotInChannel> =>
+const topic = (a: Actor, channel: string): Effect.Effect<ChannelTopic, ReadGated | NotInChannel> =>
   inChannel(a, channel, (s) => Channels.topic(s.channels, channel))
 
 const setTopic = (a: Actor, channel: string, text: string): Effect.Effect<void, Gated> =>
@@ -210,7 +219,8 @@ const setTopic = (a: Actor, channel: string, text: string): Effect.Effect<void, 
     yield* channelName(s, channel)
     // The interface: always written, "" clears (`TOPIC #c :`). A refusal (482, 442…) comes back as a numeric
     // that History files in the channel as an `error` line (ChannelErrors.ts).
-    yield* write(s, formatLine({ command: "TOPIC", params: [channel, text] }))
+    yield* room(a, s, 1)
+    yield* send(a, s, formatLine({ command: "TOPIC", params: [channel, text] }))
   })
 
 const setModes = (a: Actor, channel: string, changes: ReadonlyArray<ModeChange>): Effect.Effect<ReadonlyArray<string>, Gated> =>
@@ -220,9 +230,12 @@ const setModes = (a: Actor, channel: string, changes: ReadonlyArray<ModeChange>)
     const storedKey = Channels.channelKey(s.channels, channel) ?? a.storedKeys.get(channel) ?? null
     const lines = modeLines(channel, changes, s.isupport, storedKey !== null ? { storedKey } : {})
     if (Either.isLeft(lines)) return yield* invalid(lines.left.message)
-    for (const line of lines.right) yield* write(s, line)
-    // A 472 (unknown mode) names no channel; it is filed under this one (ChannelErrors.ts).
-    s.lastModeChannel = channel
+    yield* room(a, s, lines.right.length)
+    // A 472 (unknown mode) names no channel; it is filed under the channel of the last MODE written (ChannelErrors.ts).
+    const sent = Effect.sync(() => {
+      s.lastModeChannel = channel
+    })
+    for (const line of lines.right) yield* send(a, s, line, { sent })
     return lines.right
   })
 
@@ -242,10 +255,17 @@ const modeList = (
     if (!ModeLists.isListLetter(s.isupport, letter)) return yield* invalid(notAListMessage(s.isupport, letter))
     const id = ++a.modeListSeq
     const registered = ModeLists.register(s.modeLists, { channel, letter, requestId: id }, s.isupport.caseMapping)
+    if (registered.lines.length > 0) yield* room(a, s, registered.lines.length)
     s.modeLists = registered.state
-    // PING, MODE, PING back to back: nothing of ours may come between the fences.
-    for (const line of registered.lines) yield* write(s, line)
-    yield* ModeListWaiters.wait(a, id, { reply, channel, letter })
+    ModeListWaiters.wait(a, id, { reply, channel, letter })
+    // PING, MODE, PING in a row: the queue keeps our lines in order, so nothing of ours comes between the fences. The
+    // caller's MODE_LIST_TIMEOUT counts from the closing fence's write; a caller joining a query already on its way
+    // counts from now.
+    const last = registered.lines.length - 1
+    if (last < 0) return yield* ModeListWaiters.startTimeout(a, id)
+    for (const [i, line] of registered.lines.entries()) {
+      yield* send(a, s, line, i === last ? { sent: ModeListWaiters.startTimeout(a, id) } : undefined)
+    }
   })
 
 const LINE_BREAK = new InvalidArguments({ message: "CR, LF and NUL are not allowed in IRC arguments" })

@@ -33,11 +33,12 @@ import {
   REGISTRATION_TIMEOUT,
   STABLE_CONNECTION
 } from "../ReconnectPolicy.js"
-import { type Actor, now, type Session, transition, write } from "./ActorState.js"
+import { type Actor, now, type Session, transition } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import type { Reply } from "./Inbox.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
+import * as Outbound from "./Outbound.js"
 import { connectionNote, persist, stopChannelsReader } from "./Persistence.js"
 import { arm, disarm, disarmSessionTimers, startTimer } from "./Timers.js"
 
@@ -95,6 +96,7 @@ const startAttempt = (a: Actor) =>
     a.session = {
       id,
       connection,
+      outbound: Outbound.make(),
       registered: false,
       registeredAt: null,
       nick: a.wantedNick,
@@ -146,11 +148,11 @@ export const refuse = (s: Session, reason: string) =>
     return closeSession(s, reason, "quit")
   })
 
-/** Everything bound to the connection that just ended: its timers and the channel reader. */
-const stopSessionTimers = (a: Actor) =>
+/** Everything bound to the connection that just ended: its timers, the channel reader, the lines never sent. */
+const stopSessionTimers = (a: Actor, s: Session) =>
   Effect.suspend(() => {
     disarmSessionTimers(a)
-    return stopChannelsReader(a)
+    return Effect.zipRight(stopChannelsReader(a), Outbound.logDropped(s))
   })
 
 /** Forget the current connection at once (disconnect, forced reconnect): its later events are ignored. */
@@ -160,7 +162,7 @@ const dropSession = (a: Actor, quitMessage: string) =>
     if (s === undefined) return
     a.session = undefined
     s.connection.quit(quitMessage)
-    yield* stopSessionTimers(a)
+    yield* stopSessionTimers(a, s)
     yield* ModeListWaiters.failAll(a, s)
   })
 
@@ -179,7 +181,7 @@ const scheduleRetry = (a: Actor, s: Session, reason: string) =>
 export const onClosed = (a: Actor, s: Session, error: string | null) =>
   Effect.gen(function*() {
     a.session = undefined
-    yield* stopSessionTimers(a)
+    yield* stopSessionTimers(a, s)
     yield* ModeListWaiters.failAll(a, s)
     const reason = s.permanent ?? s.closeReason ??
       (s.serverError !== null ? `closed by the server: ${s.serverError}` : error ?? "connection closed by the server")
@@ -227,7 +229,8 @@ export const onKeepalive = (a: Actor, s: Session) =>
     }
     if (silence >= Duration.toMillis(KEEPALIVE_IDLE) && !s.pingSent) {
       s.pingSent = true
-      yield* write(s, formatLine({ command: "PING", params: ["belay-keepalive"] }))
+      // Ahead of the lines waiting: its PONG must come back within KEEPALIVE_DEAD however long the queue is.
+      yield* Outbound.sendNow(s, formatLine({ command: "PING", params: ["belay-keepalive"] }))
     }
     armKeepalive(a, s)
   })

@@ -23,7 +23,7 @@ import { applyISupport } from "../../irc/ISupport.js"
 import { Numeric } from "../../irc/Numerics.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import { permanentRefusal, WHO_TIMEOUT } from "../ReconnectPolicy.js"
-import { type Actor, now, sameNick, type Session, write } from "./ActorState.js"
+import { type Actor, now, sameNick, type Session } from "./ActorState.js"
 import { applyLine } from "./ChannelReducer.js"
 import * as Channels from "./ChannelState.js"
 import { armKeepalive, onClosed, refuse } from "./Connection.js"
@@ -31,6 +31,7 @@ import * as E2e from "./E2eCodec.js"
 import { messagesFor } from "./History.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
+import { send } from "./Outbound.js"
 import { append, forgetChannel, historyContext, onSelfJoin, trackKey } from "./Persistence.js"
 import {
   afterBurst,
@@ -183,8 +184,17 @@ const sendNextWho = (a: Actor, s: Session) =>
       s.whoQueue = rest
       if (!Channels.isJoined(s.channels, next)) continue
       s.whoInFlight = next
-      yield* write(s, formatLine({ command: "WHO", params: [next] }))
-      yield* startTimer(a, "who", WHO_TIMEOUT, { _tag: "WhoTimeout", session: s.id })
+      // Its timeout counts from when the server can see it, not from when it joined the queue.
+      yield* send(
+        a,
+        s,
+        formatLine({ command: "WHO", params: [next] }),
+        {
+          sent: Effect.suspend(() =>
+            s.whoInFlight === next ? startTimer(a, "who", WHO_TIMEOUT, { _tag: "WhoTimeout", session: s.id }) : Effect.void
+          )
+        }
+      )
     }
   })
 

@@ -18,6 +18,7 @@ import type {
   NotConnected,
   NotInChannel,
   Refused,
+  SendQueueFull,
   Timeout
 } from "../../schema/ToolErrors.js"
 import type { E2eKeyChange } from "../../services/E2eKeys.js"
@@ -31,9 +32,12 @@ export type Reply<A, E = never> = Deferred.Deferred<A, E>
 
 /**
  * What a command that writes to IRC may fail with in the actor: the socket is not up (the interface's one write
- * gate), or an argument cannot go on an IRC line.
+ * gate), an argument cannot go on an IRC line, or the connection's outgoing queue cannot take its lines (Outbound.ts).
  */
-export type Gated = NotConnected | InvalidArguments
+export type Gated = NotConnected | InvalidArguments | SendQueueFull
+
+/** What a command that only reads the connection's state may fail with: it is not up, or the name is not one. */
+export type ReadGated = NotConnected | InvalidArguments
 
 /** Tagged commands, each answered through its Deferred. */
 export type Command =
@@ -51,8 +55,8 @@ export type Command =
   | { readonly _tag: "Whois"; readonly nick: string; readonly reply: Reply<void, Gated> }
   | { readonly _tag: "Connect"; readonly reconnect: boolean; readonly reply: Reply<void, LockedDown> }
   | { readonly _tag: "Disconnect"; readonly reply: Reply<void> }
-  | { readonly _tag: "Members"; readonly channel: string; readonly reply: Reply<ReadonlyArray<Member>, Gated | NotInChannel> }
-  | { readonly _tag: "Topic"; readonly channel: string; readonly reply: Reply<ChannelTopic, Gated | NotInChannel> }
+  | { readonly _tag: "Members"; readonly channel: string; readonly reply: Reply<ReadonlyArray<Member>, ReadGated | NotInChannel> }
+  | { readonly _tag: "Topic"; readonly channel: string; readonly reply: Reply<ChannelTopic, ReadGated | NotInChannel> }
   | { readonly _tag: "SetTopic"; readonly channel: string; readonly topic: string; readonly reply: Reply<void, Gated> }
   /** Answered when the list (or a refusal) arrives, at MODE_LIST_TIMEOUT, or NotConnected when the connection ends. */
   | {
@@ -100,12 +104,12 @@ export const Command = {
   whois: (nick: string) => (reply: Reply<void, Gated>): Command => ({ _tag: "Whois", nick, reply }),
   connect: (reconnect: boolean) => (reply: Reply<void, LockedDown>): Command => ({ _tag: "Connect", reconnect, reply }),
   disconnect: () => (reply: Reply<void>): Command => ({ _tag: "Disconnect", reply }),
-  members: (channel: string) => (reply: Reply<ReadonlyArray<Member>, Gated | NotInChannel>): Command => ({
+  members: (channel: string) => (reply: Reply<ReadonlyArray<Member>, ReadGated | NotInChannel>): Command => ({
     _tag: "Members",
     channel,
     reply
   }),
-  topic: (channel: string) => (reply: Reply<ChannelTopic, Gated | NotInChannel>): Command => ({
+  topic: (channel: string) => (reply: Reply<ChannelTopic, ReadGated | NotInChannel>): Command => ({
     _tag: "Topic",
     channel,
     reply
@@ -142,5 +146,7 @@ export type Internal =
   | { readonly _tag: "E2eKeyChanged"; readonly change: E2eKeyChange }
   | { readonly _tag: "ModeListTimeout"; readonly requestId: RequestId }
   | { readonly _tag: "WhoTimeout"; readonly session: number }
+  /** The connection's token bucket holds a token again: write the next lines waiting (Outbound.ts). */
+  | { readonly _tag: "SendDue"; readonly session: number }
 
 export type Input = Command | Internal

@@ -1,6 +1,6 @@
 /**
  * ModeListWaiters: the callers of get_mode_list waiting for their answer, by request id, each with a MODE_LIST_TIMEOUT
- * timer. The queries themselves, and which server line answers which, are ModeListRequests.ts (pure, per session);
+ * timer started when its query is written. The queries themselves, and which server line answers which, are ModeListRequests.ts (pure, per session);
  * this module holds the callers' Deferreds and answers each exactly once: with the list or the refusal, Timeout at
  * MODE_LIST_TIMEOUT, or NotConnected when the connection ends.
  *
@@ -17,12 +17,21 @@ import { disarm, startTimer } from "./Timers.js"
 
 const timerName = (id: ModeLists.RequestId) => `mode-list-${id}`
 
-/** Adds a waiter for a query just registered under `id`, and starts its timeout. */
-export const wait = (a: Actor, id: ModeLists.RequestId, waiter: ModeListWaiter) =>
-  Effect.suspend(() => {
-    a.modeListWaiters.set(id, waiter)
-    return startTimer(a, timerName(id), MODE_LIST_TIMEOUT, { _tag: "ModeListTimeout", requestId: id })
-  })
+/** Adds a waiter for a query just registered under `id`; its timeout starts with `startTimeout`. */
+export const wait = (a: Actor, id: ModeLists.RequestId, waiter: ModeListWaiter) => {
+  a.modeListWaiters.set(id, waiter)
+}
+
+/**
+ * Starts a waiter's MODE_LIST_TIMEOUT: when its query's closing fence is written (Outbound.ts may hold it back to pace
+ * the connection), so the bound is the server's time to answer. Nothing when the waiter was answered meanwhile.
+ */
+export const startTimeout = (a: Actor, id: ModeLists.RequestId) =>
+  Effect.suspend(() =>
+    a.modeListWaiters.has(id)
+      ? startTimer(a, timerName(id), MODE_LIST_TIMEOUT, { _tag: "ModeListTimeout", requestId: id })
+      : Effect.void
+  )
 
 export const answer = (
   a: Actor,

@@ -3,6 +3,7 @@
  * its parts; each part is a module of this folder over the actor's state (ActorState.ts):
  *
  * - Connection.ts — attempts, the socket, close, retry or offline, keepalive; connect, disconnect, shutdown.
+ * - Outbound.ts, TokenBucket.ts — every line written, in order, paced under the server's flood limit.
  * - Registration.ts — welcome, nick fallback, ISUPPORT, end of burst (rejoin, away), nick regain.
  * - Inbound.ts — the reducer of what the server sends: own queries' replies, history, channel state.
  * - Commands.ts — the tagged commands callers send, each answered through its Deferred.
@@ -37,6 +38,7 @@ import * as E2e from "./E2eCodec.js"
 import { onTransport, onWhoTimeout } from "./Inbound.js"
 import type { Command, Input } from "./Inbox.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
+import * as Outbound from "./Outbound.js"
 import { drainUnsaved } from "./Persistence.js"
 import { afterBurst, onChannelsLoaded, onRegainDue } from "./Registration.js"
 import { disarmAll } from "./Timers.js"
@@ -108,6 +110,10 @@ const dispatch = (a: Actor, input: Input): Effect.Effect<unknown> => {
     case "WhoTimeout": {
       const s = current(a, input.session)
       return s === undefined ? Effect.void : onWhoTimeout(a, s)
+    }
+    case "SendDue": {
+      const s = current(a, input.session)
+      return s === undefined ? Effect.void : Outbound.onSendDue(a, s)
     }
     case "E2eKeyChanged":
       return Effect.sync(() => {

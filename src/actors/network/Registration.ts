@@ -14,9 +14,10 @@ import { joinLines } from "../../irc/JoinLines.js"
 import { hasLineBreakingChars, isMiddleParam } from "../../irc/Safety.js"
 import type { StoredChannel } from "../../services/Networks.js"
 import { ASSUMED_NICKLEN, REJOIN_FALLBACK } from "../ReconnectPolicy.js"
-import { type Actor, publish, sameNick, type Session, transition, write } from "./ActorState.js"
+import { type Actor, publish, sameNick, type Session, transition } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import { closeSession, refuse } from "./Connection.js"
+import { send, sendAll, sendNow } from "./Outbound.js"
 import { loadChannels, setStoredChannels } from "./Persistence.js"
 import { arm, disarm, startTimer } from "./Timers.js"
 
@@ -57,7 +58,8 @@ export const nickFallback = (a: Actor, s: Session) =>
       return yield* closeSession(s, `no free nick after ${MAX_NICK_ATTEMPTS} attempts`, "quit")
     }
     s.nick = fallbackNick(a.wantedNick, s.nickAttempts, s.isupport.nickLen ?? ASSUMED_NICKLEN)
-    yield* write(s, formatLine({ command: "NICK", params: [s.nick] }))
+    // A registration line: it may not wait behind anything (nothing of ours is queued before RPL_WELCOME anyway).
+    yield* sendNow(s, formatLine({ command: "NICK", params: [s.nick] }))
     yield* Effect.logInfo("nick in use at registration; trying another").pipe(Effect.annotateLogs({ nick: s.nick }))
   })
 
@@ -82,7 +84,7 @@ export const afterBurst = (a: Actor, s: Session) =>
     disarm(a, "rejoin")
     yield* loadChannels(a, s)
     if (a.awayMessage !== null && !hasLineBreakingChars(a.awayMessage)) {
-      yield* write(s, formatLine({ command: "AWAY", params: [a.awayMessage] }))
+      yield* send(a, s, formatLine({ command: "AWAY", params: [a.awayMessage] }))
     }
     yield* startRegain(a, s)
   })
@@ -92,7 +94,7 @@ export const onChannelsLoaded = (a: Actor, s: Session, channels: ReadonlyArray<S
   Effect.gen(function*() {
     setStoredChannels(a, channels)
     const missing = channels.filter((c) => !Channels.isJoined(s.channels, c.name))
-    for (const line of joinLines(missing)) yield* write(s, line)
+    yield* sendAll(a, s, joinLines(missing))
     if (missing.length > 0) {
       yield* Effect.logInfo("rejoining stored channels").pipe(Effect.annotateLogs({ channels: missing.length }))
     }
@@ -118,7 +120,7 @@ const stopRegain = (a: Actor, s: Session) =>
   Effect.gen(function*() {
     disarm(a, "regain")
     if (s.monitoring !== null) {
-      yield* write(s, formatLine({ command: "MONITOR", params: ["-", s.monitoring] }))
+      yield* send(a, s, formatLine({ command: "MONITOR", params: ["-", s.monitoring] }))
       s.monitoring = null
     }
   })
@@ -133,7 +135,7 @@ const startRegain = (a: Actor, s: Session) =>
     if (s.isupport.monitor !== undefined) {
       // IRCv3 monitor: the server answers at once (730 online / 731 offline) and again on every change.
       s.monitoring = a.wantedNick
-      yield* write(s, formatLine({ command: "MONITOR", params: ["+", a.wantedNick] }))
+      yield* send(a, s, formatLine({ command: "MONITOR", params: ["+", a.wantedNick] }))
     } else {
       yield* a.regain.reset
       yield* scheduleRegain(a, s)
@@ -145,7 +147,7 @@ export const onRegainDue = (a: Actor, s: Session) =>
     ? Effect.void
     : Effect.zipRight(takeWantedNick(a, s), scheduleRegain(a, s))
 
-const takeWantedNick = (a: Actor, s: Session) => write(s, formatLine({ command: "NICK", params: [a.wantedNick] }))
+const takeWantedNick = (a: Actor, s: Session) => send(a, s, formatLine({ command: "NICK", params: [a.wantedNick] }))
 
 /** Someone gave up a nick (QUIT, NICK away from it, MONITOR offline): take it now if it is the one we want. */
 export const onNickFreed = (a: Actor, s: Session, freed: string) =>

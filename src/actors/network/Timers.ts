@@ -1,5 +1,5 @@
 /**
- * Timers: a network actor's named deadlines (retry, registration, keepalive, regain, rejoin, quit, who, one per
+ * Timers: a network actor's named deadlines (retry, registration, keepalive, regain, rejoin, quit, who, send, one per
  * get_mode_list query), each an entry in the supervisor's shared ActorTimers whose only effect is to put an input in
  * the actor's inbox when due. Arming a name again replaces its deadline.
  *
@@ -31,7 +31,7 @@ export const startTimer = (a: Actor, name: string, delay: Duration.Duration, inp
   Effect.flatMap(now, (t) => Effect.sync(() => arm(a, name, t + Duration.toMillis(delay), input)))
 
 /** The timers bound to one connection, disarmed when it ends. */
-const SESSION_TIMERS = ["registration", "keepalive", "regain", "rejoin", "quit", "who"] as const
+const SESSION_TIMERS = ["registration", "keepalive", "regain", "rejoin", "quit", "who", "send"] as const
 
 export const disarmSessionTimers = (a: Actor) => {
   for (const name of SESSION_TIMERS) disarm(a, name)

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Option, TestClock } from "effect"
 import { Command } from "../../../src/actors/network/NetworkActor.js"
+import { FLOOD_INTERVAL } from "../../../src/actors/ReconnectPolicy.js"
 import type { ModeList, ModeListLetter } from "../../../src/schema/ChannelMode.js"
 import { live, startActor, type Harness } from "../../support/ActorHarness.js"
 import * as FakeIrcServer from "../../support/FakeIrcServer.js"
@@ -52,6 +53,12 @@ const expectQuery = (conn: FakeIrcServer.FakeIrcConnection, mode: string) =>
 
 const pong = (token: string) => `${SERVER} PONG irc.fake.test :${token}`
 
+/**
+ * Lets `lines` more lines out past the flood-control burst (FLOOD_BURST at once, then one every FLOOD_INTERVAL,
+ * Outbound.ts): the TestClock moves one interval at a time, as the actor's "send" timer expects.
+ */
+const paced = (lines: number) => Effect.repeatN(TestClock.adjust(FLOOD_INTERVAL), lines - 1)
+
 /** Joins channels (JOIN only: no NAMES, so no automatic WHO) and waits until the joins are stored. */
 const join = (h: Harness, conn: FakeIrcServer.FakeIrcConnection, ...channels: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -79,6 +86,8 @@ describe("NetworkActor: get_mode_list", () => {
 
       const bans = yield* askList(h, "#a", "b")
       const excepts = yield* askList(h, "#B", "e")
+      // Six fence lines: the sixth waits one interval behind the burst of five.
+      yield* paced(1)
       const q1 = yield* expectQuery(conn, "MODE #a b")
       const q2 = yield* expectQuery(conn, "MODE #B e")
       // Both windows open at once and the entries arrive mixed: each is matched by channel and numeric.
@@ -126,6 +135,8 @@ describe("NetworkActor: get_mode_list", () => {
       yield* conn.waitFor("TOPIC #a new")
       const refusedList = yield* askList(h, "#a", "b")
       const otherList = yield* askList(h, "#b", "b")
+      // TOPIC and six fence lines: two wait behind the burst of five.
+      yield* paced(2)
       const q1 = yield* expectQuery(conn, "MODE #a b")
       const q2 = yield* expectQuery(conn, "MODE #b b")
       // ngircd and InspIRCd answer TOPIC and MODE b with the same 482: the fences tell them apart.

@@ -3,8 +3,9 @@
 // in the actor itself (ActorHarness) and through NetworkControl over the real E2eKeys and database.
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Option, TestClock } from "effect"
 import { Command } from "../../../src/actors/network/NetworkActor.js"
+import { FLOOD_INTERVAL } from "../../../src/actors/ReconnectPolicy.js"
 import type { NetworkControlService, SayKind } from "../../../src/actors/NetworkApi.js"
 import { MAX_LINE_BYTES } from "../../../src/irc/IrcLine.js"
 import { Accounts } from "../../../src/services/Accounts.js"
@@ -44,6 +45,12 @@ const setup = (serverOptions: FakeIrcServer.FakeIrcServerOptions = {}, harness: 
     return { server, h, conn }
   })
 
+/**
+ * Lets `lines` more lines out past the flood-control burst (FLOOD_BURST at once, then one every FLOOD_INTERVAL,
+ * Outbound.ts): the TestClock moves one interval at a time, as the actor's "send" timer expects.
+ */
+const paced = (lines: number) => Effect.repeatN(TestClock.adjust(FLOOD_INTERVAL), lines - 1)
+
 const say = (h: Harness, kind: SayKind, target: string, text: string) =>
   h.ask(Command.say(kind, target, text))
 const raw = (h: Harness, line: string) => h.ask(Command.raw(line))
@@ -73,6 +80,8 @@ describe("NetworkActor: sending to an encrypted target", () => {
       yield* say(h, "privmsg", "#ENC", text)
       // A raw line after it: once the fake has it, it has every piece (one TCP stream, written in order).
       yield* raw(h, "WHOIS done")
+      // More lines than the flood-control burst: the rest go one interval apart.
+      yield* paced(10)
       yield* conn.waitFor("WHOIS done")
       const lines = (yield* conn.lines).filter((l) => l.startsWith("PRIVMSG #ENC "))
       expect(lines.length).toBeGreaterThan(2)
@@ -214,6 +223,7 @@ describe("NetworkActor: the send_raw guard", () => {
         expect(yield* Effect.flip(raw(h, line)), line).toMatchObject({ _tag: "E2eChannelUseSendMessage" })
       }
       for (const line of ALLOWED) yield* raw(h, line)
+      yield* paced(ALLOWED.length)
       yield* conn.waitFor("WHOIS y6")
       const sent = yield* conn.lines
       for (const line of REFUSED) expect(sent).not.toContain(line)
@@ -285,6 +295,7 @@ describe(`the send_raw guard and runtime keys through NetworkControl on ${descri
         expect(yield* control.encryptedTargetOfRaw(id, "@t=1 PRIVMSG #a,@#ENC :x")).toEqual(Option.some("#ENC"))
         expect(yield* control.isEncrypted(id, "#ENC")).toBe(true)
         expect(yield* control.isEncrypted(id, "#open")).toBe(false)
+        yield* paced(ALLOWED.length)
         yield* conn.waitFor("WHOIS y6")
         const sent = yield* conn.lines
         for (const line of REFUSED) expect(sent).not.toContain(line)
