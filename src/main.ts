@@ -5,7 +5,8 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes (health, /mcp, OAuth) ─▶ HttpServer, AdminServer  (http/, admin/)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages and /api/auth; CORS)
+ *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
  * reverse order — listeners first, then services, the database last — and the
@@ -20,6 +21,8 @@ import { healthRoutes } from "./http/HealthRoutes.js"
 import { HttpRoutes, HttpServerLive } from "./http/HttpServer.js"
 import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
 import { mcpRoutes } from "./http/mcp/McpRoute.js"
+import { MemberServicesLive, memberRoutes } from "./http/MemberRoutes.js"
+import { withCors } from "./http/Cors.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
@@ -82,9 +85,10 @@ export const ServicesLive = Services.pipe(Layer.provideMerge(DatabaseLive))
 const RoutesLive = Layer.effect(
   HttpRoutes,
   Effect.gen(function*() {
-    return [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes)]
+    const routes = [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes), ...(yield* memberRoutes)]
+    return withCors(yield* AppConfig, routes)
   })
-).pipe(Layer.provide(McpDispatcher.Default))
+).pipe(Layer.provide(Layer.mergeAll(McpDispatcher.Default, MemberServicesLive)))
 
 type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
 

@@ -1,25 +1,23 @@
 /**
- * Cookies owns reading the `Cookie` header and writing `Set-Cookie` values. Pure; safe
+ * Cookies owns reading the `Cookie` header and writing `Set-Cookie` values (RFC 6265),
+ * through the `cookie` package, and the name of the browser-session cookie. Pure; safe
  * from any fiber.
  */
+import { parseCookie, stringifySetCookie } from "cookie"
 import type { HttpRequest } from "./HttpServer.js"
+import { isHttps } from "./Issuer.js"
 
 /**
  * The value of cookie `name`, or undefined. With several cookies of one name (a sibling
- * subdomain can plant one, "cookie tossing") the first is taken: browsers send the
- * most specific path first, and our cookies use Path=/ so none is more specific.
+ * subdomain can plant one, "cookie tossing") the first is taken — `parseCookie` keeps the
+ * first —: browsers send the most specific path first, and our cookies use Path=/ so none
+ * is more specific.
  */
 export const readCookie = (request: HttpRequest, name: string): string | undefined => {
   const header = request.header("cookie")
   if (header === undefined) return undefined
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=")
-    if (eq === -1) continue
-    if (part.slice(0, eq).trim() !== name) continue
-    const value = part.slice(eq + 1).trim()
-    return value === "" ? undefined : value
-  }
-  return undefined
+  const value = parseCookie(header)[name]
+  return value === undefined || value === "" ? undefined : value
 }
 
 export interface CookieOptions {
@@ -31,11 +29,18 @@ export interface CookieOptions {
 
 /** `HttpOnly; SameSite=Lax; Path=/` always: no script reads it, and a cross-site POST never carries it. */
 export const setCookie = (name: string, value: string, options: CookieOptions): string =>
-  [
-    `${name}=${value}`,
-    "Path=/",
-    "HttpOnly",
-    "SameSite=Lax",
-    ...(options.secure ? ["Secure"] : []),
-    ...(options.maxAgeSeconds === undefined ? [] : [`Max-Age=${options.maxAgeSeconds}`])
-  ].join("; ")
+  stringifySetCookie(name, value, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "lax",
+    secure: options.secure,
+    ...(options.maxAgeSeconds === undefined ? {} : { maxAge: options.maxAgeSeconds })
+  })
+
+/**
+ * The browser session's cookie name for an issuer (CONTRACT "The member's browser surface"):
+ * on https it carries the `__Host-` prefix, which browsers accept only with Secure, Path=/
+ * and no Domain, so neither a sibling subdomain nor a plain-http page can set or shadow it
+ * (RFC 6265bis §4.1.3.2).
+ */
+export const sessionCookieName = (issuer: string): string => (isHttps(issuer) ? "__Host-belay_session" : "belay_session")

@@ -1,7 +1,8 @@
 /**
  * HttpServer owns the HTTP listener: one `node:http` server whose requests are routed
- * by exact path and method to Effect handlers, each run as its own fiber on the
- * application runtime (so logging, config and services are the app's).
+ * by method and path (Router: find-my-way, path parameters allowed) to Effect handlers,
+ * each run as its own fiber on the application runtime (so logging, config and services
+ * are the app's).
  *
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
  * machine it answers at ~0.1× a bare node:http server (research/stack.md §4: fiber
@@ -17,6 +18,7 @@ import * as Http from "node:http"
 import { Context, Data, Duration, Effect, Exit, Fiber, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/Metrics.js"
+import { makeRouter } from "./Router.js"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
 export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
@@ -24,6 +26,8 @@ export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonl
 export interface HttpRequest {
   readonly method: string
   readonly path: string
+  /** Path parameters of the matched route (`:id` → `params.id`), percent-decoded. */
+  readonly params: Readonly<Record<string, string>>
   readonly query: URLSearchParams
   readonly headers: Http.IncomingHttpHeaders
   /** The TCP peer; the forwarded client address is resolved by ClientIp when trusted. */
@@ -42,7 +46,8 @@ export interface HttpResponse {
 export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>
 
 export interface Route {
-  readonly method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS" | "*"
+  readonly method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS"
+  /** find-my-way syntax: `/settings/passkeys/:id/remove`. */
   readonly path: string
   /** Label for metrics; defaults to the path. */
   readonly name?: string
@@ -109,13 +114,14 @@ const readBody = (req: Http.IncomingMessage, limit: number) =>
     })
   })
 
-const makeRequest = (req: Http.IncomingMessage): HttpRequest => {
+const makeRequest = (req: Http.IncomingMessage, path: string, params: Readonly<Record<string, string>>): HttpRequest => {
   const rawUrl = req.url ?? "/"
   const q = rawUrl.indexOf("?")
   let query: URLSearchParams | undefined
   return {
     method: req.method ?? "GET",
-    path: q === -1 ? rawUrl : rawUrl.slice(0, q),
+    path,
+    params,
     // Parsed on first use: /mcp never looks at its query string.
     get query() {
       return (query ??= new URLSearchParams(q === -1 ? "" : rawUrl.slice(q + 1)))
@@ -161,28 +167,27 @@ export const HttpServerLive = Layer.scoped(
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
 
-    const byPath = new Map<string, Map<string, Route>>()
-    for (const route of routes) {
-      const methods = byPath.get(route.path) ?? new Map<string, Route>()
-      methods.set(route.method, route)
-      byPath.set(route.path, methods)
-    }
+    const router = makeRouter(routes)
 
     const inflight = new Set<Fiber.RuntimeFiber<void>>()
 
     const server = Http.createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
       const started = performance.now()
-      const request = makeRequest(req)
-      const methods = byPath.get(request.path)
-      const route = methods?.get(request.method) ?? methods?.get("*")
-      if (!route) {
-        const response = methods
-          ? json(405, { error: "method_not_allowed" }, { allow: [...methods.keys()].join(", ") })
+      const rawUrl = req.url ?? "/"
+      const q = rawUrl.indexOf("?")
+      const path = q === -1 ? rawUrl : rawUrl.slice(0, q)
+      const matched = router.match(req.method ?? "GET", path)
+      if (matched._tag !== "Found") {
+        const response = matched._tag === "MethodNotAllowed"
+          ? json(405, { error: "method_not_allowed" }, { allow: matched.allow.join(", ") })
           : notFound
         send(res, response)
-        metrics.observeHttp(methods ? request.path : "unmatched", response.status, (performance.now() - started) / 1000)
+        // Never the raw path as a label: with path parameters a client could mint labels at will.
+        metrics.observeHttp("unmatched", response.status, (performance.now() - started) / 1000)
         return
       }
+      const route = matched.route
+      const request = makeRequest(req, path, matched.params)
       const fiber = runFork(
         route.handler(request).pipe(
           Effect.catchAllCause((cause) =>

@@ -7,20 +7,30 @@
  *
  * Every request is authenticated again; answers are cached briefly by CredentialCache,
  * which drops a credential as soon as its revocation is announced, so a revocation still
- * takes effect at once. Stateless itself; safe to call concurrently.
+ * takes effect at once. Each success is handed to CredentialUsage ("last used" in
+ * Settings, kept in memory). Stateless itself; safe to call concurrently.
  */
 import { Effect, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 import { ApiTokens, type TokenScope } from "./ApiTokens.js"
 import { CredentialCache } from "./CredentialCache.js"
+import { CredentialUsage } from "./CredentialUsage.js"
 import { OAuthTokens } from "./OAuthTokens.js"
 import { API_TOKEN_PREFIX, sha256 } from "./Tokens.js"
 
 export interface Principal {
   readonly accountId: number
+  /** The table the token lives in; what CredentialRevocations and CredentialCache key on. */
   readonly credential: "api-token" | "oauth"
   /** The row id of the token in its table (`api_tokens` or `oauth_tokens`, per `credential`). */
   readonly tokenId: number
+  /**
+   * For an `oauth` credential: `app`, issued to an app, or `password`, a password-sign-in
+   * token of `POST /api/auth/login/token` (docs/decisions.md). Null for API tokens.
+   */
+  readonly oauthKind: "app" | "password" | null
+  /** The app an `app` token was issued to; null otherwise. */
+  readonly clientId: string | null
   /** The scope the token was granted. */
   readonly grantedScope: TokenScope
   readonly paused: boolean
@@ -37,13 +47,16 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
     const oauthTokens = yield* OAuthTokens
     const accounts = yield* Accounts
     const cache = yield* CredentialCache
+    const usage = yield* CredentialUsage
 
-    type Credential = Pick<Principal, "credential" | "tokenId" | "accountId" | "grantedScope">
+    type Credential = Pick<Principal, "credential" | "tokenId" | "oauthKind" | "clientId" | "accountId" | "grantedScope">
 
     const oauthToken = (hash: Buffer) =>
       Effect.map(oauthTokens.authenticate(hash), Option.map((t): Credential => ({
         credential: "oauth",
         tokenId: t.tokenId,
+        oauthKind: t.kind,
+        clientId: t.clientId,
         accountId: t.accountId,
         grantedScope: "read-write"
       })))
@@ -52,6 +65,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
       Effect.map(apiTokens.authenticate(hash), Option.map((t): Credential => ({
         credential: "api-token",
         tokenId: t.tokenId,
+        oauthKind: null,
+        clientId: null,
         accountId: t.accountId,
         grantedScope: t.scope
       })))
@@ -86,10 +101,15 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
       const raw = match?.[1]
       if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
       const hash = sha256(raw)
-      return cache.getOrLookup(hash.toString("base64"), lookup(raw, hash))
+      return Effect.map(cache.getOrLookup(hash.toString("base64"), lookup(raw, hash)), (principal) => {
+        if (Option.isSome(principal)) {
+          usage.record(principal.value.credential, principal.value.tokenId)
+        }
+        return principal
+      })
     }
 
     return { authenticate } as const
   }),
-  dependencies: [ApiTokens.Default, OAuthTokens.Default, Accounts.Default, CredentialCache.Default]
+  dependencies: [ApiTokens.Default, OAuthTokens.Default, Accounts.Default, CredentialCache.Default, CredentialUsage.Default]
 }) {}

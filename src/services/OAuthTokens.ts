@@ -1,9 +1,10 @@
 /**
- * OAuthTokens owns `oauth_tokens`, the access tokens issued to apps: minting (only the
- * SHA-256 of the raw value is stored), the lookup behind authentication, and every kind of
- * revocation — RFC 7009 by the app, logout, revocation of an app in settings, account
- * recovery, and reuse of the code the token came from (RFC 6749 §4.1.2). Tokens never
- * expire (the interface, "OAuth access token").
+ * OAuthTokens owns `oauth_tokens`, the access tokens issued to apps and the password-sign-in
+ * tokens (the same credential without an app): minting (only the SHA-256 of the raw value
+ * is stored), the lookup behind authentication, the listing of Settings > Authorized apps,
+ * and every kind of revocation — RFC 7009 by the app, logout, revocation of an app in
+ * settings, account recovery, and reuse of the code the token came from (RFC 6749 §4.1.2).
+ * Tokens never expire (the interface, "OAuth access token").
  *
  * Every revocation is announced on CredentialRevocations once it is committed, so cached
  * authentications drop it at once. A caller that revokes inside its own transaction (code
@@ -26,7 +27,27 @@ export interface IssuedToken {
 export interface OAuthTokenOwner {
   readonly tokenId: number
   readonly accountId: number
+  /** The app it was issued to; null for a password-sign-in token. */
+  readonly clientId: string | null
+  /** `app`: issued to an app; `password`: by `POST /api/auth/login/token` (migration 0003). */
+  readonly kind: "app" | "password"
+}
+
+/** Settings > Authorized apps: one approved app of a member, with its live tokens folded together. */
+export interface AuthorizedApp {
   readonly clientId: string
+  readonly clientName: string
+  readonly clientUri: string | null
+  /** The latest approval (token issue) by this member. */
+  readonly approvedAt: Date
+  readonly lastUsedAt: Date | null
+}
+
+/** Settings > Authorized apps: a live password-sign-in token, listed as "Password sign-in". */
+export interface PasswordSignIn {
+  readonly tokenId: number
+  readonly createdAt: Date
+  readonly lastUsedAt: Date | null
 }
 
 /** Revocations a caller's transaction may make; announced when it commits. */
@@ -57,9 +78,44 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     /** The live token whose SHA-256 is `tokenHash`, if any. */
     const authenticate = Effect.fn("OAuthTokens.authenticate")(function*(tokenHash: Buffer) {
       const rows = yield* sql<OAuthTokenOwner>`
-        SELECT id AS "tokenId", account_id AS "accountId", client_id AS "clientId" FROM oauth_tokens
+        SELECT id AS "tokenId", account_id AS "accountId", client_id AS "clientId", kind FROM oauth_tokens
         WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
+    })
+
+    /**
+     * `POST /api/auth/login/token`: a password-sign-in token, the same credential as an app's
+     * token without an app (docs/decisions.md, "Password-sign-in tokens are OAuth tokens
+     * without an app").
+     */
+    const issueForPassword = Effect.fn("OAuthTokens.issueForPassword")(function*(accountId: number) {
+      const now = yield* Clock.currentTimeMillis
+      const accessToken = generator.mint("oauth-token")
+      const rows = yield* sql<{ id: number }>`
+        INSERT INTO oauth_tokens (token_hash, kind, client_id, account_id, created_at)
+        VALUES (${sha256(accessToken)}, 'password', NULL, ${accountId}, ${new Date(now)})
+        RETURNING id`.pipe(Effect.orDie)
+      return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
+    })
+
+    /** The member's approved apps (those with a live token), most recently approved first. */
+    const listApps = Effect.fn("OAuthTokens.listApps")(function*(accountId: number) {
+      return yield* sql<AuthorizedApp>`
+        SELECT o.client_id AS "clientId", c.client_name AS "clientName", c.client_uri AS "clientUri",
+               max(o.created_at) AS "approvedAt", max(o.last_used_at) AS "lastUsedAt"
+        FROM oauth_tokens o JOIN oauth_clients c ON c.client_id = o.client_id
+        WHERE o.account_id = ${accountId} AND o.kind = 'app' AND o.revoked_at IS NULL
+        GROUP BY o.client_id, c.client_name, c.client_uri
+        ORDER BY max(o.created_at) DESC, o.client_id`.pipe(Effect.orDie)
+    })
+
+    /** The member's live password-sign-in tokens, newest first. */
+    const listPasswordSignIns = Effect.fn("OAuthTokens.listPasswordSignIns")(function*(accountId: number) {
+      return yield* sql<PasswordSignIn>`
+        SELECT id AS "tokenId", created_at AS "createdAt", last_used_at AS "lastUsedAt"
+        FROM oauth_tokens
+        WHERE account_id = ${accountId} AND kind = 'password' AND revoked_at IS NULL
+        ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
     })
 
     const revokeWhere = (where: Statement.Fragment) =>
@@ -67,7 +123,7 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
         sql<OAuthTokenOwner>`
           UPDATE oauth_tokens SET revoked_at = ${new Date(now)}
           WHERE ${where} AND revoked_at IS NULL
-          RETURNING id AS "tokenId", account_id AS "accountId", client_id AS "clientId"`)
+          RETURNING id AS "tokenId", account_id AS "accountId", client_id AS "clientId", kind`)
 
     /** Announces revocations that are already committed. */
     const announce = (rows: ReadonlyArray<OAuthTokenOwner>) =>
@@ -101,6 +157,11 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       return yield* revoke(sql`account_id = ${accountId} AND client_id = ${clientId}`)
     })
 
+    /** Settings > Authorized apps: one password-sign-in token of this member. Returns whether it was live. */
+    const revokePasswordSignIn = Effect.fn("OAuthTokens.revokePasswordSignIn")(function*(accountId: number, tokenId: number) {
+      return (yield* revoke(sql`id = ${tokenId} AND account_id = ${accountId} AND kind = 'password'`)) > 0
+    })
+
     /**
      * Runs `body` in one transaction (with the caller's own statements); tokens it revokes
      * through the revoker are announced after the commit, never if it rolls back.
@@ -124,7 +185,18 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
         return result
       })
 
-    return { issue, authenticate, revokeForApp, revokeById, revokeForClient, inTransaction } as const
+    return {
+      issue,
+      issueForPassword,
+      authenticate,
+      listApps,
+      listPasswordSignIns,
+      revokeForApp,
+      revokeById,
+      revokeForClient,
+      revokePasswordSignIn,
+      inTransaction
+    } as const
   }),
   dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

@@ -6,6 +6,7 @@ import type { HttpRequest } from "../../src/http/HttpServer.js"
 const request = (remoteAddress: string, xff?: string): HttpRequest => ({
   method: "POST",
   path: "/",
+  params: {},
   query: new URLSearchParams(),
   headers: {},
   remoteAddress,

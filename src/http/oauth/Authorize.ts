@@ -35,12 +35,12 @@ import { OAuthCodes } from "../../services/OAuthCodes.js"
 import { OAuthConsents } from "../../services/OAuthConsents.js"
 import { authorizationResponse, validateAuthorizeRequest } from "../../services/oauth/AuthorizeRequest.js"
 import { clientUriHost, redirectTarget } from "../../services/oauth/ClientMetadata.js"
-import { readCookie } from "../Cookies.js"
+import { readCookie, sessionCookieName } from "../Cookies.js"
 import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"
 import { approvalPage, deniedPage, errorPage, oobCodePage, PageFields } from "../pages/Pages.js"
 import { resolveIssuer } from "../Issuer.js"
 import { isSameOriginPost, page, readOAuthBody, seeOther } from "./OAuthHttp.js"
-import { SESSION_COOKIE, signInResponse, single } from "./SignIn.js"
+import { signInResponse, single } from "./SignIn.js"
 
 export const CONSENT_FIELD = "consent"
 
@@ -79,7 +79,7 @@ export const authorizeRoutes = Effect.gen(function*() {
       const authorization = validated.right
       const client = authorization.client
 
-      const secret = readCookie(request, SESSION_COOKIE)
+      const secret = readCookie(request, sessionCookieName(issuer))
       const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
       const member = Option.isNone(session) ? Option.none() : yield* accounts.findById(session.value.accountId)
       if (secret === undefined || Option.isNone(session) || Option.isNone(member)) {
@@ -119,7 +119,7 @@ export const authorizeRoutes = Effect.gen(function*() {
       if (!isSameOriginPost(request, issuer)) {
         return refused(403, "This approval did not come from this site's own page.", "Approval refused")
       }
-      const secret = readCookie(request, SESSION_COOKIE)
+      const secret = readCookie(request, sessionCookieName(issuer))
       const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
       if (secret === undefined || Option.isNone(session)) {
         return refused(403, "You are not signed in any more. Start again from the app.", "Approval refused")

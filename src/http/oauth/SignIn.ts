@@ -1,39 +1,45 @@
 /**
- * SignIn owns member sign-in with username and password on the authorization flow: the
- * sign-in page (shown by Authorize when no session is open) and `POST /oauth/signin`.
- * Checks of the POST, in order:
+ * SignIn owns member sign-in with username and password: the sign-in page (shown by
+ * Authorize when no session is open, and at `/login`) and its two POST endpoints —
+ * `/oauth/signin`, which may only continue to the authorization it came from, and `/login`
+ * (LoginRoutes), which may continue to any same-origin path. The page also offers passkey
+ * sign-in (LoginRoutes' JSON endpoints, PasskeyScript.ts). Checks of the POST, in order:
  *   1. same-origin request (Origin, or Sec-Fetch-Site when Origin is null) → else 403;
  *   2. body ≤ 16 KiB form (413 / 400);
  *   3. login CSRF: the form's token equals the `belay_signin` cookie set with the page
  *      (double submit; a cross-site page can neither read nor set it) → else 403;
- *   4. `return_to` is a same-origin authorization URL (`/oauth/authorize?…`), never an
- *      absolute or protocol-relative one (an open redirect, RFC 9700 §4.11) → else 400;
- *   5. at most 10 failed sign-ins per address and username in 10 minutes → 429;
+ *   4. `return_to` is a path this endpoint may continue to — `/oauth/authorize?…` here, a
+ *      same-origin path at /login; never an absolute or protocol-relative URL (an open
+ *      redirect, RFC 9700 §4.11) → else 400;
+ *   5. SignInLimiter: more than 10 failures for the account or from the address in 10
+ *      minutes → 429 with Retry-After;
  *   6. the password (argon2id; the same work whether or not the name exists) → 401 with
- *      the form again;
- *   7. a session: cookie `belay_session`, HttpOnly, SameSite=Lax, Secure on https,
- *      Path=/, 30 days; then 303 back to the authorization, which shows the approval page.
- * Stateless apart from the failure limiter (in memory, atomic per attempt).
+ *      the form again and one message for every cause;
+ *   7. a session (Session.sessionCookie: HttpOnly, SameSite=Lax, `__Host-` and Secure on
+ *      https, 30 days); then 303 to `return_to`.
+ * Stateless; the limiter is safe under concurrency.
  */
-import { Duration, Effect, Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
+import { MemberPaths } from "../../schema/MemberApi.js"
 import { Accounts } from "../../services/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { BrowserSessionLimits, BrowserSessions } from "../../services/BrowserSessions.js"
-import { makeSlidingWindow } from "../../services/RegistrationLimiter.js"
+import { BrowserSessions } from "../../services/BrowserSessions.js"
+import { SignInLimiter } from "../../services/SignInLimiter.js"
 import { constantTimeEqual, randomSecret } from "../../services/Tokens.js"
+import { isSafeNext, sessionCookie } from "../auth/Session.js"
 import { clientIp, rateLimitKey } from "../ClientIp.js"
 import { readCookie, setCookie } from "../Cookies.js"
 import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"
-import { errorPage, PageFields, signInPage } from "../pages/Pages.js"
 import { isHttps, resolveIssuer } from "../Issuer.js"
+import { errorPage, PageFields, signInPage } from "../pages/Pages.js"
 import { isSameOriginPost, page, readOAuthBody, seeOther } from "./OAuthHttp.js"
 
 export const SIGN_IN_PATH = "/oauth/signin"
-export const SESSION_COOKIE = "belay_session"
 export const SIGN_IN_CSRF_COOKIE = "belay_signin"
 export const RETURN_TO_FIELD = "return_to"
 
-export const SignInLimits = { failuresPerWindow: 10, window: Duration.minutes(10) } as const
+/** One message for every failed password sign-in: the client learns nothing about why. */
+export const SIGN_IN_FAILED = "Wrong username or password."
 
 /** Only the authorization endpoint of this server, as a path: no scheme, host, `//` or `\`. */
 export const isSafeReturnTo = (value: string): boolean =>
@@ -42,10 +48,13 @@ export const isSafeReturnTo = (value: string): boolean =>
 export interface SignInForm {
   readonly issuer: string
   readonly returnTo: string
+  /** Where the form posts: `/oauth/signin` (default) or `/login`. */
+  readonly action?: string
   readonly clientName?: string | undefined
   readonly username?: string | undefined
   readonly error?: string | undefined
   readonly status?: number
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /**
@@ -58,14 +67,18 @@ export const signInResponse = (request: HttpRequest, form: SignInForm): HttpResp
   return page(
     form.status ?? 200,
     signInPage({
-      action: SIGN_IN_PATH,
+      action: form.action ?? SIGN_IN_PATH,
       csrfToken: csrf,
       hidden: { [RETURN_TO_FIELD]: form.returnTo },
+      passkey: { optionsUrl: MemberPaths.loginPasskeyOptions, submitUrl: MemberPaths.loginPasskey, next: form.returnTo },
       ...(form.clientName === undefined ? {} : { clientName: form.clientName }),
       ...(form.username === undefined ? {} : { username: form.username }),
       ...(form.error === undefined ? {} : { error: form.error })
     }),
-    existing === undefined ? { "set-cookie": setCookie(SIGN_IN_CSRF_COOKIE, csrf, { secure: isHttps(form.issuer) }) } : {}
+    {
+      ...(existing === undefined ? { "set-cookie": setCookie(SIGN_IN_CSRF_COOKIE, csrf, { secure: isHttps(form.issuer) }) } : {}),
+      ...form.headers
+    }
   )
 }
 
@@ -75,20 +88,18 @@ export const single = (form: URLSearchParams, name: string): string | undefined 
   return all.length === 1 ? all[0] : undefined
 }
 
-export const signInRoute = Effect.gen(function*() {
-  const config = yield* AppConfig
-  const accounts = yield* Accounts
-  const sessions = yield* BrowserSessions
-  const failures = yield* makeSlidingWindow({ limit: SignInLimits.failuresPerWindow, window: SignInLimits.window })
+/** The POST handler of a sign-in form at `path`, continuing only to what `mayContinueTo` accepts. */
+const passwordSignIn = (path: string, mayContinueTo: (returnTo: string) => boolean) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const accounts = yield* Accounts
+    const sessions = yield* BrowserSessions
+    const limiter = yield* SignInLimiter
 
-  const refused = (status: number, message: string, title?: string) =>
-    page(status, errorPage({ message, ...(title === undefined ? {} : { title }) }))
+    const refused = (status: number, message: string, title?: string) =>
+      page(status, errorPage({ message, ...(title === undefined ? {} : { title }) }))
 
-  const route: Route = {
-    method: "POST",
-    path: SIGN_IN_PATH,
-    name: "oauth.signin",
-    handler: (request) =>
+    return (request: HttpRequest) =>
       Effect.gen(function*() {
         const resolved = resolveIssuer(request, config)
         if (Either.isLeft(resolved)) return refused(400, "The Host header of this request is not valid.")
@@ -105,14 +116,14 @@ export const signInRoute = Effect.gen(function*() {
           return refused(403, "The sign-in form expired. Go back, reload the page and sign in again.", "Sign-in refused")
         }
         const returnTo = single(form, RETURN_TO_FIELD)
-        if (returnTo === undefined || !isSafeReturnTo(returnTo)) {
-          return refused(400, "The sign-in form does not say where to continue. Start again from the app.")
+        if (returnTo === undefined || !mayContinueTo(returnTo)) {
+          return refused(400, "The sign-in form does not say where to continue. Start again.")
         }
         const username = single(form, PageFields.username) ?? ""
         const password = single(form, PageFields.password) ?? ""
 
-        const limitKey = `${rateLimitKey(clientIp(request, config.trustProxy))} ${username.toLowerCase()}`
-        const limited = yield* Effect.either(failures.check(limitKey))
+        const attempt = { ipKey: rateLimitKey(clientIp(request, config.trustProxy)), account: username }
+        const limited = yield* Effect.either(limiter.check(attempt))
         if (Either.isLeft(limited)) {
           return page(
             429,
@@ -125,25 +136,21 @@ export const signInRoute = Effect.gen(function*() {
           ? Option.none()
           : yield* accounts.verifyPassword(username, password)
         if (Option.isNone(account)) {
-          yield* Effect.ignore(failures.take(limitKey))
+          yield* limiter.recordFailure(attempt)
           yield* Effect.logInfo("sign-in failed")
-          return signInResponse(request, {
-            issuer,
-            returnTo,
-            username,
-            error: "Wrong username or password.",
-            status: 401
-          })
+          return signInResponse(request, { issuer, returnTo, action: path, username, error: SIGN_IN_FAILED, status: 401 })
         }
 
         const secret = yield* sessions.create(account.value.id)
-        return seeOther(returnTo, {
-          "set-cookie": setCookie(SESSION_COOKIE, secret, {
-            secure: isHttps(issuer),
-            maxAgeSeconds: Math.floor(Duration.toSeconds(BrowserSessionLimits.lifetime))
-          })
-        })
+        return seeOther(returnTo, { "set-cookie": sessionCookie(issuer, secret) })
       }).pipe(Effect.catchTag("BodyRefused", (e) => Effect.succeed(e.response)))
-  }
-  return [route] as ReadonlyArray<Route>
-})
+  })
+
+export const signInRoute = Effect.map(passwordSignIn(SIGN_IN_PATH, isSafeReturnTo), (handler): ReadonlyArray<Route> => [
+  { method: "POST", path: SIGN_IN_PATH, name: "oauth.signin", handler }
+])
+
+/** `POST /login`: the same sign-in, continuing to any same-origin path (`?next=`). */
+export const loginPostRoute = Effect.map(passwordSignIn(MemberPaths.login, isSafeNext), (handler): ReadonlyArray<Route> => [
+  { method: "POST", path: MemberPaths.login, name: "login.password", handler }
+])

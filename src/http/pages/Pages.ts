@@ -1,19 +1,13 @@
-// The server-rendered pages of the authorization flow: sign-in, approval, out-of-band code,
-// denied, error. Plain HTML strings, no script, no third-party resource (RFC 9700 §4.2.4), a small
-// inline stylesheet (the pages' CSP is only `frame-ancestors 'none'`). Every interpolated value
-// goes through `escapeHtml` by way of the `html` template tag; client metadata is self-asserted
-// (RFC 7591 §5) and is shown as text, never as a link. Pure functions; safe from any fiber.
+// The server-rendered pages of the authorization flow — sign-in, approval, out-of-band code,
+// denied, error — and the page layout the member's other pages (SettingsPages.ts) share. Plain
+// HTML strings, no third-party resource (RFC 9700 §4.2.4), one inline stylesheet allowed by its
+// hash, and one same-origin script (PasskeyScript.ts) on the pages that offer passkeys. Every
+// interpolated value goes through `escapeHtml` by way of the `html` template tag; client metadata
+// is self-asserted (RFC 7591 §5) and is shown as text, never as a link. Pure functions; safe from
+// any fiber.
+import * as Crypto from "node:crypto"
 import type { RedirectTarget } from "../../services/oauth/ClientMetadata.js"
-
-/** Headers for every page of the flow (research/oauth.md §2.2, H-07). No `form-action`: Chromium
- * and Safari apply it to the redirect after the approve POST and would block it. */
-export const securityHeaders: Readonly<Record<string, string>> = {
-  "Content-Security-Policy": "frame-ancestors 'none'",
-  "X-Frame-Options": "DENY",
-  "Referrer-Policy": "no-referrer",
-  "Cache-Control": "no-store",
-  "X-Content-Type-Options": "nosniff"
-}
+import { PASSKEY_SCRIPT_PATH } from "./PasskeyScript.js"
 
 export const HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 
@@ -61,29 +55,78 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Htm
   new SafeHtml(strings.reduce((out, part, i) => out + part + (i < values.length ? render(values[i]) : ""), ""))
 
 const style = `
-:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--warn:#8a4b00}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--accent:#4493f8;--warn:#e3b341}}
+:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--warn:#8a4b00;--ok:#1a7f37}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--accent:#4493f8;--warn:#e3b341;--ok:#3fb950}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
 main{max-width:32rem;margin:3rem auto;padding:2rem;background:var(--card);border:1px solid var(--line);border-radius:12px}
+main.wide{max-width:52rem}
 h1{font-size:1.35rem;margin:0 0 1rem;overflow-wrap:anywhere}
+h2{font-size:1.1rem;margin:2rem 0 .75rem}
 p{margin:.75rem 0}
+a{color:var(--accent)}
+a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .muted{color:var(--muted);font-size:.9rem}
 .warn{color:var(--warn)}
+.ok{color:var(--ok)}
 dl{margin:1rem 0;display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}
 dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+fieldset{border:0;margin:.75rem 0;padding:0}
+legend{font-weight:600;padding:0}
+fieldset label{display:inline-flex;align-items:center;gap:.35rem;margin:.25rem 1.25rem .25rem 0;font-weight:400}
 input[type=text],input[type=password]{width:100%;padding:.55rem .7rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px}
 .actions{display:flex;gap:.75rem;margin-top:1.5rem}
 button{flex:1;padding:.6rem 1rem;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--line);background:var(--bg);color:inherit;cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+button.small{flex:none;padding:.3rem .75rem;font-size:.9rem}
+button:disabled{opacity:.6;cursor:progress}
 button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .code{display:block;margin:1rem 0;padding:1rem;font:1.05rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border:1px solid var(--line);border-radius:8px;overflow-wrap:anywhere;user-select:all}
 [role=alert]{padding:.6rem .8rem;border:1px solid var(--warn);border-radius:8px}
+[role=status]{padding:.6rem .8rem;border:1px solid var(--ok);border-radius:8px}
+[hidden]{display:none!important}
+.divider{margin:1.5rem 0 1rem;text-align:center;color:var(--muted);font-size:.9rem}
+nav ul{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;list-style:none;margin:0 0 1.5rem;padding:0 0 .75rem;border-bottom:1px solid var(--line)}
+nav a[aria-current=page]{font-weight:700;color:inherit;text-decoration:none}
+.topbar{display:flex;justify-content:space-between;align-items:baseline;gap:1rem;margin-bottom:1rem}
+.topbar form{margin:0}
+table{width:100%;border-collapse:collapse;margin:.5rem 0 1rem}
+caption{text-align:left;font-weight:600;padding:.25rem 0}
+th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+th{font-size:.9rem;color:var(--muted)}
+td form{margin:0}
 `
 
-const page = (title: string, body: SafeHtml): string =>
+/** CSP `style-src` source of the one stylesheet (CSP Level 3 §8.3 hash-source). */
+const STYLE_SOURCE = `'sha256-${Crypto.createHash("sha256").update(style).digest("base64")}'`
+
+/**
+ * Headers for every page (CONTRACT "Pages"; docs/decisions.md, "Pages"). `frame-ancestors
+ * 'none'` with `X-Frame-Options: DENY` refuses framing; the rest of the policy lets a page load
+ * nothing but its own stylesheet (by hash), same-origin scripts and same-origin fetches. No
+ * `form-action`: Chromium and Safari apply it to the redirect after the approve POST and would
+ * block it.
+ */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  "Content-Security-Policy":
+    `default-src 'none'; script-src 'self'; style-src ${STYLE_SOURCE}; img-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff"
+}
+
+export interface LayoutOptions {
+  /** Same-origin script paths, loaded with `defer`. */
+  readonly scripts?: ReadonlyArray<string>
+  /** The settings pages' wider column. */
+  readonly wide?: boolean
+}
+
+/** A whole document around `body`. */
+export const layout = (title: string, body: SafeHtml, options: LayoutOptions = {}): string =>
   html`<!doctype html>
 <html lang="en">
 <head>
@@ -93,14 +136,16 @@ const page = (title: string, body: SafeHtml): string =>
 <meta name="robots" content="noindex">
 <title>${title} · Belay</title>
 <style>${new SafeHtml(style)}</style>
-</head>
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body>
-<main>
+<main${options.wide === true ? new SafeHtml(" class=\"wide\"") : ""}>
 ${body}
 </main>
 </body>
 </html>
 `.value
+
+const page = (title: string, body: SafeHtml, options: LayoutOptions = {}): string => layout(title, body, options)
 
 const hiddenInputs = (fields: Readonly<Record<string, string>>): SafeHtml =>
   html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}`
@@ -121,6 +166,13 @@ export interface SignInPageInput extends FlowForm {
   readonly username?: string
   /** A failure to show, e.g. "Wrong username or password." */
   readonly error?: string
+  /** Offers passkey sign-in: where its two JSON endpoints are and where to go afterwards. */
+  readonly passkey?: {
+    readonly optionsUrl: string
+    readonly submitUrl: string
+    /** A same-origin path (Session.isSafeNext). */
+    readonly next: string
+  }
 }
 
 export const signInPage = (input: SignInPageInput): string => {
@@ -140,9 +192,20 @@ ${hiddenInputs(input.hidden ?? {})}<label for="username">Username</label>
 <label for="password">Password</label>
 <input type="password" id="password" name="${PageFields.password}" autocomplete="current-password" required>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
-</form>`
+</form>
+${input.passkey === undefined ? "" : passkeySignIn(input.passkey)}`,
+    input.passkey === undefined ? {} : { scripts: [PASSKEY_SCRIPT_PATH] }
   )
 }
+
+/** Hidden until the script finds WebAuthn in the browser (PasskeyScript.ts). */
+const passkeySignIn = (passkey: NonNullable<SignInPageInput["passkey"]>): SafeHtml =>
+  html`<section data-passkey-sign-in data-options="${passkey.optionsUrl}" data-submit="${passkey.submitUrl}"
+ data-next="${passkey.next}" aria-labelledby="passkey-heading" hidden>
+<p class="divider" id="passkey-heading">or</p>
+<p role="alert" hidden></p>
+<div class="actions"><button type="button">Sign in with a passkey</button></div>
+</section>`
 
 export interface ApprovalPageInput extends FlowForm {
   readonly clientName: string
@@ -186,7 +249,7 @@ ${signedInAs}
 It can read your messages and act as you on every network.</dd>
 <dt>Approval goes to</dt><dd>${targetText(input.target)}</dd>
 </dl>
-<p class="muted">Only approve if you started this from the app yourself. You can revoke access later in Settings.</p>
+<p class="muted">Only approve if you started this from the app yourself. You can revoke access later in Settings › Authorized apps.</p>
 <form method="post" action="${input.action}">
 <input type="hidden" name="${PageFields.csrf}" value="${input.csrfToken}">
 ${hiddenInputs(input.hidden ?? {})}<div class="actions">

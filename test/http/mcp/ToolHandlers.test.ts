@@ -38,7 +38,9 @@ const account = (name: string) =>
       grantedScope: "read-write",
       paused: false,
       scope: "read-write",
-      tokenId: 1
+      tokenId: 1,
+      oauthKind: null,
+      clientId: null
     }
     const ids = [networkId, second]
     /** The away commands that passed the fake's write gate on this account's networks: [networkId, message]. */

@@ -14,6 +14,7 @@ import { fetchP, jsonOf, rawRequest, startOAuthApp } from "./OAuthHarness.js"
 const request = (headers: Record<string, string>): HttpRequest => ({
   method: "GET",
   path: "/",
+  params: {},
   query: new URLSearchParams(),
   headers,
   remoteAddress: "127.0.0.1",

@@ -274,8 +274,8 @@ describe(`OAuth flow with oauth4webapi on ${describeMode}`, () => {
         jar
       )
       expect(https.html).toContain("<strong>app.example</strong>")
+      expect(page.res.headers.get("content-security-policy")).toMatch(/(^|; )frame-ancestors 'none'(;|$)/)
       for (const [name, value] of Object.entries({
-        "content-security-policy": "frame-ancestors 'none'",
         "x-frame-options": "DENY",
         "referrer-policy": "no-referrer",
         "cache-control": "no-store"
@@ -303,7 +303,12 @@ describe(`OAuth flow with oauth4webapi on ${describeMode}`, () => {
         csrf_token: csrf, return_to: returnTo, username: "alice", password: "correct horse battery staple"
       }, { ...proxied, ...jar.header(), origin: "https://belay.example" })
       expect(signed.status).toBe(303)
-      expect(signed.headers.get("set-cookie")).toMatch(/^belay_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/)
+      // CONTRACT: on https the session cookie carries the __Host- prefix (Secure, Path=/, no Domain).
+      const cookie = signed.headers.get("set-cookie")!
+      expect(cookie).toMatch(/^__Host-belay_session=[^;]+;/)
+      for (const attribute of ["Path=/", "HttpOnly", "SameSite=Lax", "Secure"]) expect(cookie.split("; ")).toContain(attribute)
+      expect(cookie).toMatch(/; Max-Age=\d+(;|$)/)
+      expect(cookie).not.toMatch(/Domain=/i)
     }))
 
   it.scopedLive("hosted: codes and tokens begin with `<server>~`; API tokens are refused at /mcp and logout", () =>

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
+import { PASSKEY_SCRIPT_PATH } from "../../../src/http/pages/PasskeyScript.js"
 import type { RedirectTarget } from "../../../src/services/oauth/ClientMetadata.js"
 import {
   approvalPage,
@@ -147,6 +149,15 @@ describe("oobCodePage, deniedPage, errorPage", () => {
     expect(page).toContain("Nothing was sent to the app")
   })
 
+  it("the sign-in page with passkeys loads the one same-origin script, deferred, and no inline script", () => {
+    const page = signInPage({ action: "/l", csrfToken: "t", passkey: { optionsUrl: "/o", submitUrl: "/s", next: "/settings?a=<b>" } })
+    expect(page).toContain(`<script src="${PASSKEY_SCRIPT_PATH}" defer></script>`)
+    expect(count(page, "<script")).toBe(1)
+    expect(page).toContain("data-passkey-sign-in data-options=\"/o\" data-submit=\"/s\"")
+    expect(page).toContain("data-next=\"/settings?a=&lt;b&gt;\"")
+    expect(PASSKEY_SCRIPT_PATH).toMatch(/^\/assets\/passkeys\.[A-Za-z0-9_-]{12}\.js$/)
+  })
+
   it.each([
     { name: "sign-in", page: signInPage({ action: "/l", csrfToken: "t" }) },
     { name: "approval", page: approval() },
@@ -163,13 +174,28 @@ describe("oobCodePage, deniedPage, errorPage", () => {
 })
 
 describe("securityHeaders", () => {
-  it("frame-ancestors only (no form-action), DENY, no-referrer, no-store, nosniff", () => {
-    expect(securityHeaders).toStrictEqual({
-      "Content-Security-Policy": "frame-ancestors 'none'",
+  it("frame-ancestors 'none' and no form-action; only same-origin scripts, the stylesheet by hash; DENY, no-referrer, no-store, nosniff", () => {
+    const { "Content-Security-Policy": csp, ...rest } = securityHeaders
+    expect(rest).toStrictEqual({
       "X-Frame-Options": "DENY",
       "Referrer-Policy": "no-referrer",
       "Cache-Control": "no-store",
       "X-Content-Type-Options": "nosniff"
     })
+    const directives = Object.fromEntries(csp!.split("; ").map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]))
+    expect(directives["frame-ancestors"]).toBe("'none'")
+    expect(directives["form-action"]).toBeUndefined()
+    expect(directives["default-src"]).toBe("'none'")
+    expect(directives["script-src"]).toBe("'self'")
+    expect(directives["style-src"]).toMatch(/^'sha256-[A-Za-z0-9+/]{43}='$/)
+  })
+
+  it("the style-src hash is the hash of the page's one stylesheet", () => {
+    const page = errorPage({ message: "m" })
+    const style = /<style>([\s\S]*)<\/style>/.exec(page)![1]!
+    const hash = createHash("sha256").update(style).digest("base64")
+    expect(securityHeaders["Content-Security-Policy"]).toContain(`style-src 'sha256-${hash}'`)
+    expect(count(page, "<style")).toBe(1)
+    expect(page).not.toMatch(/ style=/)
   })
 })

@@ -1,0 +1,64 @@
+/**
+ * Router owns matching a request's method and path to one Route: a find-my-way radix tree
+ * (Fastify's router) built once from `HttpRoutes`, so routes may carry path parameters
+ * (`/settings/passkeys/:id/remove`) and exact paths cost one tree walk, not a scan.
+ * Immutable after construction; `match` is a pure lookup, safe from any fiber.
+ *
+ * A path that exists under other methods answers 405 with `Allow` (RFC 9110 §15.5.6):
+ * /mcp relies on it (CONTRACT "Protocol decisions": GET and DELETE /mcp → 405, never 401).
+ */
+import FindMyWay from "find-my-way"
+import type { Route } from "./HttpServer.js"
+
+export type RouteMatch =
+  | { readonly _tag: "Found"; readonly route: Route; readonly params: Readonly<Record<string, string>> }
+  | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
+  | { readonly _tag: "NotFound" }
+
+const NOT_FOUND: RouteMatch = { _tag: "NotFound" }
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({})
+
+/** Methods a Route may declare, in the order `Allow` lists them. */
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
+type Method = (typeof METHODS)[number]
+
+const isMethod = (method: string): method is Method => (METHODS as ReadonlyArray<string>).includes(method)
+
+export interface Router {
+  readonly match: (method: string, path: string) => RouteMatch
+}
+
+/** Fails at start-up on two routes for one method and path (find-my-way throws). */
+export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
+  const tree = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true })
+  const used = new Set<Method>()
+  for (const route of routes) {
+    used.add(route.method)
+    // The handler slot is unused: the Route travels as the route's store.
+    tree.on(route.method, route.path, () => undefined, route)
+  }
+
+  // OPTIONS is the CORS preflight (Cors.ts), not a method of the resource: `Allow` names the
+  // others, as CONTRACT fixes for /mcp (`Allow: POST`).
+  const allowed = (path: string): ReadonlyArray<string> =>
+    METHODS.filter((method) => method !== "OPTIONS" && used.has(method) && tree.find(method, path) !== null)
+
+  const match = (method: string, path: string): RouteMatch => {
+    if (isMethod(method)) {
+      const found = tree.find(method, path)
+      if (found !== null) {
+        const params = found.params
+        let clean: Record<string, string> | undefined
+        for (const key in params) {
+          const value = params[key]
+          if (value !== undefined) (clean ??= {})[key] = value
+        }
+        return { _tag: "Found", route: found.store as Route, params: clean ?? NO_PARAMS }
+      }
+    }
+    const allow = allowed(path)
+    return allow.length === 0 ? NOT_FOUND : { _tag: "MethodNotAllowed", allow }
+  }
+
+  return { match }
+}

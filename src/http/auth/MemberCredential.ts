@@ -1,0 +1,50 @@
+/**
+ * MemberCredential owns the credential rule of every `/api/*` route that acts for a member
+ * (CONTRACT "The member's browser surface", Credentials): the browser session cookie, or
+ * `Authorization: Bearer` with an OAuth access token or a password-sign-in token. API
+ * tokens are for /mcp only: here they get 401 `{error: "invalid_token", error_description}`
+ * like a token that does not exist (RFC 6750 §3.1). A request that sends an Authorization
+ * header is judged by it alone, never by a cookie that happens to ride along.
+ * Stateless Effects over Authenticator and BrowserSessions.
+ */
+import { Effect, Either, Option } from "effect"
+import type { Authenticator, Principal } from "../../services/Authenticator.js"
+import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
+import { noStore } from "../oauth/OAuthHttp.js"
+import { currentSession, type MemberSession, type SessionServices } from "./Session.js"
+
+export type Member =
+  | { readonly _tag: "Session"; readonly session: MemberSession; readonly accountId: number }
+  | {
+    readonly _tag: "Bearer"
+    readonly credential: "oauth" | "password-token"
+    readonly principal: Principal
+    readonly accountId: number
+  }
+
+/** RFC 6750 §3: 401 with a Bearer challenge naming the error. */
+export const invalidToken = (description: string): HttpResponse =>
+  json(401, { error: "invalid_token", error_description: description }, {
+    ...noStore,
+    "www-authenticate": "Bearer error=\"invalid_token\""
+  })
+
+/** The member behind this request, or the 401 that ends it. */
+export const memberCredential = (
+  services: SessionServices & { readonly authenticator: Authenticator },
+  request: HttpRequest,
+  issuer: string
+): Effect.Effect<Either.Either<Member, HttpResponse>> =>
+  Effect.gen(function*() {
+    const authorization = request.header("authorization")
+    if (authorization !== undefined) {
+      const principal = yield* services.authenticator.authenticate(authorization)
+      if (Option.isNone(principal)) return Either.left(invalidToken("the token is not valid or was revoked"))
+      if (principal.value.credential === "api-token") return Either.left(invalidToken("API tokens are accepted at /mcp only"))
+      const credential = principal.value.oauthKind === "password" ? "password-token" : "oauth"
+      return Either.right<Member>({ _tag: "Bearer", credential, principal: principal.value, accountId: principal.value.accountId })
+    }
+    const session = yield* currentSession(services, request, issuer)
+    if (Option.isNone(session)) return Either.left(invalidToken("sign in, or send a Bearer token"))
+    return Either.right<Member>({ _tag: "Session", session: session.value, accountId: session.value.session.accountId })
+  })
