@@ -8,10 +8,9 @@
  * that another origin cannot frame the page. Without Chromium the tests skip, except under
  * CI=true, where they fail (SystemBinary).
  */
-import * as Http from "node:http"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Browser, chromium, type ConsoleMessage } from "playwright-core"
+import type { ConsoleMessage } from "playwright-core"
 import {
   authorizeUrl,
   jsonOf,
@@ -22,58 +21,7 @@ import {
   registerClient,
   startOAuthApp
 } from "../http/oauth/OAuthHarness.js"
-import { systemBinary } from "../support/SystemBinary.js"
-
-const CHROMIUM = systemBinary({
-  name: "chromium",
-  path: "/usr/bin/chromium",
-  variable: "BELAY_TEST_CHROMIUM",
-  install: "apt-get install chromium"
-})
-
-const launch = Effect.acquireRelease(
-  Effect.flatMap(CHROMIUM.require, (executablePath) => Effect.promise(() =>
-    chromium.launch({
-      executablePath,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
-    })
-  )),
-  (browser: Browser) => Effect.promise(() => browser.close())
-)
-
-/** A native app's redirect listener on 127.0.0.1:<ephemeral>, recording every request it gets. */
-const loopbackListener = Effect.acquireRelease(
-  Effect.async<{ server: Http.Server; port: number; hits: Array<string> }>((resume) => {
-    const hits: Array<string> = []
-    const server = Http.createServer((req, res) => {
-      hits.push(req.url ?? "")
-      if (req.url?.startsWith("/frame")) {
-        res.writeHead(200, { "content-type": "text/html" })
-        res.end(`<iframe id="f" src="${decodeURIComponent(req.url.slice("/frame?src=".length))}"></iframe>`)
-        return
-      }
-      res.writeHead(200, { "content-type": "text/plain" })
-      res.end("You can close this window.")
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resume(Effect.succeed({ server, port: typeof address === "object" && address ? address.port : 0, hits }))
-    })
-  }),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
+import { CHROMIUM, framed, launchChromium as launch, loopbackListener } from "../support/Chromium.js"
 
 describe("OAuth approval in headless Chromium", () => {
   it.scopedLive.skipIf(CHROMIUM.skip)("sign in, approve, and the 303 reaches the loopback app; the code redeems; deny sends access_denied", () =>
@@ -162,15 +110,7 @@ describe("OAuth approval in headless Chromium", () => {
       const client = yield* registerClient(app.url)
       const { challenge } = pkcePair()
       const authorize = authorizeUrl(app.url, { client_id: client.client_id, redirect_uri: "http://127.0.0.1/cb", code_challenge: challenge })
-      yield* Effect.promise(() => page.goto(`http://127.0.0.1:${listener.port}/frame?src=${encodeURIComponent(authorize)}`))
-      const frame = yield* Effect.promise(async () => {
-        await page.waitForTimeout(500)
-        const child = page.frames().find((f) => f !== page.mainFrame())
-        return {
-          url: child?.url(),
-          text: child === undefined ? "" : await child.innerText("body").catch(() => "")
-        }
-      })
+      const frame = yield* framed(page, listener.port, authorize)
       // Chromium replaced the refused frame with its error page.
       expect(frame.url).toBe("chrome-error://chromewebdata/")
       expect(frame.text).not.toContain("Sign in to Belay")
