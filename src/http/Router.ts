@@ -49,10 +49,14 @@ export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
       if (found !== null) {
         const params = found.params
         let clean: Record<string, string> | undefined
+        let empty = false
         for (const key in params) {
           const value = params[key]
-          if (value !== undefined) (clean ??= {})[key] = value
+          // find-my-way matches `/a//b` with an empty `:id`; an empty segment names nothing.
+          if (value === undefined || value === "") empty = true
+          else (clean ??= {})[key] = value
         }
+        if (empty) return NOT_FOUND
         return { _tag: "Found", route: found.store as Route, params: clean ?? NO_PARAMS }
       }
     }
