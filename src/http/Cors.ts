@@ -15,6 +15,7 @@
  *
  * A request without `Origin` (every non-browser client, and /mcp under load) costs one
  * header lookup. Applied once to the assembled routes (`withCors`); stateless.
+ * docs/decisions.md, "CORS".
  */
 import { Effect } from "effect"
 import { InvalidRequest, jsonRpcErrorResponse } from "../schema/JsonRpc.js"

@@ -10,6 +10,7 @@
  * and the UV flag checked, §7.1 step 15); passkeys are discoverable (`residentKey:
  * "required"`), so sign-in asks for no name and reveals nothing about which accounts exist
  * or have passkeys. The signature counter must grow (§7.2 step 22; Passkeys.recordUse).
+ * docs/decisions.md, "Passkeys".
  *
  * A failed sign-in says nothing about why: every reason is one `None` to the caller (and
  * one log line with the reason for the operator). Stateless apart from its stores; safe to

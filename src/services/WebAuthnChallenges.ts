@@ -5,7 +5,8 @@
  * ceremony's response is checked against the challenge it was issued with, never one the
  * client supplies on its own, and a replayed response finds nothing to take.
  *
- * A challenge lives 5 minutes (the browser's prompt times out after 2). State in memory:
+ * A challenge lives 5 minutes (the browser's prompt times out after 2; docs/decisions.md,
+ * "Passkeys"). State in memory:
  * a restart only makes an open prompt fail. At most 10,000 are kept; beyond that the
  * oldest is dropped, so anonymous sign-in prompts cannot grow memory without bound.
  * Single-threaded JS and one synchronous step per operation: a take is atomic.

@@ -3,8 +3,8 @@
  * surface"): the cookie that carries it (`belay_session`, `__Host-belay_session` on https;
  * HttpOnly, SameSite=Lax, Path=/), reading it back into a live session, the per-session
  * CSRF token of settings forms, the same-origin rule of state-changing requests, and the
- * 303 to `/login?next=<path>` of a page asked for without a session. Pure helpers and
- * stateless Effects over BrowserSessions.
+ * 303 to `/login?next=<path>` of a page asked for without a session (docs/decisions.md,
+ * "The browser session"). Pure helpers and stateless Effects over BrowserSessions.
  */
 import { Duration, Effect, Option } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"

@@ -4,7 +4,8 @@
  * - Password-sign-in tokens (`POST /api/auth/login/token`) are rows of `oauth_tokens` with
  *   `kind = 'password'` and no client: they are the same credential as an app's token —
  *   read-write, no expiry, revoked by logout, in Settings and by account recovery, and
- *   listed with the apps — so one table, one lookup and one revocation path serve both.
+ *   listed with the apps — so one table, one lookup and one revocation path serve both
+ *   (docs/decisions.md, "Password-sign-in tokens are OAuth tokens without an app").
  * - `last_used_at` on `oauth_tokens` (Settings > Authorized apps shows it; API tokens
  *   already have the column).
  * - `passkeys.user_handle`: the WebAuthn user handle (W3C WebAuthn §5.4.3 `user.id`), random
