@@ -96,6 +96,7 @@ table{width:100%;border-collapse:collapse;margin:.5rem 0 1rem}
 caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 th{font-size:.9rem;color:var(--muted)}
+tbody th{font-size:inherit;color:inherit}
 td form{margin:0}
 `
 
