@@ -37,17 +37,17 @@ describe(`CredentialUsage on ${describeMode}`, () => {
     Effect.zipRight(TestClock.setTime(T0), Effect.gen(function*() {
       const ids = yield* seed
       const usage = yield* CredentialUsage
-      yield* usage.record("api-token", ids.api)
+      usage.record("api-token", ids.api)
       yield* TestClock.setTime(T0 + 5_000)
-      yield* usage.record("api-token", ids.api)
-      yield* usage.record("oauth-token", ids.oauth)
+      usage.record("api-token", ids.api)
+      usage.record("oauth", ids.oauth)
       expect(yield* lastUsed).toEqual({ api: null, oauth: null })
       yield* usage.flush
       expect(yield* lastUsed).toEqual({ api: T0 + 5_000, oauth: T0 + 5_000 })
 
       // A use recorded with an earlier time (another process, a slow request) does not win.
       yield* TestClock.setTime(T0)
-      yield* usage.record("api-token", ids.api)
+      usage.record("api-token", ids.api)
       yield* usage.flush
       expect((yield* lastUsed).api).toBe(T0 + 5_000)
     }).pipe(Effect.provide(CredentialUsage.Default.pipe(Layer.provideMerge(TestDatabaseLive()))))))
@@ -59,7 +59,7 @@ describe(`CredentialUsage on ${describeMode}`, () => {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(CredentialUsage.Default, scope)
       const usage = Context.get(context, CredentialUsage)
-      yield* usage.record("api-token", ids.api)
+      usage.record("api-token", ids.api)
       yield* TestClock.adjust("1 minute")
       // The job's write is a database round trip after the clock moved: wait for it.
       let seen = yield* lastUsed
@@ -68,7 +68,7 @@ describe(`CredentialUsage on ${describeMode}`, () => {
         seen = yield* lastUsed
       }
       expect(seen.api).toBe(T0)
-      yield* usage.record("oauth-token", ids.oauth)
+      usage.record("oauth", ids.oauth)
       yield* Scope.close(scope, Exit.void)
       expect((yield* lastUsed).oauth).toBe(T0 + 60_000)
     }).pipe(Effect.provide(TestDatabaseLive())))
