@@ -21,14 +21,16 @@ import { healthRoutes } from "./http/HealthRoutes.js"
 import { HttpRoutes, HttpServerLive } from "./http/HttpServer.js"
 import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
 import { mcpRoutes } from "./http/mcp/McpRoute.js"
-import { MemberServicesLive, memberRoutes } from "./http/MemberRoutes.js"
 import { withCors } from "./http/Cors.js"
+import { memberRoutes } from "./http/MemberRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/Authenticator.js"
 import { BrowserSessions } from "./services/BrowserSessions.js"
+import { CredentialRevocations } from "./services/CredentialRevocations.js"
+import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
 import { MessageHistory } from "./services/MessageHistory.js"
@@ -40,8 +42,11 @@ import { OAuthClients } from "./services/OAuthClients.js"
 import { OAuthCodes } from "./services/OAuthCodes.js"
 import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
+import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
+import { Passkeys } from "./services/Passkeys.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
+import { SignInLimiter } from "./services/SignInLimiter.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -65,6 +70,8 @@ export const Services = Layer.mergeAll(
   ApiTokens.Default,
   Authenticator.Default,
   BrowserSessions.Default,
+  CredentialRevocations.Default,
+  CredentialUsage.Default,
   E2eKeys.Default,
   MessageHistory.Default,
   MessageWriter.Default,
@@ -75,8 +82,11 @@ export const Services = Layer.mergeAll(
   OAuthCodes.Default,
   OAuthConsents.Default,
   OAuthTokens.Default,
+  PasskeyCeremonies.Default,
+  Passkeys.Default,
   RegistrationLimiter.Default,
-  SecretBox.Default
+  SecretBox.Default,
+  SignInLimiter.Default
 )
 
 /** Every service of the product, over a migrated database. */
@@ -88,7 +98,7 @@ const RoutesLive = Layer.effect(
     const routes = [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes), ...(yield* memberRoutes)]
     return withCors(yield* AppConfig, routes)
   })
-).pipe(Layer.provide(Layer.mergeAll(McpDispatcher.Default, MemberServicesLive)))
+).pipe(Layer.provide(McpDispatcher.Default))
 
 type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
 

@@ -46,6 +46,8 @@ describe(`Authenticator on ${describeMode}`, () => {
           accountId: m.accountId,
           credential: "api-token",
           tokenId: expect.any(Number),
+          oauthKind: null,
+          clientId: null,
           grantedScope: "read-write",
           paused: false,
           scope: "read-write"
@@ -64,6 +66,8 @@ describe(`Authenticator on ${describeMode}`, () => {
           accountId: m.accountId,
           credential: "oauth",
           tokenId: m.oauth.tokenId,
+          oauthKind: "app",
+          clientId: expect.any(String),
           grantedScope: "read-write",
           paused: false,
           scope: "read-write"

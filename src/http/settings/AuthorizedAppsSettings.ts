@@ -6,7 +6,7 @@
  *
  * Revoking an app revokes every token of that app for this member at once — the next /mcp
  * call with one gets 401 — while the registration itself stays approved (the app may ask
- * again). OAuthTokens publishes each revocation on its `revoked` events after the commit,
+ * again). OAuthTokens announces each revocation on CredentialRevocations after the commit,
  * for the consumers that must also act: the credential cache now, open WebSockets (close
  * 4001) and push subscriptions later. Checks: SettingsHttp. Stateless.
  */

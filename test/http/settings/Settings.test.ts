@@ -5,10 +5,10 @@
  * Password (revokes nothing) — with every refusal of their forms.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Option, Queue, Stream } from "effect"
+import { Effect, Option, Queue } from "effect"
 import { Accounts } from "../../../src/services/Accounts.js"
 import { OAuthClients } from "../../../src/services/OAuthClients.js"
-import { OAuthTokens } from "../../../src/services/OAuthTokens.js"
+import { CredentialRevocations } from "../../../src/services/CredentialRevocations.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { CookieJar, fetchP, fixtureLayer, jsonOf, mcpStatus, OAuthFixture, PASSWORD, postForm, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"
 import { apiToken, appToken, bearer, getPage, passwordToken, postSettings, signedIn, signInAtLogin } from "../auth/MemberHarness.js"
@@ -140,15 +140,16 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`se
       expect(appRow).toContain("none given")
       expect(appRow.match(/<time /g)).toHaveLength(2) // approved, and last used by the /mcp call
 
-      const events = yield* Queue.unbounded<{ readonly clientId: string | null; readonly accountId: number }>()
-      yield* Stream.fromPubSub(fixture.service(OAuthTokens).revoked).pipe(
-        Stream.runForEach((event) => Queue.offer(events, event)),
-        Effect.forkScoped
-      )
+      // The revocation is announced for its consumers (the credential cache, which the /mcp
+      // call above filled and the 401 below proves emptied).
+      const events = yield* fixture.service(CredentialRevocations).subscribe
+      const appTokenIds = (yield* fixture.sql<{ id: number }>`SELECT id FROM oauth_tokens WHERE client_id = ${clientId}`).map((r) => r.id)
       const revoked = yield* postSettings(url, jar, `/settings/authorized-apps/${clientId}/revoke`, {}, { csrfFrom: "/settings/authorized-apps" })
       expect(revoked.location).toBe("/settings/authorized-apps?done=app-revoked")
       expect(yield* mcpStatus(url, token)).toBe(401)
-      expect(yield* Queue.take(events)).toMatchObject({ clientId, accountId: fixture.accountId })
+      expect(yield* Queue.takeAll(events).pipe(Effect.map((c) => [...c]))).toEqual(
+        appTokenIds.map((tokenId) => ({ credential: "oauth", tokenId, accountId: fixture.accountId }))
+      )
       // Only that app: the other app and the password sign-in go on.
       expect(yield* mcpStatus(url, second.token)).toBe(200)
       expect(yield* mcpStatus(url, password)).toBe(200)
@@ -162,7 +163,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`se
       const signInRevoked = yield* postSettings(url, jar, `/settings/authorized-apps/password-sign-in/${tokenId}/revoke`, {})
       expect(signInRevoked.location).toBe("/settings/authorized-apps?done=sign-in-revoked")
       expect(yield* mcpStatus(url, password)).toBe(401)
-      expect((yield* Queue.take(events)).clientId).toBeNull()
+      expect(yield* Queue.take(events)).toEqual({ credential: "oauth", tokenId: Number(tokenId), accountId: fixture.accountId })
 
       // Nothing left to revoke, and a forged form.
       const again = yield* postSettings(url, jar, `/settings/authorized-apps/${clientId}/revoke`, {})
