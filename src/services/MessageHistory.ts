@@ -5,7 +5,9 @@
  *
  * Concurrency: stateless; every read is a few statements on the shared pool (plus the
  * account's networks), so reads never wait for the writer's batches beyond the pool.
- * SQL errors are defects at this edge.
+ * SQL errors are defects at this edge. The methods are plain functions, not `Effect.fn`:
+ * a named Effect.fn captures a stack trace and opens a span on every call, about 20 µs
+ * each on the bench machine, which recent_messages would pay on every page.
  *
  * Cost: each read walks an index in the order it answers in and stops at its page (the
  * interface's limits: recent_messages ≤ 500, search_messages ≤ 100), so recent and
@@ -103,14 +105,14 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
      * buffer's row by its unique key, then (LATERAL, so its id is a constant of the inner
      * plan) its newest `limit` ids below `before`, backwards along `(buffer_id, id)`.
      */
-    const recent = Effect.fn("MessageHistory.recent")(function*(
+    const recent = (
       networkId: number,
       targetFolded: string,
       page: { readonly before: Option.Option<number>; readonly limit: number }
-    ) {
-      if (page.limit <= 0) return []
+    ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
+      if (page.limit <= 0) return Effect.succeed([])
       const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND id < ${id}` })
-      return yield* sql<StoredMessage>`
+      return sql<StoredMessage>`
         SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
                m.encryption
         FROM buffers b
@@ -123,11 +125,13 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         ) AS m
         WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}
         ORDER BY m.id`.pipe(Effect.orDie)
-    })
+    }
 
     /** Newest first, across every buffer of the account unless filtered; windowed (see the module comment). */
-    const search = Effect.fn("MessageHistory.search")(function*(query: SearchQuery) {
-      if (query.limit <= 0 || query.query.trim() === "") return []
+    const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
+      query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
+
+    const searchTerms = (query: SearchQuery) => Effect.gen(function*() {
       const ids = yield* networksOf(query.accountId, query.networkId)
       if (ids.length === 0) return []
       const inTarget = Option.match(query.targetFolded, {
@@ -179,10 +183,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
      * read: the account's buffers, by `buffers (network_id, target_folded)`, and one entry of
      * `messages (buffer_id, id)` for each to see that it has history.
      */
-    const listBuffers = Effect.fn("MessageHistory.listBuffers")(function*(
-      accountId: number,
-      networkId: Option.Option<number>
-    ) {
+    const listBuffers = (accountId: number, networkId: Option.Option<number>) => Effect.gen(function*() {
       const ids = yield* networksOf(accountId, networkId)
       if (ids.length === 0) return []
       return yield* sql<BufferSummary>`
