@@ -142,16 +142,21 @@ export const startBareServer = async (body: string): Promise<BareServer> => {
   }
 }
 
+export interface SequentialClient {
+  /** POSTs `body` and resolves with the milliseconds from writing the request to the last byte of the answer. */
+  readonly post: (body: string) => Promise<number>
+  readonly close: () => void
+}
+
 /**
- * POSTs each body in turn on one keep-alive connection and returns each request's latency in milliseconds (from
- * writing the request to the last byte of the answer). `check` sees every answer and throws to fail the run.
+ * A client for latency percentiles: one keep-alive connection, one request at a time. `check` sees every answer and
+ * throws to fail the run.
  */
-export const sequentialLatencies = async (
+export const sequentialClient = (
   url: string,
   headers: Readonly<Record<string, string>>,
-  bodies: ReadonlyArray<string>,
   check: (status: number, body: string) => void
-): Promise<Array<number>> => {
+): SequentialClient => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
   const target = new URL(url)
   const post = (body: string) =>
@@ -184,11 +189,5 @@ export const sequentialLatencies = async (
       req.on("error", reject)
       req.end(body)
     })
-  try {
-    const out: Array<number> = []
-    for (const body of bodies) out.push(await post(body))
-    return out
-  } finally {
-    agent.destroy()
-  }
+  return { post, close: () => agent.destroy() }
 }
