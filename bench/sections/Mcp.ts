@@ -26,9 +26,10 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { SqlClient, Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import pg from "pg"
 import { MessageHistory } from "../../src/services/MessageHistory.js"
+import { Networks } from "../../src/services/Networks.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import {
   ACCOUNT,
@@ -61,6 +62,8 @@ const SEARCH_PASSES = Number(process.env.BENCH_SEARCH_PASSES ?? 20)
  */
 const AUTOVACUUM_WAIT_MS = 240_000
 const CONNECTIONS = 50
+/** Connections of Belay's pool on the embedded PostgreSQL (src/services/Database.ts). */
+const POOL = 5
 const COUNT = MESSAGES.toLocaleString("en-US")
 const LOAD_CHUNK = 100_000
 const TARGET = "#bench"
@@ -176,6 +179,22 @@ const autovacuumState = async (env: Record<string, string>) => {
 
 type Compiled = readonly [string, ReadonlyArray<unknown>]
 
+/** Every statement `effect` sends, captured as compiled (text and parameters) through @effect/sql's transformer. */
+const capturing = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const statements: Array<Compiled> = []
+  return Effect.map(
+    effect.pipe(
+      Statement.withTransformer((statement) =>
+        Effect.sync(() => {
+          statements.push(statement.compile())
+          return statement
+        })
+      )
+    ),
+    (result) => ({ result, statements })
+  )
+}
+
 /** The statements MessageHistory runs for each query, captured as compiled (text and parameters) from the service. */
 const captureSearches = (env: Record<string, string>, queries: ReadonlyArray<string>) =>
   withRunningDatabase(
@@ -185,27 +204,69 @@ const captureSearches = (env: Record<string, string>, queries: ReadonlyArray<str
       const sql = yield* SqlClient.SqlClient
       const [account] = yield* sql<{ id: number }>`SELECT id FROM accounts WHERE name = ${ACCOUNT}`
       const accountId = account!.id
-      return yield* Effect.forEach(queries, (query) => {
-        const statements: Array<Compiled> = []
-        return history.search({
-          accountId,
-          query,
-          networkId: Option.none(),
-          targetFolded: Option.none(),
-          nick: Option.none(),
-          limit: 50
-        }).pipe(
-          Statement.withTransformer((statement) =>
-            Effect.sync(() => {
-              statements.push(statement.compile())
-              return statement
-            })
-          ),
-          Effect.map((rows) => ({ statements, found: rows.length }))
-        )
-      })
+      return yield* Effect.forEach(queries, (query) =>
+        Effect.map(
+          capturing(history.search({
+            accountId,
+            query,
+            networkId: Option.none(),
+            targetFolded: Option.none(),
+            nick: Option.none(),
+            limit: 50
+          })),
+          ({ result, statements }) => ({ statements, found: result.length })
+        ))
     }).pipe(Effect.provide(MessageHistory.Default))
   )
+
+/** The SQL one recent_messages call sends (ToolHandlers: Networks.owned, then MessageHistory.recent), as compiled. */
+const captureRecent = (env: Record<string, string>, networkId: number) =>
+  withRunningDatabase(
+    env,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const [account] = yield* sql<{ id: number }>`SELECT id FROM accounts WHERE name = ${ACCOUNT}`
+      const networks = yield* Networks
+      const history = yield* MessageHistory
+      const owned = yield* capturing(networks.owned(account!.id, networkId))
+      const recent = yield* capturing(history.recent(networkId, TARGET, { before: Option.none(), limit: 100 }))
+      if (recent.result.length !== 100) throw new Error(`recent read ${recent.result.length} messages, expected 100`)
+      return [...owned.statements, ...recent.statements]
+    }).pipe(Effect.provide(Layer.mergeAll(Networks.Default, MessageHistory.Default)))
+  )
+
+/**
+ * Calls per second of `statements` sent in turn by `connections` clients straight to PostgreSQL from the bench process
+ * (core 1), each looping for `seconds` after a second of warm-up: what the database allows with no HTTP and no Belay.
+ */
+const sqlThroughput = async (
+  env: Record<string, string>,
+  statements: ReadonlyArray<Compiled>,
+  connections: number,
+  seconds: number
+) => {
+  const clients = await Promise.all(Array.from({ length: connections }, async () => {
+    const client = new pg.Client({ connectionString: runningDatabaseUrl(env) })
+    await client.connect()
+    return client
+  }))
+  try {
+    const loop = async (client: pg.Client, until: number) => {
+      let calls = 0
+      while (performance.now() < until) {
+        for (const [text, params] of statements) await client.query(text, [...params])
+        calls++
+      }
+      return calls
+    }
+    await Promise.all(clients.map((c) => loop(c, performance.now() + 1000)))
+    const started = performance.now()
+    const calls = await Promise.all(clients.map((c) => loop(c, started + seconds * 1000)))
+    return calls.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000)
+  } finally {
+    await Promise.all(clients.map((c) => c.end()))
+  }
+}
 
 /** Runs one search's statements in turn on `client`; the milliseconds they took together. */
 const direct = async (client: pg.Client, statements: ReadonlyArray<Compiled>) => {
@@ -305,6 +366,23 @@ export const runMcp = async (): Promise<SectionResult> => {
         await bareServer.stop()
       }
 
+      // What the database alone allows for recent_messages: its statements, as many connections as Belay's pool.
+      const recentStatements = await captureRecent(db.env, networkId)
+      const sqlCeiling: Array<number> = []
+      for (let round = 0; round < ROUNDS; round++) {
+        sqlCeiling.push(await sqlThroughput(db.env, recentStatements, POOL, SECONDS))
+      }
+      figures.push(
+        perRound(
+          `recent_messages' SQL alone (Networks.owned + MessageHistory.recent), ${POOL} connections straight to PostgreSQL: calls/s`,
+          sqlCeiling
+        ),
+        perRound(
+          "… that ceiling ÷ the bare server (rounds in order)",
+          sqlCeiling.map((c, i) => c / bareRounds[i]!.requestsPerSecond)
+        )
+      )
+
       // 5. search_messages: through /mcp, and the same statements straight to PostgreSQL.
       const captured = await captureSearches(db.env, cases.map((c) => c.query))
       const bodies = cases.map((c) => searchBody(c.query))
@@ -397,6 +475,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list and recent_messages in an order rotated per round; a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
       "Baseline: a bare `node:http` server (bench/bare-server.ts) on core 0 that reads and JSON.parses the body and answers Belay's own tools/list response bytes (same size, same content-type); both ratios divide by this one baseline. A bare server well below 1.0 core was limited by the load generator (autocannon has one core), so against a saturated bare server the ratios would be lower still.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
+      `recent_messages' SQL alone: the two statements one call sends (Networks.owned, MessageHistory.recent; captured as compiled from the services), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
       `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the account's networks, the scope, the window and, when the window had too few matches, the rest), sent one after another with \`pg\` on one connection from the bench process. Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`
     )
     const targets: Array<Target> = [
