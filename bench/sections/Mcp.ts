@@ -12,8 +12,9 @@
  *    the section waits until all 100 are connected and until autovacuum has analyzed and vacuumed `messages`
  *    (bounded; the report says if it had not).
  * 4. Throughput, autocannon at 50 connections (warm-up, then the measured run), in BENCH_ROUNDS rounds; each round
- *    measures the bare server (answering Belay's own tools/list bytes), tools/list and recent_messages (limit 100) in
- *    an order rotated per round, so a change of machine load meets all three. Ratios are per round, then the median.
+ *    measures the bare server (answering Belay's own tools/list bytes), tools/list (id 1, and id 1000) and
+ *    recent_messages (limit 100) in an order rotated per round, so a change of machine load meets them all. Ratios
+ *    are per round, then the median.
  * 5. search_messages latency: one request at a time over a fixed set of queries (bench/lib/Corpus.ts
  *    `searchCases`), through /mcp, and the very statements MessageHistory runs for each (captured as compiled from
  *    the service itself, run in the bench process) sent with `pg` on one connection; p95 of each, per round.
@@ -72,6 +73,8 @@ const MiB = 1024 * 1024
 
 const rpc = (method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
 const toolsListBody = rpc("tools/list", {})
+/** tools/list with an id past the first ones, whose answers McpDispatcher keeps whole: the spliced path. */
+const toolsListLateBody = JSON.stringify({ jsonrpc: "2.0", id: 1000, method: "tools/list", params: {} })
 const callBody = (name: string, args: Record<string, unknown>) => rpc("tools/call", { name, arguments: args })
 const recentBody = (networkId: number) => callBody("recent_messages", { networkId, target: TARGET, limit: 100 })
 const searchBody = (query: string) => callBody("search_messages", { query })
@@ -310,6 +313,7 @@ export const runMcp = async (): Promise<SectionResult> => {
     const belayStarted = performance.now()
     const bareRounds: Array<Measured> = []
     const toolsRounds: Array<Measured> = []
+    const toolsLateRounds: Array<Measured> = []
     const recentRounds: Array<Measured> = []
     let toolsBody: string
     const cases = searchCases()
@@ -351,14 +355,15 @@ export const runMcp = async (): Promise<SectionResult> => {
         const runs = {
           bare: () => measure({ ...request, url: bareServer.url, body: toolsListBody }, WARMUP, bareServer.pid),
           tools: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListBody }, WARMUP, belay.pid),
+          toolsLate: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListLateBody }, WARMUP, belay.pid),
           recent: () => measure({ ...request, url: `${belay.url}/mcp`, body: recentBody(networkId) }, WARMUP, belay.pid)
         }
         for (let round = 0; round < ROUNDS; round++) {
           const load0 = loadNow()
-          for (const which of rotate(["bare", "tools", "recent"] as const, round)) {
+          for (const which of rotate(["bare", "tools", "toolsLate", "recent"] as const, round)) {
             const r = await runs[which]()
             checkClean(which, r)
-            ;(which === "bare" ? bareRounds : which === "tools" ? toolsRounds : recentRounds).push(r)
+            ;({ bare: bareRounds, tools: toolsRounds, toolsLate: toolsLateRounds, recent: recentRounds })[which].push(r)
           }
           loads.push({ start: load0, end: loadNow() })
         }
@@ -455,14 +460,19 @@ export const runMcp = async (): Promise<SectionResult> => {
       await belay.stop()
     }
 
-    checkRounds(bareRounds, toolsRounds, recentRounds)
+    checkRounds(bareRounds, toolsRounds, toolsLateRounds, recentRounds)
     const toolsRatios = toolsRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
     const recentRatios = recentRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
     figures.push(
       ...loadFigures("bare node:http (same body as tools/list)", bareRounds),
       ...loadFigures(`Belay tools/list (${NETWORKS} idle networks)`, toolsRounds),
+      ...loadFigures("Belay tools/list, request id 1000 (answer spliced per call)", toolsLateRounds),
       ...loadFigures(`Belay recent_messages limit 100 (${COUNT}-message buffer)`, recentRounds),
       perRound("ratio tools/list ÷ bare", toolsRatios),
+      perRound(
+        "ratio tools/list with request id 1000 ÷ bare",
+        toolsLateRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
+      ),
       perRound("ratio recent_messages ÷ bare", recentRatios)
     )
     method.push(
@@ -472,7 +482,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       `${MESSAGES.toLocaleString("en-US")} messages were loaded into the loaded network's ${TARGET} buffer while Belay was stopped, by \`INSERT … SELECT generate_series\` (100,000 rows a statement) through the app's own Database layer (same migrations and indexes, GIN included). No ANALYZE or VACUUM by hand: the section waits (up to ${
         AUTOVACUUM_WAIT_MS / 1000
       } s) for autovacuum to analyze and vacuum the table, as it would in a running service, and says when it had.`,
-      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list and recent_messages in an order rotated per round; a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
+      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list (request id 1, as a session's first tools/list has, answered from the answer McpDispatcher keeps for ids below 16), tools/list with id 1000 (spliced per call) and recent_messages, in an order rotated per round; a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
       "Baseline: a bare `node:http` server (bench/bare-server.ts) on core 0 that reads and JSON.parses the body and answers Belay's own tools/list response bytes (same size, same content-type); both ratios divide by this one baseline. A bare server well below 1.0 core was limited by the load generator (autocannon has one core), so against a saturated bare server the ratios would be lower still.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
       `recent_messages' SQL alone: the two statements one call sends (Networks.owned, MessageHistory.recent; captured as compiled from the services), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
