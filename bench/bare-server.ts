@@ -1,6 +1,5 @@
 /**
- * The baseline of issue 5: a bare `node:http` server that reads and JSON.parses the request body (as the
- * research/stack.md §4 bare server did) and answers a fixed JSON body read from the file named by argv[2], with the
+ * The baseline of the MCP section: a bare `node:http` server that reads and JSON.parses the request body and answers a fixed JSON body read from the file named by argv[2], with the
  * same content-type and a content-length, like Belay's /mcp. Run as a child process pinned to the server core;
  * prints `listening <port>` once it accepts connections. Concurrency: one event loop; no state besides the body.
  */

@@ -1,10 +1,10 @@
 /**
- * The ingest baseline of issue 3, run as a child process on the server core: the same rows the flood produces,
- * stored with plain multi-row INSERTs of 500 rows a statement (`sql.insert`, sequential) into a fresh database of the
- * same kind, through the application's own Database layer (PGlite in this process, or DATABASE_URL). Prints one
- * JSON line `{ rows, seconds }`. argv: JSON of the database environment, row count, and optionally `cte`: the same
- * batches in the statement shape MessageStore.ts uses (INSERT … RETURNING inside a CTE that also updates the buffer's
- * last_message_at), to tell the cost of that shape from the cost of Belay's pipeline.
+ * The ingest baseline, run as a child process on the server core: the same rows the flood produces, stored with plain
+ * multi-row INSERTs of 500 rows a statement (`sql.insert`, sequential) into a fresh database of the same kind, through
+ * the application's own Database layer (the embedded PostgreSQL of its data dir, started by this process, or
+ * DATABASE_URL). Prints one JSON line `{ rows, seconds }`. argv: JSON of the database environment, row count, and
+ * optionally `cte`: the same batches in the statement shape MessageWriter.ts uses (INSERT … RETURNING inside a CTE that
+ * also updates the buffer's last_message_at), to tell the cost of that shape from the cost of Belay's pipeline.
  * Concurrency: one statement at a time, like Belay's single writer.
  */
 import { Effect } from "effect"

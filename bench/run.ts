@@ -1,25 +1,33 @@
 /**
- * `npm run bench [-- SECTION…]`: runs the benchmark sections, writes bench/results/latest.json and latest.md, and
- * prints the table. Sections: `mcp` (issue 5), `ingest`, `memory`, `storm` (issue 3); `irc` means the last three;
- * none means all. Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section
- * that throws is reported as failed and the others still run).
+ * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
+ * `memory`, `storm`; `irc` means the last three; none means all. Only a full run (every section) writes
+ * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
+ * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
+ * reported as failed and the others still run).
  *
- * Knobs (environment): DATABASE_URL (real PostgreSQL; a fresh database is created per Belay and dropped after),
- * BENCH_SECONDS (measured load, default 10), BENCH_WARMUP (default 3), BENCH_MCP_MESSAGES (default 1,000,000),
- * BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500), BENCH_PROFILE=1 (always profile /mcp),
- * BENCH_KEEP=1 (keep the scratch dir).
+ * Repetition, so that figures come with their spread: `mcp` loads its million messages once and measures in
+ * BENCH_ROUNDS rounds (default 3) inside the section; `ingest` and `memory`/`storm` start from scratch BENCH_RUNS
+ * times (default 3). Each figure is then the median of its values, shown with their range.
+ *
+ * Knobs (environment): DATABASE_URL (a PostgreSQL server; a fresh database is created per Belay and dropped after;
+ * unset: Belay's embedded PostgreSQL, as users run it), BENCH_SECONDS (measured load, default 10), BENCH_WARMUP
+ * (default 3), BENCH_ROUNDS, BENCH_RUNS, BENCH_MCP_MESSAGES (default 1,000,000), BENCH_MCP_NETWORKS (default 100),
+ * BENCH_SEARCH_PASSES (default 20), BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
+ * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
  */
 import * as Os from "node:os"
 import { databaseMode, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
-import { machine, type RunResult, type SectionResult, write } from "./lib/Report.js"
+import { combineRuns, loadNow, machine, type RunResult, type SectionResult, write } from "./lib/Report.js"
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
 
 const ALL = ["mcp", "ingest", "memory", "storm"] as const
 type Section = (typeof ALL)[number]
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
 const parse = (argv: ReadonlyArray<string>): ReadonlyArray<Section> => {
   if (argv.length === 0) return ALL
@@ -42,6 +50,30 @@ const failed = (key: string, title: string, error: unknown, seconds: number): Se
   error: error instanceof Error ? (error.stack ?? error.message) : String(error)
 })
 
+/** Runs a section `runs` times (a fresh start each time) and returns one result per key, its runs combined. */
+const repeated = async (
+  key: string,
+  title: string,
+  runs: number,
+  run: () => Promise<ReadonlyArray<SectionResult>>
+): Promise<ReadonlyArray<SectionResult>> => {
+  const byKey = new Map<string, Array<SectionResult>>()
+  for (let i = 1; i <= runs; i++) {
+    process.stderr.write(`bench: ${title}, run ${i} of ${runs}…\n`)
+    const s0 = performance.now()
+    const load0 = loadNow()
+    let results: ReadonlyArray<SectionResult>
+    try {
+      results = await run()
+    } catch (error) {
+      results = [failed(key, title, error, (performance.now() - s0) / 1000)]
+    }
+    const load = { start: load0, end: loadNow() }
+    for (const r of results) byKey.set(r.key, [...(byKey.get(r.key) ?? []), { ...r, load: r.load ?? [load] }])
+  }
+  return [...byKey.values()].map((rs) => (rs.length === 1 ? rs[0]! : combineRuns(rs)))
+}
+
 const main = async () => {
   const sections = parse(process.argv.slice(2))
   pinSelf()
@@ -50,30 +82,27 @@ const main = async () => {
   const t0 = performance.now()
   process.stderr.write(`bench: ${sections.join(", ")} on ${databaseMode}${pinning ? ", pinned" : ""}; scratch ${scratch()}\n`)
   const results: Array<SectionResult> = []
-  const attempt = async (key: string, title: string, run: () => Promise<ReadonlyArray<SectionResult>>) => {
-    const s0 = performance.now()
-    process.stderr.write(`bench: ${title}…\n`)
-    try {
-      results.push(...(await run()))
-    } catch (error) {
-      results.push(failed(key, title, error, (performance.now() - s0) / 1000))
-    }
+  if (sections.includes("mcp")) results.push(...(await repeated("mcp", "A. MCP", 1, async () => [await runMcp()])))
+  if (sections.includes("ingest")) {
+    results.push(...(await repeated("ingest", "B1. IRC ingest", RUNS, async () => [await runIngest()])))
   }
-  if (sections.includes("mcp")) await attempt("mcp", "A. MCP (issue 5)", async () => [await runMcp()])
-  if (sections.includes("ingest")) await attempt("ingest", "B1. IRC ingest (issue 3)", async () => [await runIngest()])
   const memory = sections.includes("memory")
   const storm = sections.includes("storm")
   if (memory || storm) {
-    await attempt(memory ? "memory" : "storm", memory ? "B2. Memory per network (issue 3)" : "B3. Reconnect storm (issue 3)", () =>
-      runNetworks({ memory, storm }))
+    const title = memory ? "B2. Memory: the whole service, and per network" : "B3. Reconnect storm"
+    results.push(...(await repeated(memory ? "memory" : "storm", title, RUNS, () => runNetworks({ memory, storm }))))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - t0) / 1000,
-    machine: machine(databaseMode, pinning, loadAtStart),
-    sections: results
+    sections: results,
+    machine: machine(databaseMode, pinning, loadAtStart)
   }
-  process.stdout.write(write(RESULTS_DIR, run))
+  const full = ALL.every((s) => sections.includes(s))
+  const dir = full ? RESULTS_DIR : Os.tmpdir()
+  const name = full ? "latest" : `belay-bench-${sections.join("-")}`
+  process.stdout.write(write(dir, name, run))
+  process.stderr.write(`bench: results in ${dir}/${name}.md and .json${full ? "" : " (a partial run never replaces bench/results/latest.*)"}\n`)
   removeScratch()
 }
 

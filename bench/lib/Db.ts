@@ -1,29 +1,58 @@
 /**
- * Db opens a Belay database from the bench process with the application's own Database layer
- * (src/services/Database.ts: the embedded PostgreSQL under BELAY_DATA_DIR, or DATABASE_URL; migrations applied), so
- * loading and counting go through the same driver, schema and indexes as the server. The embedded server is started
- * by one process at a time: call this only while no Belay runs on that data dir.
+ * Db opens a Belay database from the bench process with the application's own layers (src/services/Database.ts), so
+ * loading, counting and the direct-SQL baselines go through the same driver, schema and indexes as the server:
+ * - `withDatabase` while no Belay runs on the data dir: DatabaseLive, which starts the embedded PostgreSQL of that
+ *   data dir in this process (or uses DATABASE_URL) and applies the migrations;
+ * - `withRunningDatabase` beside a running Belay: the database that Belay serves, reached over the embedded server's
+ *   socket in the data dir (or DATABASE_URL), without starting or migrating anything.
  *
- * Concurrency rule: one `withDatabase` call owns the connection for the duration of `use` and closes it after.
+ * Concurrency rule: one call owns its connections for the duration of `use` and closes them after.
  */
+import * as Path from "node:path"
 import { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import { AppConfig, appSettings } from "../../src/services/AppConfig.js"
-import { DatabaseLive } from "../../src/services/Database.js"
+import { DatabaseLive, SqlLive } from "../../src/services/Database.js"
+
+const settingsOf = (env: Record<string, string>) =>
+  Effect.runPromise(Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))))
 
 export const withDatabase = async <A>(
   env: Record<string, string>,
   use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>
 ): Promise<A> => {
-  const settings = await Effect.runPromise(
-    Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env))))
-  )
+  const settings = await settingsOf(env)
   const program = Effect.flatMap(SqlClient.SqlClient, use).pipe(
     Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.succeed(AppConfig, settings)))),
     Effect.scoped,
     Logger.withMinimumLogLevel(LogLevel.Warning)
   )
   return Effect.runPromise(program as Effect.Effect<A, unknown>)
+}
+
+/**
+ * The `postgres://` URL of the database a running Belay with environment `env` uses: its DATABASE_URL, or the
+ * embedded server's socket in `<BELAY_DATA_DIR>/pg` (superuser `postgres`, database `belay`, socket port 5432: the
+ * constants of src/services/EmbeddedPostgres.ts). The bench's scratch paths are short, so the socket is in the data
+ * dir rather than in a temp dir.
+ */
+export const runningDatabaseUrl = (env: Record<string, string>): string =>
+  env.DATABASE_URL ??
+    `postgresql://postgres@localhost/belay?host=${encodeURIComponent(Path.resolve(env.BELAY_DATA_DIR!, "pg"))}&port=5432`
+
+/** Runs `use` against the database of a running Belay; the app's config (and its secret key file) come from `env`. */
+export const withRunningDatabase = async <A>(
+  env: Record<string, string>,
+  use: Effect.Effect<A, unknown, SqlClient.SqlClient | PgClient.PgClient | AppConfig | Scope.Scope>
+): Promise<A> => {
+  const settings = await settingsOf({ ...env, DATABASE_URL: runningDatabaseUrl(env) })
+  const program = use.pipe(
+    Effect.provide(SqlLive.pipe(Layer.provideMerge(Layer.succeed(AppConfig, settings)))),
+    Effect.scoped,
+    Logger.withMinimumLogLevel(LogLevel.Warning)
+  )
+  return Effect.runPromise(program)
 }
 
 /** Messages stored in one buffer of one network. */

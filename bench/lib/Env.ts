@@ -1,7 +1,8 @@
 /**
- * Env owns where the benchmark runs: the repository root, CPU pinning (`taskset`, research/stack.md §4: Belay on core
- * 0, load generators on core 1), the database mode (embedded PGlite by default, real PostgreSQL when DATABASE_URL is
- * set) and fresh, throw-away databases for every Belay the bench starts.
+ * Env owns where the benchmark runs: the repository root, CPU pinning (`taskset`: Belay on core 0, load generators on
+ * core 1; the embedded PostgreSQL that Belay spawns inherits core 0, so the whole service shares one core), the
+ * database mode (Belay's embedded PostgreSQL by default, src/services/EmbeddedPostgres.ts; the server named by
+ * DATABASE_URL when set) and fresh, throw-away databases for every Belay the bench starts.
  *
  * Concurrency rule: plain module state written once at start-up (`pinSelf`); `freshDatabase` may be called from any
  * async flow, each call owns what it creates and removes it in `dispose`.
@@ -48,7 +49,9 @@ export const databaseUrl = process.env.DATABASE_URL !== undefined && process.env
   ? process.env.DATABASE_URL
   : undefined
 
-export const databaseMode = databaseUrl === undefined ? "embedded PGlite" : "PostgreSQL (DATABASE_URL)"
+export const databaseMode = databaseUrl === undefined
+  ? "embedded PostgreSQL (Belay's default, DATABASE_URL unset)"
+  : "PostgreSQL (DATABASE_URL)"
 
 let scratchDir: string | undefined
 
@@ -56,7 +59,15 @@ let scratchDir: string | undefined
  * The scratch directory of the whole run, made on first use (child scripts that import this module make none);
  * removed at the end unless BENCH_KEEP=1.
  */
-export const scratch = () => (scratchDir ??= Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-bench-")))
+export const scratch = () => {
+  if (scratchDir === undefined) {
+    scratchDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-bench-"))
+    // Run as root, Belay runs its PostgreSQL as another user (EmbeddedPostgres.ts), which must pass through this
+    // directory to reach each data dir's cluster: execute only, so it still cannot list it.
+    Fs.chmodSync(scratchDir, 0o711)
+  }
+  return scratchDir
+}
 
 export const removeScratch = () => {
   if (scratchDir === undefined || process.env.BENCH_KEEP === "1") return
@@ -72,8 +83,8 @@ export interface DatabaseEnv {
 }
 
 /**
- * A fresh data dir under the scratch dir and, in PostgreSQL mode, a fresh database on the DATABASE_URL server
- * (created here, dropped by `dispose`; the role needs CREATEDB).
+ * A fresh data dir under the scratch dir (where the embedded PostgreSQL puts its cluster) and, with DATABASE_URL, a
+ * fresh database on that server (created here, dropped by `dispose`; the role needs CREATEDB).
  */
 export const freshDatabase = async (label: string): Promise<DatabaseEnv> => {
   const dataDir = Path.join(scratch(), `${label}-${++serial}`)

@@ -1,5 +1,5 @@
 /**
- * Flood owns the lines the fake IRC server floods (issue 3 ingest) and how the bench runs the insert baseline as a
+ * Flood owns the lines the fake IRC server floods (the ingest section) and how the bench runs the insert baseline as a
  * child process on the server core. The line format is one place so the flood and the baseline store the same rows.
  * Pure apart from `runInsertBaseline`, which owns its child until it exits (bounded).
  */

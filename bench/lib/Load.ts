@@ -1,12 +1,14 @@
 /**
- * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`,
- * exactly as research/stack.md §4 ran it, and the bare `node:http` baseline server (bench/bare-server.ts) run on the
- * server core. Every run is bounded by its duration (autocannon stops itself) plus a hard kill deadline.
+ * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`; a
+ * sequential client for latency percentiles (one keep-alive connection, one request at a time); and the bare
+ * `node:http` baseline server (bench/bare-server.ts) run on the server core. Every autocannon run is bounded by its
+ * duration (autocannon stops itself) plus a hard kill deadline.
  *
- * Concurrency rule: one autocannon at a time (the load core is one core); callers await each run.
+ * Concurrency rule: one load generator at a time (the load core is one core); callers await each run.
  */
 import * as Child from "node:child_process"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { cpuSeconds } from "./Belay.js"
 import { LOAD_CORE, onCore, ROOT, SERVER_CORE, scratch, sleep } from "./Env.js"
@@ -138,4 +140,54 @@ export const startBareServer = async (body: string): Promise<BareServer> => {
       await Promise.race([exited, sleep(5_000).then(() => child.kill("SIGKILL"))])
     }
   }
+}
+
+export interface SequentialClient {
+  /** POSTs `body` and resolves with the milliseconds from writing the request to the last byte of the answer. */
+  readonly post: (body: string) => Promise<number>
+  readonly close: () => void
+}
+
+/**
+ * A client for latency percentiles: one keep-alive connection, one request at a time. `check` sees every answer and
+ * throws to fail the run.
+ */
+export const sequentialClient = (
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  check: (status: number, body: string) => void
+): SequentialClient => {
+  const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+  const target = new URL(url)
+  const post = (body: string) =>
+    new Promise<number>((resolve, reject) => {
+      const started = performance.now()
+      const req = Http.request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          headers: { ...headers, "content-length": Buffer.byteLength(body) }
+        },
+        (res) => {
+          const chunks: Array<Buffer> = []
+          res.on("data", (c: Buffer) => chunks.push(c))
+          res.on("end", () => {
+            const elapsed = performance.now() - started
+            try {
+              check(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"))
+              resolve(elapsed)
+            } catch (e) {
+              reject(e)
+            }
+          })
+          res.on("error", reject)
+        }
+      )
+      req.on("error", reject)
+      req.end(body)
+    })
+  return { post, close: () => agent.destroy() }
 }

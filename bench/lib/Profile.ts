@@ -1,6 +1,6 @@
 /**
  * Profile owns reading a V8 `.cpuprofile` (written by `node --cpu-prof`) into where the time went: self time by
- * category (Effect runtime, SQL driver, PGlite, Node internals, Belay's own code, GC), the hottest functions by self
+ * category (Effect runtime, SQL driver, Node internals, Belay's own code, GC), the hottest functions by self
  * time, and Belay's own functions by inclusive time (every sample counts once for each distinct function on its
  * stack). Pure: a file in, a summary out.
  */
@@ -50,7 +50,6 @@ const category = (frame: CallFrame): string => {
   if (functionName === "(garbage collector)") return "GC"
   if (functionName === "(program)") return "V8/native (program)"
   if (functionName === "(idle)") return "idle"
-  if (url.startsWith("wasm://") || url.includes("@electric-sql/pglite")) return "PGlite (WASM + JS glue)"
   if (url.includes("/node_modules/effect/")) return "effect runtime"
   if (url.includes("/node_modules/@effect/sql")) return "@effect/sql"
   if (/\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|pgpass)\//.test(url)) return "pg driver"

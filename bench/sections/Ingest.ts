@@ -1,5 +1,5 @@
 /**
- * Section B1, issue 3 ingest: the scripted fake IRC server (test/support/FakeIrcServer.ts) floods 200,000 PRIVMSG
+ * Section B1, ingest: the scripted fake IRC server (test/support/FakeIrcServer.ts) floods 200,000 PRIVMSG
  * lines at one connected network of a running Belay; lines stored per second, from the first line written until
  * Belay's `belay_messages_stored_total` counter has grown by the number sent, divided by plain 500-row multi-row
  * INSERTs of the same rows into a fresh database of the same kind (bench/insert-baseline.ts, on Belay's core).
@@ -79,7 +79,7 @@ export const runIngest = async (): Promise<SectionResult> => {
     const ratio = belayRate / baselineRate
     return {
       key: "ingest",
-      title: "B1. IRC ingest (issue 3)",
+      title: "B1. IRC ingest",
       seconds: (performance.now() - started) / 1000,
       figures: [
         { name: "lines flooded", value: LINES },
@@ -92,7 +92,7 @@ export const runIngest = async (): Promise<SectionResult> => {
         { name: "baseline: 500-row INSERTs, seconds", value: baseline.seconds, unit: "s" },
         { name: "baseline: rows per second", value: baselineRate },
         { name: "ratio Belay ÷ baseline", value: ratio },
-        { name: "for comparison: 500-row batches in MessageStore's CTE shape, rows per second", value: shape.rows / shape.seconds }
+        { name: "for comparison: 500-row batches in MessageWriter's CTE shape, rows per second", value: shape.rows / shape.seconds }
       ],
       targets: [
         { name: "ingest rate ÷ 500-row INSERT rate", measured: ratio, comparator: ">=", target: 0.5 },
@@ -103,7 +103,7 @@ export const runIngest = async (): Promise<SectionResult> => {
         `Belay ran as \`node bin/belay serve\` on ${databaseMode} (fresh data dir), one network added with \`belay network add\` pointing at the fake IRC server (test/support/FakeIrcServer.ts, in the bench process on the load core), which registered it.`,
         `After registration the stored-message counter was left to settle; then the fake wrote ${LINES.toLocaleString("en-US")} \`PRIVMSG ${FLOOD_TARGET}\` lines (corpus text, 50 nicks) as fast as the socket took them. The clock ran from the first write until GET /metrics (polled every 50 ms) showed \`${STORED}\` grown by the number sent.`,
         "Baseline: bench/insert-baseline.ts on Belay's core, a fresh database of the same kind opened through the app's Database layer (same schema and indexes), the same rows (nick, text, raw line, kind, buffer) written with sequential `sql.insert` statements of 500 rows.",
-        "For comparison (no target): the same batches in MessageStore.ts's statement shape (INSERT … RETURNING in a CTE that updates buffers.last_message_at), run the same way, separating the statement's cost from the pipeline's.",
+        "For comparison (no target): the same batches in MessageWriter.ts's statement shape (INSERT … RETURNING in a CTE that updates buffers.last_message_at), run the same way, separating the statement's cost from the pipeline's.",
         "Stored = sent is checked on the counter (1 s after the target, no extra rows) and by counting the buffer's rows with SQL once Belay stopped."
       ]
     }

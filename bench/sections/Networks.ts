@@ -1,5 +1,5 @@
 /**
- * Sections B2 and B3, issue 3: many idle connected networks in one Belay.
+ * Sections B2 and B3: many idle connected networks in one Belay.
  *
  * B2 memory: Belay runs with `--expose-gc` and a preload that collects garbage on SIGUSR2 (bench/gc-on-signal.ts);
  * heap used and RSS come from its /metrics (`nodejs_heap_size_used_bytes`, `process_resident_memory_bytes`). Baseline:
@@ -31,24 +31,63 @@ import {
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { addNetworkWithAdmin, connectedCount, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { databaseMode, freshDatabase, ROOT, sleep, waitUntil } from "../lib/Env.js"
+import { serviceMemory, sum } from "../lib/Memory.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
 
 const NETWORKS = Number(process.env.BENCH_NETWORKS ?? 500)
 const KiB = 1024
+/** Long enough for the database pool's idle connections (10 s) to close before the idle reading. */
+const IDLE_SETTLE_MS = 12_000
 /** Slack on the reconnect bound: noticing the drop, the event loop, and the fake accepting 500 sockets on one core. */
 const BOUND_SLACK_MS = 1000
 
-/** Heap and RSS after full collections (SIGUSR2 → gc-on-signal.ts), read twice and the second kept. */
+/**
+ * Heap and RSS after full collections (SIGUSR2 → gc-on-signal.ts), read twice and the second kept; and what the whole
+ * service holds (bench/lib/Memory.ts): Belay's process and the embedded PostgreSQL's processes, from /proc.
+ */
 const memory = async (belay: RunningBelay) => {
-  let last = { heap: 0, rss: 0 }
+  let last = { heap: 0, heapTotal: 0, rss: 0 }
   for (let i = 0; i < 2; i++) {
     belay.signal("SIGUSR2")
     await sleep(500)
     const m = await belay.metrics()
-    last = { heap: m.get("nodejs_heap_size_used_bytes") ?? NaN, rss: m.get("process_resident_memory_bytes") ?? NaN }
+    last = {
+      heap: m.get("nodejs_heap_size_used_bytes") ?? NaN,
+      heapTotal: m.get("nodejs_heap_size_total_bytes") ?? NaN,
+      rss: m.get("process_resident_memory_bytes") ?? NaN
+    }
   }
   if (Number.isNaN(last.heap) || Number.isNaN(last.rss)) throw new Error("/metrics has no process memory gauges")
-  return last
+  return { ...last, service: serviceMemory(belay.pid) }
+}
+
+type Reading = Awaited<ReturnType<typeof memory>>
+
+/** Belay's RSS plus the PSS of its PostgreSQL processes: what the service costs the machine. */
+const serviceTotal = (r: Reading) => (r.service === undefined ? NaN : r.service.belay.rss + sum(r.service.postgres, "pss"))
+
+/** Where the memory of a reading goes, as figures (MiB). */
+const breakdown = (label: string, r: Reading): Array<Figure> => {
+  if (r.service === undefined) return []
+  const { belay, postgres } = r.service
+  const mib = (bytes: number) => bytes / KiB / KiB
+  const processes = postgres
+    .map((p) => `${p.name.replace(/^postgres: /, "").replace(/^\S*\/postgres .*/, "postmaster")} ${mib(p.pss).toFixed(1)}`)
+    .join("; ")
+  return [
+    { name: `${label}: whole service (Belay RSS + its PostgreSQL's PSS)`, value: mib(serviceTotal(r)), unit: "MiB" },
+    { name: `${label}: Belay RSS`, value: mib(belay.rss), unit: "MiB" },
+    { name: `${label}: Belay V8 heap used`, value: mib(r.heap), unit: "MiB" },
+    { name: `${label}: Belay V8 heap reserved`, value: mib(r.heapTotal), unit: "MiB" },
+    { name: `${label}: Belay PSS anonymous (heaps, stacks, buffers)`, value: mib(belay.pssAnon), unit: "MiB" },
+    { name: `${label}: Belay PSS file-backed (node binary, libraries)`, value: mib(belay.pssFile), unit: "MiB" },
+    { name: `${label}: PostgreSQL processes`, value: postgres.length },
+    { name: `${label}: PostgreSQL PSS`, value: mib(sum(postgres, "pss")), unit: "MiB" },
+    { name: `${label}: PostgreSQL PSS shared memory (shared buffers and other shared state, as touched)`, value: mib(sum(postgres, "pssShmem")), unit: "MiB" },
+    { name: `${label}: PostgreSQL PSS anonymous (each process's private memory)`, value: mib(sum(postgres, "pssAnon")), unit: "MiB" },
+    { name: `${label}: PostgreSQL PSS file-backed (the postgres binary, libraries)`, value: mib(sum(postgres, "pssFile")), unit: "MiB" },
+    { name: `${label}: PostgreSQL PSS by process (MiB)`, value: processes }
+  ]
 }
 
 /** The largest number of time stamps inside any window of `windowMs` (sliding, not fixed buckets). */
@@ -91,7 +130,9 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
     const belay = await startBelay(db.env, { nodeFlags: ["--expose-gc", "--import", preload] })
     try {
       await createAccount(belay)
-      await sleep(1000)
+      // Idle: the pool closes a connection after 10 s unused (pg's default idleTimeoutMillis), so its backends are
+      // gone by the first reading, as they are in a service that nobody uses.
+      await sleep(IDLE_SETTLE_MS)
       const before = await memory(belay)
 
       // Added in two halves with a reading after each: the second half's growth is the marginal cost of a network,
@@ -109,12 +150,12 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
         connectMs += performance.now() - t
       }
       await addUpTo(half)
-      await sleep(2000)
+      await sleep(IDLE_SETTLE_MS)
       const middle = await memory(belay)
       await addUpTo(NETWORKS)
       const connectSeconds = connectMs / 1000
       const addSeconds = addMs / 1000
-      await sleep(2000)
+      await sleep(IDLE_SETTLE_MS)
       const after = await memory(belay)
       const stats = await Effect.runPromise(fake.server.stats)
       if (stats.handlerFailures.length > 0) throw new Error(`fake server: ${stats.handlerFailures.slice(0, 3).join("\n")}`)
@@ -124,30 +165,39 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
         const rssPer = (after.rss - before.rss) / NETWORKS / KiB
         const heapMarginal = (after.heap - middle.heap) / (NETWORKS - half) / KiB
         const rssMarginal = (after.rss - middle.rss) / (NETWORKS - half) / KiB
+        const servicePer = (serviceTotal(after) - serviceTotal(before)) / NETWORKS / KiB
+        const idleTotal = serviceTotal(before) / KiB / KiB
         results.push({
           key: "memory",
-          title: "B2. Memory per network (issue 3)",
+          title: "B2. Memory: the whole service, and per network",
           seconds: (performance.now() - started) / 1000,
           figures: [
+            ...breakdown("idle, 0 networks", before),
             { name: "networks connected", value: NETWORKS },
             { name: "added through the admin socket in", value: addSeconds, unit: "s" },
             { name: "added and all connected (registered) in", value: connectSeconds, unit: "s" },
+            ...breakdown(`idle, ${NETWORKS} networks`, after),
             { name: "heap used, 0 networks", value: before.heap / KiB / KiB, unit: "MiB" },
             { name: `heap used, ${NETWORKS} networks`, value: after.heap / KiB / KiB, unit: "MiB" },
             { name: "RSS, 0 networks", value: before.rss / KiB / KiB, unit: "MiB" },
             { name: `RSS, ${NETWORKS} networks`, value: after.rss / KiB / KiB, unit: "MiB" },
             { name: "heap per network", value: heapPer, unit: "KiB" },
             { name: "RSS per network", value: rssPer, unit: "KiB" },
+            ...(Number.isNaN(servicePer) ? [] : [{ name: "whole service per network", value: servicePer, unit: "KiB" }]),
             { name: `marginal heap per network (${half} → ${NETWORKS})`, value: heapMarginal, unit: "KiB" },
             { name: `marginal RSS per network (${half} → ${NETWORKS})`, value: rssMarginal, unit: "KiB" }
           ],
           targets: [
+            ...(Number.isNaN(idleTotal)
+              ? []
+              : [{ name: "whole service idle, no network (Belay RSS + PostgreSQL PSS)", measured: idleTotal, comparator: "<=" as const, target: 200, unit: "MiB" }]),
             { name: "heap per network", measured: heapPer, comparator: "<=", target: 64, unit: "KiB" },
             { name: "RSS per network", measured: rssPer, comparator: "<=", target: 160, unit: "KiB" }
           ],
           method: [
             `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}; the preload only runs gc() on SIGUSR2. Heap used and RSS are read from GET /metrics after two signal-and-collect rounds.`,
-            `Baseline: the same process with the account and no network. Then ${NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); measured 2 s after /metrics showed all ${NETWORKS} connected. Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second), so connecting them all takes at least ${NETWORKS} ÷ ${CONNECT_RATE} s.`,
+            `The whole service: Belay's RSS plus the proportional set size (PSS, /proc/<pid>/smaps_rollup) of every process under it — the embedded PostgreSQL's postmaster and its children (checkpointer, background writer, WAL writer, autovacuum launcher, logical replication launcher, and any open backend). PSS shares each shared page among the processes mapping it, so the shared buffers (32 MB reserved, counted as touched) and the postgres binary count once. With DATABASE_URL only Belay is counted.`,
+            `Baseline ("idle, 0 networks"): the same process with the account and no network, ${IDLE_SETTLE_MS / 1000} s after the last request, when the database pool has closed its idle connections. Then ${NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); measured ${IDLE_SETTLE_MS / 1000} s after /metrics showed all ${NETWORKS} connected (idle again: the pool's connections closed). Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second), so connecting them all takes at least ${NETWORKS} ÷ ${CONNECT_RATE} s.`,
             "Per network = (measured − baseline) ÷ networks (the targets). The networks were added in two halves with a reading after the first; the marginal figures divide the second half's growth by its size, leaving out one-time costs (code compiled on first use). The fake server's memory is not in the figure (another process)."
           ]
         })
@@ -195,7 +245,7 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
         ]
         results.push({
           key: "storm",
-          title: "B3. Reconnect storm (issue 3)",
+          title: "B3. Reconnect storm",
           seconds: (performance.now() - stormStarted) / 1000,
           figures,
           targets,

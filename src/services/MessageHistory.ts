@@ -3,18 +3,39 @@
  * buffer's recent messages (recent_messages), full-text search (search_messages) and the
  * buffers with history (list_buffers). Which networks an account has is Networks' to say.
  *
- * Concurrency: stateless; every read is one statement on the shared pool (plus the
+ * Concurrency: stateless; every read is a few statements on the shared pool (plus the
  * account's networks), so reads never wait for the writer's batches beyond the pool.
- * SQL errors are defects at this edge.
+ * SQL errors are defects at this edge. The methods are plain functions, not `Effect.fn`:
+ * a named Effect.fn captures a stack trace and opens a span on every call, about 20 µs
+ * each on the bench machine, which recent_messages would pay on every page.
  *
- * Search (CONTRACT "Semantics"): the message text only — the speaker has its own `nick`
- * filter — through `websearch_to_tsquery('simple', …)` over `messages.tsv`: bare terms
- * are ANDed, a "quoted phrase" is matched as a phrase (`or` and `-term` follow web-search
- * syntax), no user input can make it a SQL error, and a query without any term finds
- * nothing. The nick filter compares with RFC 1459 folding (ASCII lower case plus []\~ ≡
- * {}|^), the default CASEMAPPING — an approximation on networks that announce another one.
+ * Cost: each read walks an index in the order it answers in and stops at its page (the
+ * interface's limits: recent_messages ≤ 500, search_messages ≤ 100), so recent and
+ * listBuffers cost the same at any buffer size, whatever the planner's statistics say:
+ * - recent: the buffer is resolved once (its unique key, network_id + target_folded), and
+ *   its messages are read backwards along `messages (buffer_id, id)` from `before`.
+ * - listBuffers: the account's buffers, each with one probe of that index to know it has
+ *   history.
+ * - search: GIN finds matches but cannot hand over the newest first, so the scope's newest
+ *   ids are searched first, in one window bounded by the primary key
+ *   (SEARCH_WINDOW_PER_RESULT ids per requested result): a term in at least one message of
+ *   that many is answered from the window alone, reading at most the window's rows and
+ *   sorting at most its matches. Rarer terms are then searched below the window in one
+ *   statement that fetches and top-N sorts the older matches: through GIN once the table has
+ *   statistics (autovacuum analyzes it after a tenth of it changed), so that work is the
+ *   term's matches, not the history; before any statistics exist the planner may read that
+ *   id range instead.
+ *
+ * Search (docs/decisions.md "Search"): the message text only — the speaker has its own
+ * `nick` filter — through `websearch_to_tsquery('simple', …)` over `messages.tsv`: bare
+ * terms are ANDed, a "quoted phrase" is matched as a phrase (`or` and `-term` follow
+ * web-search syntax), no user input can make it a SQL error, and a query without any term
+ * finds nothing. The nick filter compares with RFC 1459 folding (ASCII lower case plus
+ * []\~ ≡ {}|^), the default CASEMAPPING — an approximation on networks that announce
+ * another one.
  */
 import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option } from "effect"
 import type { Encryption, MessageKind } from "./MessageWriter.js"
 import { Networks } from "./Networks.js"
@@ -50,10 +71,27 @@ export interface SearchQuery {
   readonly limit: number
 }
 
+/**
+ * Width of search's first window, in message ids per requested result: with the largest page
+ * (100), the newest 10,000 ids of the scope.
+ */
+export const SEARCH_WINDOW_PER_RESULT = 100
+
 export class MessageHistory extends Effect.Service<MessageHistory>()("belay/MessageHistory", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const networks = yield* Networks
+
+    /**
+     * One buffer's messages as a key range of `messages (buffer_id, id)`, for statements that
+     * read in that index's order (`ORDER BY buffer_id DESC, id DESC`). Not `buffer_id = …`:
+     * an equality makes buffer_id a constant to the planner, and `ORDER BY id` can then also
+     * be served by walking the primary key and filtering on buffer_id, which it prefers when
+     * the statistics say one buffer is most of the table, and which reads every newer row of
+     * the other buffers. Only `(buffer_id, id)` yields the order of a range, whatever the
+     * statistics say.
+     */
+    const ofBuffer = (buffer: Fragment) => sql`buffer_id BETWEEN ${buffer} AND ${buffer}`
 
     /** The account's networks, narrowed to `networkId` when given (empty when it is not the account's). */
     const networksOf = (accountId: number, networkId: Option.Option<number>) =>
@@ -62,56 +100,90 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         return Option.match(networkId, { onNone: () => ids, onSome: (id) => ids.filter((n) => n === id) })
       })
 
-    /** Oldest first; `before` is exclusive (an id from a previous page). */
-    const recent = Effect.fn("MessageHistory.recent")(function*(
+    /**
+     * Oldest first; `before` is exclusive (an id from a previous page). One statement: the
+     * buffer's row by its unique key, then (LATERAL, so its id is a constant of the inner
+     * plan) its newest `limit` ids below `before`, backwards along `(buffer_id, id)`.
+     */
+    const recent = (
       networkId: number,
       targetFolded: string,
       page: { readonly before: Option.Option<number>; readonly limit: number }
-    ) {
-      if (page.limit <= 0) return []
-      const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND m.id < ${id}` })
-      return yield* sql<StoredMessage>`
-        SELECT * FROM (
-          SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-                 m.encryption
-          FROM buffers b JOIN messages m ON m.buffer_id = b.id
-          WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded} ${before}
-          ORDER BY m.id DESC
+    ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
+      if (page.limit <= 0) return Effect.succeed([])
+      const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND id < ${id}` })
+      return sql<StoredMessage>`
+        SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
+               m.encryption
+        FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id, time, kind, nick, text, numeric, self, encryption
+          FROM messages
+          WHERE ${ofBuffer(sql`b.id`)} ${before}
+          ORDER BY buffer_id DESC, id DESC
           LIMIT ${page.limit}
-        ) AS page
-        ORDER BY id`.pipe(Effect.orDie)
-    })
+        ) AS m
+        WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}
+        ORDER BY m.id`.pipe(Effect.orDie)
+    }
 
-    /** Newest first, across every buffer of the account unless filtered. */
-    const search = Effect.fn("MessageHistory.search")(function*(query: SearchQuery) {
-      if (query.limit <= 0 || query.query.trim() === "") return []
+    /** Newest first, across every buffer of the account unless filtered; windowed (see the module comment). */
+    const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
+      query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
+
+    const searchTerms = (query: SearchQuery) => Effect.gen(function*() {
       const ids = yield* networksOf(query.accountId, query.networkId)
       if (ids.length === 0) return []
-      const target = Option.match(query.targetFolded, {
+      const inTarget = Option.match(query.targetFolded, {
         onNone: () => sql``,
         onSome: (t) => sql`AND b.target_folded = ${t}`
       })
-      const nick = Option.match(query.nick, {
+      const byNick = Option.match(query.nick, {
         onNone: () => sql``,
         onSome: (n) => sql`AND translate(lower(m.nick), '[]\\~', '{}|^') = translate(lower(${n}), '[]\\~', '{}|^')`
       })
-      return yield* sql<StoredMessage>`
-        SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-               m.encryption
-        FROM messages m
-        JOIN buffers b ON b.id = m.buffer_id
-        WHERE ${sql.in("b.network_id", ids)}
-          AND m.tsv @@ websearch_to_tsquery('simple', ${query.query})
-          ${target} ${nick}
-        ORDER BY m.id DESC
-        LIMIT ${query.limit}`.pipe(Effect.orDie)
+      const tsquery = sql`websearch_to_tsquery('simple', ${query.query})`
+
+      // The scope's id range, two probes of (buffer_id, id) per buffer; and whether the query has a term at all
+      // (a query of stop characters parses to an empty tsquery, which matches nothing).
+      const [scope] = yield* sql<{ newest: number | null; oldest: number | null; terms: number }>`
+        SELECT max(x.newest) AS newest, min(x.oldest) AS oldest, numnode(${tsquery}) AS terms
+        FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT
+            (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1) AS newest,
+            (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id, id LIMIT 1) AS oldest
+        ) AS x
+        WHERE ${sql.in("b.network_id", ids)} ${inTarget}`.pipe(Effect.orDie)
+      if (scope === undefined || scope.newest === null || scope.oldest === null || scope.terms === 0) return []
+
+      /** The newest matches with ids in [from, below), at most `limit`. */
+      const matches = (from: number, below: number, limit: number) =>
+        sql<StoredMessage>`
+          SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
+                 m.encryption
+          FROM messages m
+          JOIN buffers b ON b.id = m.buffer_id
+          WHERE ${sql.in("b.network_id", ids)} ${inTarget}
+            AND m.id >= ${from} AND m.id < ${below}
+            AND m.tsv @@ ${tsquery}
+            ${byNick}
+          ORDER BY m.id DESC
+          LIMIT ${limit}`.pipe(Effect.orDie)
+
+      const end = scope.newest + 1
+      const window = Math.max(scope.oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
+      const newest = yield* matches(window, end, query.limit)
+      if (newest.length >= query.limit || window === scope.oldest) return newest
+      return [...newest, ...(yield* matches(scope.oldest, window, query.limit - newest.length))]
     })
 
-    /** Channels and DMs with history (server pseudo-buffers excluded), most recent first. */
-    const listBuffers = Effect.fn("MessageHistory.listBuffers")(function*(
-      accountId: number,
-      networkId: Option.Option<number>
-    ) {
+    /**
+     * Channels and DMs with history (server pseudo-buffers excluded), most recent first. Rows
+     * read: the account's buffers, by `buffers (network_id, target_folded)`, and one entry of
+     * `messages (buffer_id, id)` for each to see that it has history.
+     */
+    const listBuffers = (accountId: number, networkId: Option.Option<number>) => Effect.gen(function*() {
       const ids = yield* networksOf(accountId, networkId)
       if (ids.length === 0) return []
       return yield* sql<BufferSummary>`

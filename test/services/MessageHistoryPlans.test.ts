@@ -1,0 +1,195 @@
+/**
+ * What MessageHistory's reads cost on a buffer of 200,000 messages, read from the plans PostgreSQL executes: every
+ * statement the service runs is captured as compiled (the SQL text and parameters it sent, through @effect/sql's
+ * statement transformer) and run again under `EXPLAIN (ANALYZE, FORMAT JSON)`. Counted: the rows each plan read from
+ * `messages` — rows returned by its scans plus those its filters removed, over every loop — and the rows each Sort
+ * node took in. No timing anywhere.
+ *
+ * Both planner states are covered: before the table has statistics (autovacuum is off for it here, so the state is
+ * not left to chance) and after an ANALYZE, when the planner knows one buffer is nearly the whole table (the state in
+ * which an equality on buffer_id made it walk the primary key through the other buffers' rows).
+ */
+import { SqlClient, Statement } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { MessageHistory, SEARCH_WINDOW_PER_RESULT, type SearchQuery } from "../../src/services/MessageHistory.js"
+import { seedNetworks } from "../support/MessageFixtures.js"
+import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
+
+const BIG = 200_000
+/** Rows of a second buffer written after the big one: the newest ids of the table belong to it. */
+const NEWER = 2_000
+/** Every tenth message of the big buffer says "common"; one in a thousand "sparse"; two of the oldest "needle". */
+const COMMON_EVERY = 10
+const SPARSE_EVERY = 1_000
+const NEEDLES = [3, 11]
+
+type Compiled = readonly [string, ReadonlyArray<unknown>]
+
+interface PlanNode {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Actual Rows": number
+  readonly "Actual Loops": number
+  readonly "Rows Removed by Filter"?: number
+  readonly "Rows Removed by Index Recheck"?: number
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+/** Runs `effect` and returns every statement it sent, compiled exactly as the driver received it. */
+const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const statements: Array<Compiled> = []
+    const result = yield* effect.pipe(
+      Statement.withTransformer((statement) =>
+        Effect.sync(() => {
+          statements.push(statement.compile())
+          return statement
+        })
+      )
+    )
+    return { result, statements }
+  })
+
+const explain = ([text, params]: Compiled) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params),
+      (rows) => rows[0]!["QUERY PLAN"][0]!.Plan
+    ))
+
+const nodes = (plan: PlanNode): Array<PlanNode> => [plan, ...(plan.Plans ?? []).flatMap(nodes)]
+
+// "Actual Rows" and the removed counts are averages per loop, rounded (PostgreSQL 18 shows fractions of a row), hence
+// × loops; over several loops the rounding is off by up to one row a loop, which `slack` says.
+const perLoop = (n: number | undefined, node: PlanNode) => Math.round((n ?? 0) * node["Actual Loops"])
+const slack = (node: PlanNode) => (node["Actual Loops"] > 1 ? node["Actual Loops"] : 0)
+
+const TABLE_SCANS = new Set(["Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan"])
+
+/**
+ * Rows of `relation` a plan read (what its table scans returned plus what their filters and rechecks removed), less
+ * the rounding slack: the least the plan can have read, so a bound it exceeds was exceeded.
+ */
+const rowsRead = (plan: PlanNode, relation: string) =>
+  nodes(plan)
+    .filter((n) => TABLE_SCANS.has(n["Node Type"]) && n["Relation Name"] === relation)
+    .reduce((sum, n) =>
+      sum + perLoop(n["Actual Rows"], n) + perLoop(n["Rows Removed by Filter"], n) +
+      perLoop(n["Rows Removed by Index Recheck"], n) - slack(n), 0)
+
+/** Rows every Sort node of a plan took in, less the rounding slack. */
+const rowsSorted = (plan: PlanNode) =>
+  nodes(plan)
+    .filter((n) => n["Node Type"] === "Sort")
+    .reduce((sum, n) =>
+      sum + (n.Plans ?? []).reduce((s, child) => s + perLoop(child["Actual Rows"], child) - slack(child), 0), 0)
+
+/** Statements touching `messages`, each with its plan. */
+const messagePlans = (statements: ReadonlyArray<Compiled>) =>
+  Effect.forEach(statements.filter(([text]) => /\bmessages\b/.test(text)), explain)
+
+describe(`MessageHistory plans on ${describeMode}, ${BIG.toLocaleString("en-US")} messages in one buffer`, () => {
+  it.layer(MessageHistory.Default.pipe(Layer.provideMerge(TestDatabaseLive())), { timeout: 300_000 })((it) => {
+    it.effect("every read stops at its page, with and without statistics", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const history = yield* MessageHistory
+        yield* sql`ALTER TABLE messages SET (autovacuum_enabled = false)`
+        const { accountId, networkIds: [net, net2] } = yield* seedNetworks(2)
+        const [big] = yield* sql<{ id: number }>`
+          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net!}, '#Big', '#big', 'channel')
+          RETURNING id`
+        const [newer] = yield* sql<{ id: number }>`
+          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net2!}, '#newer', '#newer', 'channel')
+          RETURNING id`
+        yield* sql`INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net!}, 'bob', 'bob', 'dm')`
+        yield* sql`
+          INSERT INTO messages (buffer_id, time, kind, nick, text)
+          SELECT ${big!.id}, now(), 'privmsg', 'user' || (i % 50), 'line ' || i
+            || CASE WHEN i % ${COMMON_EVERY} = 0 THEN ' common' ELSE '' END
+            || CASE WHEN i % ${SPARSE_EVERY} = 7 THEN ' sparse' ELSE '' END
+            || CASE WHEN i IN (${NEEDLES[0]!}, ${NEEDLES[1]!}) THEN ' needle' ELSE '' END
+          FROM generate_series(1, ${BIG}) AS i`
+        yield* sql`
+          INSERT INTO messages (buffer_id, time, kind, nick, text)
+          SELECT ${newer!.id}, now(), 'privmsg', 'someone', 'newer ' || i FROM generate_series(1, ${NEWER}) AS i`
+        const [first] = yield* sql<{ id: number }>`SELECT min(id) AS id FROM messages WHERE buffer_id = ${big!.id}`
+        /** The id of the big buffer's i-th message (1-based), as generate_series numbered them. */
+        const idOf = (i: number) => first!.id + i - 1
+
+        const search = (query: string, limit: number) =>
+          captured(history.search({
+            accountId,
+            query,
+            networkId: Option.none(),
+            targetFolded: Option.none(),
+            nick: Option.none(),
+            limit
+          } satisfies SearchQuery))
+
+        for (const state of ["without statistics", "after ANALYZE"] as const) {
+          if (state === "after ANALYZE") yield* sql`ANALYZE messages, buffers`
+
+          // recent_messages: the page, and nothing of the other 199,900 messages or of the newer buffer.
+          for (const before of [Option.none(), Option.some(idOf(BIG / 2))]) {
+            const { result, statements } = yield* captured(history.recent(net!, "#big", { before, limit: 100 }))
+            const expectedNewest = Option.isSome(before) ? BIG / 2 - 1 : BIG
+            expect(result.map((m) => m.id), state).toEqual(
+              Array.from({ length: 100 }, (_, k) => idOf(expectedNewest - 99 + k))
+            )
+            const [plan, ...more] = yield* messagePlans(statements)
+            expect(more, state).toEqual([])
+            expect(rowsRead(plan!, "messages"), `recent ${state}`).toBe(100)
+            // Three buffers in all: with statistics the planner rightly scans that tiny table instead of its index.
+            expect(rowsRead(plan!, "buffers"), `recent ${state}`).toBeLessThanOrEqual(3)
+            expect(rowsSorted(plan!), `recent ${state}: only the page is put oldest first`).toBeLessThanOrEqual(100)
+          }
+
+          // list_buffers: one index entry per buffer tells it has history.
+          {
+            const { result, statements } = yield* captured(history.listBuffers(accountId, Option.none()))
+            expect(result.map((b) => b.target).sort(), state).toEqual(["#Big", "#newer"])
+            const [plan, ...more] = yield* messagePlans(statements)
+            expect(more, state).toEqual([])
+            expect(rowsRead(plan!, "messages"), `listBuffers ${state}`).toBeLessThanOrEqual(3)
+            expect(rowsRead(plan!, "buffers"), `listBuffers ${state}`).toBeLessThanOrEqual(3)
+          }
+
+          // search_messages, a term in one message of ten (20,000 matches): the newest window answers; it reads at
+          // most the window's rows and sorts at most the window's matches, never the buffer's.
+          for (const limit of [50, 100]) {
+            const window = limit * SEARCH_WINDOW_PER_RESULT
+            const { result, statements } = yield* search("common", limit)
+            expect(result.map((m) => m.id), state).toEqual(
+              Array.from({ length: limit }, (_, k) => idOf(BIG - k * COMMON_EVERY))
+            )
+            const [scope, newest, ...rest] = yield* messagePlans(statements)
+            expect(rest, `search common ${state}: no statement beyond the window`).toEqual([])
+            expect(rowsRead(scope!, "messages"), `search scope ${state}: two index entries per buffer`).toBeLessThanOrEqual(4)
+            expect(rowsRead(newest!, "messages"), `search common ${state}`).toBeLessThanOrEqual(window)
+            expect(rowsSorted(newest!), `search common ${state}`).toBeLessThanOrEqual(window / COMMON_EVERY)
+          }
+
+          // A rare term (200 matches) and one in two of the oldest messages: the window finds too few, and the rest
+          // is searched below it. With statistics the planner knows the term is rare and takes the GIN index, so the
+          // rows read and sorted are the matches; without them it may read the rest's id range instead (the window
+          // stays bounded either way), which is what autovacuum's ANALYZE prevents once a tenth of the table changed.
+          for (const [term, matches, expected] of [
+            ["sparse", BIG / SPARSE_EVERY, Array.from({ length: 50 }, (_, k) => idOf(BIG - SPARSE_EVERY + 7 - k * SPARSE_EVERY))],
+            ["needle", NEEDLES.length, [idOf(NEEDLES[1]!), idOf(NEEDLES[0]!)]]
+          ] as const) {
+            const { result, statements } = yield* search(term, 50)
+            expect(result.map((m) => m.id), `${term} ${state}`).toEqual(expected)
+            const [, newest, older, ...more] = yield* messagePlans(statements)
+            expect(more, state).toEqual([])
+            expect(rowsRead(newest!, "messages"), `search ${term} window ${state}`).toBeLessThanOrEqual(50 * SEARCH_WINDOW_PER_RESULT)
+            if (state === "after ANALYZE") {
+              expect(rowsRead(older!, "messages"), `search ${term} below the window ${state}`).toBeLessThanOrEqual(matches)
+              expect(rowsSorted(older!), `search ${term} below the window ${state}`).toBeLessThanOrEqual(matches)
+            }
+          }
+        }
+      }))
+  })
+})
