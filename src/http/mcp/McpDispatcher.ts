@@ -7,8 +7,7 @@
  * Stateless.
  *
  * Hot path: tools/list and a failed decode answer without running any Effect beyond the
- * returned value, tools/list from a kept answer for the first ids (`toolsListBody`); a
- * tools/call result is serialized once (`callResultBody`).
+ * returned value; a tools/call result is serialized once (`callResultBody`).
  */
 import * as Fs from "node:fs"
 import { Effect, Either } from "effect"
@@ -23,7 +22,7 @@ import {
   MethodNotFound,
   unknownTool
 } from "../../schema/JsonRpc.js"
-import { isToolName, toolsByName, type ToolName, type ToolScope } from "../../schema/McpTools.js"
+import { isToolName, toolsByName, type ToolName } from "../../schema/McpTools.js"
 import {
   type CallToolResult,
   decodeToolArguments,
@@ -50,22 +49,6 @@ const SERVER_VERSION: string = (() => {
 })()
 
 const VERSION_JSON = JSON.stringify(JSONRPC_VERSION)
-
-/**
- * tools/list answers for the first request ids, kept whole once made. An MCP session opens
- * with initialize and then lists its tools, so nearly every tools/list carries a small id
- * (clients number a session's requests from 0); answering from a kept Buffer spares the
- * ~54 KB allocation and copy of each answer, which under load showed as garbage-collector
- * time. Any other id is spliced in per call. Bounded: two scopes × KEPT_IDS bodies, about
- * 1.7 MB if every one is used.
- */
-const KEPT_IDS = 16
-const keptLists: { readonly [S in ToolScope]: Array<Buffer | undefined> } = { read: [], "read-write": [] }
-
-const toolsListBody = (scope: ToolScope, id: JsonRpcId): Buffer => {
-  if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id >= KEPT_IDS) return toolsListResponseBytes(scope, id)
-  return (keptLists[scope][id] ??= toolsListResponseBytes(scope, id))
-}
 
 /**
  * The JSON-RPC response to a tools/call, as text. A result's one text item is the JSON of
@@ -112,7 +95,7 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
             body: JSON.stringify(jsonRpcSuccessResponse(request.id, initializeResult(request.params, SERVER_VERSION)))
           })
         case "tools/list":
-          return Effect.succeed({ _tag: "Result", body: toolsListBody(principal.scope, request.id) })
+          return Effect.succeed({ _tag: "Result", body: toolsListResponseBytes(principal.scope, request.id) })
         case "tools/call": {
           const params = decodeCallToolParams(request.params)
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })
