@@ -1,7 +1,6 @@
 /**
  * The `belay` command. `belay serve` runs the server in this process; every other
- * command is a client of the running server's admin socket (CONTRACT.md "Admin
- * commands"). Arguments are checked here for a friendly one-line error, and checked
+ * command is a client of the running server's admin socket (docs/decisions.md). Arguments are checked here for a friendly one-line error, and checked
  * again by the server against the same Schema (src/schema/Admin.ts).
  *
  * Exit codes: 0 success, 1 the server refused the command (or none is running),
@@ -81,7 +80,7 @@ const readStdinSecret = (what: string): Promise<string> =>
       if (process.stdin.isTTY && c.includes(10)) process.stdin.pause(), process.stdin.emit("end")
     })
     process.stdin.once("end", () => {
-      // Exactly one trailing newline is removed (CONTRACT.md), so a secret may end in spaces.
+      // Exactly one trailing newline is removed (docs/decisions.md), so a secret may end in spaces.
       const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
       text === "" ? reject(new UsageError(`${what} is empty: pass it on stdin`)) : resolve(text)
     })

@@ -5,8 +5,7 @@
  * Without `BELAY_TRUST_PROXY` it is the TCP peer, whatever `X-Forwarded-For` says, so
  * behind an untrusted proxy every client shares one bucket (interface "Authentication"
  * 9). With it, it is the address the proxy appended: the right-most `X-Forwarded-For`
- * entry, never the left-most, which the client writes itself (research/oauth.md H-06;
- * express-rate-limit's ERR_ERL_PERMISSIVE_TRUST_PROXY is the same mistake).
+ * entry, never the left-most, which the client writes itself.
  */
 import * as Net from "node:net"
 import type { HttpRequest } from "./HttpServer.js"

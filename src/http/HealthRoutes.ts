@@ -1,5 +1,5 @@
 /**
- * Operational routes of CONTRACT.md: `GET /healthz` (200 when the database answers,
+ * Operational routes of docs/decisions.md: `GET /healthz` (200 when the database answers,
  * else 503) and `GET /metrics` (Prometheus text). Stateless.
  */
 import { SqlClient } from "@effect/sql"

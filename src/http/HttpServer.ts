@@ -5,9 +5,8 @@
  * are the app's).
  *
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
- * machine it answers at ~0.1× a bare node:http server (research/stack.md §4: fiber
- * loop, FiberRefs, per-request spans and body decoding), and issue 5 asks /mcp for
- * ≥ 0.5×. Here a request costs one fiber; bodies are read once, bounded, as a Buffer.
+ * machine it answers at ~0.1× a bare node:http server, and /mcp must answer at
+ * ≥ 0.5× of one (docs/decisions.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer.
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
  * Concurrency: handlers run concurrently, one fiber per request. When the layer's scope

@@ -4,7 +4,7 @@
  * metadata and of the /mcp `WWW-Authenticate` challenge, and the origin that page POSTs
  * must come from — and so the same-origin rule of /mcp and the pages. Pure functions of the request and two settings; safe from any fiber.
  *
- * CONTRACT "Protocol decisions": `PUBLIC_BASE_URL` wins over every header (D-05); without
+ * docs/decisions.md: `PUBLIC_BASE_URL` wins over every header (D-05); without
  * it the issuer comes from `Host`, and from `X-Forwarded-Host`/`-Proto` only when
  * `BELAY_TRUST_PROXY=true` (D-07, RFC 9700 §4.13: an untrusted client could otherwise
  * point discovery at an attacker, CWE-644). A malformed host is refused, never reflected
@@ -78,7 +78,7 @@ const isLoopbackBase = (base: string): boolean => {
 
 /**
  * Same-origin or explicitly allowed (BELAY_CORS_ORIGINS) — never a third-party app's
- * origin. DNS rebinding (research/mcp.md §3.4): a page on evil.example whose name now
+ * origin. DNS rebinding: a page on evil.example whose name now
  * resolves to 127.0.0.1 sends `Host: evil.example` and a matching Origin, so "Origin
  * equals the Host-derived base" alone proves nothing. Without PUBLIC_BASE_URL a
  * loopback-bound server therefore trusts only loopback host names.

@@ -1,6 +1,5 @@
 /**
- * MemberRoutes gathers the member's side of the web (CONTRACT "The member's browser
- * surface") for `RoutesLive` in main.ts — sign-in and out (`/login`, passkeys), the REST
+ * MemberRoutes gathers the member's side of the web (docs/decisions.md) for `RoutesLive` in main.ts — sign-in and out (`/login`, passkeys), the REST
  * routes of /api/auth, Settings and the start page, and the static assets. Stateless.
  */
 import { Effect } from "effect"

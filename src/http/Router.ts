@@ -5,7 +5,7 @@
  * Immutable after construction; `match` is a pure lookup, safe from any fiber.
  *
  * A path that exists under other methods answers 405 with `Allow` (RFC 9110 §15.5.6):
- * /mcp relies on it (CONTRACT "Protocol decisions": GET and DELETE /mcp → 405, never 401).
+ * /mcp relies on it (docs/decisions.md: GET and DELETE /mcp → 405, never 401).
  */
 import FindMyWay from "find-my-way"
 import type { Route } from "./HttpServer.js"
@@ -39,7 +39,7 @@ export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
   }
 
   // OPTIONS is the CORS preflight (Cors.ts), not a method of the resource: `Allow` names the
-  // others, as CONTRACT fixes for /mcp (`Allow: POST`).
+  // others, as docs/decisions.md fixes for /mcp (`Allow: POST`).
   const allowed = (path: string): ReadonlyArray<string> =>
     METHODS.filter((method) => method !== "OPTIONS" && used.has(method) && tree.find(method, path) !== null)
 

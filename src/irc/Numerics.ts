@@ -86,7 +86,7 @@ export const Numeric = {
   ERR_ALREADYREGISTERED: "462",
   /** Wrong server password: permanent, stop retrying (soju `upstream.go`). */
   ERR_PASSWDMISMATCH: "464",
-  /** Banned from the server (K-line). soju retries it; research/bouncers.md row 2. */
+  /** Banned from the server (K-line). soju retries it. */
   ERR_YOUREBANNEDCREEP: "465",
   /** The channel key is already set. */
   ERR_KEYSET: "467",

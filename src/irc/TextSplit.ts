@@ -5,8 +5,8 @@
  * RFC 1459 §2.3.1: a line is at most 512 bytes with its CR-LF. We send `PRIVMSG <target> :<text>`, but every
  * recipient gets `:<nick>!<user>@<host> PRIVMSG <target> :<text>`; a server truncates what does not fit, so the
  * relayed prefix must be budgeted too (message tags have their own budget, message-tags §Size, and don't count).
- * soju relays client lines unsplit and irc-framework cuts text at a flat 350 bytes whatever the target
- * (research/bouncers.md, row 12 and §2); we compute the budget from the target and the prefix instead.
+ * soju relays client lines unsplit and irc-framework cuts text at a flat 350 bytes whatever the target;
+ * we compute the budget from the target and the prefix instead.
  *
  * Cuts fall between grapheme clusters (`Intl.Segmenter`), so a code point, a surrogate pair, a combining accent or
  * a ZWJ emoji sequence is never split, unless one cluster alone exceeds the budget, when it is cut between code

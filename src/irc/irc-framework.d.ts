@@ -1,5 +1,5 @@
 /**
- * Types for the parts of irc-framework 4.14 (CommonJS, ships no types; research/stack.md §3) that Belay's IRC
+ * Types for the parts of irc-framework 4.14 (CommonJS, ships no types) that Belay's IRC
  * transport uses, read from node_modules/irc-framework/src/*.js. Declarations only; the library's concurrency
  * is Node's event loop: every callback below runs on it, so the transport hands events to the actor's queue.
  *

@@ -2,7 +2,7 @@
 // message ids, ISO-8601 UTC times, buffer targets, and the IRC strings that tool arguments
 // are made of. Pure Schemas; no state, safe to import from anywhere.
 //
-// JSON Schema rule (research/stack.md §5): integers are `Schema.Number.pipe(Schema.int())`,
+// JSON Schema rule: integers are `Schema.Number.pipe(Schema.int())`,
 // never `Schema.Int`, so that tools/list carries `{type: "integer", minimum: 1}` and no $ref.
 // Every Schema here carries a message annotation, so that a decoding error says what was wrong
 // ("must be an integer from 1 to …, got 0") instead of echoing the field's description.
@@ -65,7 +65,7 @@ export const MessageId = boundedInt(ID_MAX, "MessageId").annotations({
 })
 export type MessageId = typeof MessageId.Type
 
-// CONTRACT "MCP tool shapes": times are ISO-8601 UTC strings. Date#toISOString is the one
+// docs/decisions.md: times are ISO-8601 UTC strings. Date#toISOString is the one
 // producer, so the pattern is exactly its output (RFC 3339 `date-time`, always with `Z`).
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
@@ -91,9 +91,9 @@ export const SERVER_BUFFER_PREFIX = ":server:"
 // --- IRC strings ---
 // RFC 1459 §2.3.1 / RFC 2812 §2.3.1: a line ends at CR LF, NUL is forbidden anywhere, and
 // parameters are separated by spaces, a parameter starting with ':' being the trailing one.
-// irc-framework writes raw text verbatim (research/stack.md §3), so these checks are the
+// irc-framework writes raw text verbatim, so these checks are the
 // only guard against a tool argument ending the line and smuggling a second command
-// (CONTRACT: refused with invalid-arguments in every tool, send_raw included).
+// (docs/decisions.md: refused with invalid-arguments in every tool, send_raw included).
 
 const LINE_BREAK = /[\r\n\0]/
 const LINE_BREAK_MESSAGE = "must not contain CR, LF or NUL (they would end or split the IRC line)"

@@ -243,7 +243,7 @@ export interface TextContent {
 }
 
 /**
- * A tools/call result (CONTRACT "MCP tool shapes"): the payload as structuredContent and the
+ * A tools/call result (docs/decisions.md): the payload as structuredContent and the
  * same payload as JSON in one text item (for clients older than 2025-06-18).
  */
 export interface CallToolResult {

@@ -1,5 +1,5 @@
 /**
- * AppConfig owns every operator setting of CONTRACT.md "Names", read once at start-up
+ * AppConfig owns every operator setting of docs/decisions.md "Names", read once at start-up
  * through Effect `Config` (so tests swap them with a ConfigProvider). Immutable after
  * construction; safe to share across fibers.
  *
@@ -133,7 +133,7 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT"))
 }).pipe(
   Config.mapOrFail((s) => {
-    // CONTRACT "Protocol decisions": a hosted deployment needs a fixed issuer and the
+    // docs/decisions.md: a hosted deployment needs a fixed issuer and the
     // `<name>~` prefix of its codes and tokens; guessing either would be worse than refusing.
     if (s.hosted && Option.isNone(s.publicBaseUrl)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires PUBLIC_BASE_URL"))

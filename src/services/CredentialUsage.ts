@@ -1,6 +1,6 @@
 /**
  * CredentialUsage owns the "last used" time of bearer credentials, which Settings shows for
- * API tokens and authorized apps (CONTRACT "The member's browser surface").
+ * API tokens and authorized apps (docs/decisions.md).
  *
  * /mcp must not pay a database write per request (it is measured against a bare node:http
  * server), so a use is only remembered in memory — the latest time per token — and written

@@ -1,6 +1,6 @@
 /**
  * Metrics owns the process's counters, gauges and the HTTP latency histogram, and
- * renders them in the Prometheus text format for `GET /metrics` (CONTRACT.md).
+ * renders them in the Prometheus text format for `GET /metrics` (docs/decisions.md).
  *
  * Updates are synchronous and cheap (a Map lookup) so they can sit on hot paths (HTTP,
  * message ingest). Gauges that belong to another service (connections by state) are

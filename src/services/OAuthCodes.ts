@@ -4,7 +4,7 @@
  * redemption at the token endpoint.
  *
  * Redemption, after the endpoint has checked body, grant_type and client (none of which
- * touch the code), is one transaction (CONTRACT "Token endpoint check order"):
+ * touch the code), is one transaction (docs/decisions.md):
  *   1. claim: `UPDATE … SET spent_at WHERE code_hash = $1 AND spent_at IS NULL RETURNING`.
  *      PostgreSQL lets exactly one concurrent claimant see the row; the rest block on its
  *      lock, then find it spent (20 parallel redemptions → one token).

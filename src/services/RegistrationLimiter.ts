@@ -8,8 +8,7 @@
  * abuse can afford). Time comes only from Effect's Clock, so tests move it with
  * TestClock. Concurrency: every reservation is one atomic `Ref.modify`, so parallel
  * requests can never overshoot the limit; a slot reserved for a request that then fails
- * is handed back, because only accepted registrations count (CONTRACT "Protocol
- * decisions").
+ * is handed back, because only accepted registrations count (docs/decisions.md).
  */
 import { Clock, Duration, Effect, Exit, Ref } from "effect"
 import { TooManyRequests } from "../schema/OAuthErrors.js"

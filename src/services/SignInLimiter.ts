@@ -3,7 +3,7 @@
  * in — the sign-in pages (`/login`, the authorization page), passkey sign-in,
  * `POST /api/auth/login/token` and the current password of Settings > Password: more than
  * 10 failures for one account or from one address in 10 minutes → refused with
- * Retry-After (CONTRACT "The member's browser surface"). One limiter for all of them, so
+ * Retry-After (docs/decisions.md). One limiter for all of them, so
  * an attacker cannot get ten guesses per door (docs/decisions.md, "Sign-in failures").
  *
  * Only failures count; a success takes no slot. The account key is the name as typed,

@@ -1,5 +1,5 @@
 /**
- * AuthApi owns the REST routes of member sign-in (CONTRACT "The member's browser surface",
+ * AuthApi owns the REST routes of member sign-in (docs/decisions.md,
  * REST; interface "Other routes"), JSON in and out, every answer `no-store`:
  *
  * `POST /api/auth/login/token` `{username, password}`, in order:

@@ -1,6 +1,6 @@
 /**
  * LoginRoutes owns signing in and out in the browser outside an authorization
- * (CONTRACT "The member's browser surface", Pages):
+ * (docs/decisions.md, Pages):
  *
  *   - `GET /login?next=<same-origin path>`: the sign-in page (password and passkey); a
  *     member already signed in goes straight on (303). `next` defaults to `/` and is

@@ -1,6 +1,6 @@
 /**
  * MemberCredential owns the credential rule of every `/api/*` route that acts for a member
- * (CONTRACT "The member's browser surface", Credentials): the browser session cookie, or
+ * (docs/decisions.md, Credentials): the browser session cookie, or
  * `Authorization: Bearer` with an OAuth access token or a password-sign-in token. API
  * tokens are for /mcp only: here they get 401 `{error: "invalid_token", error_description}`
  * like a token that does not exist (RFC 6750 §3.1). A request that sends an Authorization

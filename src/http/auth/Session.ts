@@ -1,6 +1,5 @@
 /**
- * Session owns how the browser session travels over HTTP (CONTRACT "The member's browser
- * surface"): the cookie that carries it (`belay_session`, `__Host-belay_session` on https;
+ * Session owns how the browser session travels over HTTP (docs/decisions.md): the cookie that carries it (`belay_session`, `__Host-belay_session` on https;
  * HttpOnly, SameSite=Lax, Path=/), reading it back into a live session, the per-session
  * CSRF token of settings forms, the same-origin rule of state-changing requests, and the
  * 303 to `/login?next=<path>` of a page asked for without a session (docs/decisions.md,

@@ -12,7 +12,7 @@ import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"
 import { HTML_CONTENT_TYPE, securityHeaders } from "../pages/Pages.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 
-/** CONTRACT "Protocol decisions": 16 KiB on the OAuth endpoints; beyond → 413. */
+/** docs/decisions.md: 16 KiB on the OAuth endpoints; beyond → 413. */
 export const OAUTH_BODY_LIMIT = 16 * 1024
 
 /** RFC 6749 §5.1 (both MUST on token responses); also on register and revoke, which answer secrets or their fate. */
@@ -100,7 +100,7 @@ export const bodyValue = (body: URLSearchParams | { readonly json: unknown }): u
 /**
  * Whether an API request comes from a web page of another origin: an `Origin` that is
  * neither this server's nor in `BELAY_CORS_ORIGINS` — Issuer.isAllowedOrigin, the very
- * rule of /mcp (CONTRACT), DNS-rebinding defence included.
+ * rule of /mcp (docs/decisions.md), DNS-rebinding defence included.
  * A form-encoded POST is a CORS "simple request" a browser sends without preflight, so
  * the refusal must happen here, not by withholding CORS headers (Fetch, "CORS protocol").
  */
@@ -124,7 +124,7 @@ export const isSameOriginPost = (request: HttpRequest, issuer: string): boolean 
   return (origin === undefined || origin === "null") && request.header("sec-fetch-site") === "same-origin"
 }
 
-/** An HTML page of the flow with the security headers of CONTRACT "Pages". */
+/** An HTML page of the flow with the security headers of docs/decisions.md "Pages". */
 export const page = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({
   status,
   headers: { "content-type": HTML_CONTENT_TYPE, ...securityHeaders, ...headers },
@@ -146,7 +146,7 @@ export const invalidClient = (authorizationSent: boolean) =>
   )
 
 /**
- * The checks the client endpoints (token, revoke) make first, in CONTRACT order, none of
+ * The checks the client endpoints (token, revoke) make first, in docs/decisions.md order, none of
  * which touches a code or token: Host → same origin → body (form or JSON, 16 KiB) →
  * parameters (`decode`) → client_id known. Left: the response that ends the request.
  */

@@ -11,7 +11,7 @@ import { PASSKEY_SCRIPT_PATH } from "./PasskeyScript.js"
 
 export const HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 
-/** Form field names shared with the endpoints (CONTRACT "HTTP routes beyond the interface"). */
+/** Form field names shared with the endpoints (docs/decisions.md). */
 export const PageFields = {
   username: "username",
   password: "password",
@@ -104,7 +104,7 @@ td form{margin:0}
 const STYLE_SOURCE = `'sha256-${Crypto.createHash("sha256").update(style).digest("base64")}'`
 
 /**
- * Headers for every page (CONTRACT "Pages"; docs/decisions.md, "Pages"). `frame-ancestors
+ * Headers for every page (docs/decisions.md "Pages"). `frame-ancestors
  * 'none'` with `X-Frame-Options: DENY` refuses framing; the rest of the policy lets a page load
  * nothing but its own stylesheet (by hash), same-origin scripts and same-origin fetches. No
  * `form-action`: Chromium and Safari apply it to the redirect after the approve POST and would
@@ -152,7 +152,7 @@ const hiddenInputs = (fields: Readonly<Record<string, string>>): SafeHtml =>
   html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}`
 
 /** Fields common to the forms that continue the flow: where to post, the CSRF token (bound to the
- * session and checked together with a same-origin Origin, research/oauth.md A-16) and the hidden
+ * session and checked together with a same-origin Origin) and the hidden
  * fields the endpoint needs to resume (for example the pending-approval id). */
 export interface FlowForm {
   readonly action: string
@@ -230,7 +230,7 @@ const targetText = (target: RedirectTarget): SafeHtml => {
   }
 }
 
-/** Always shown, even for an app approved before (RFC 8252 §8.6, research/oauth.md A-03). One
+/** Always shown, even for an app approved before (RFC 8252 §8.6). One
  * form, two buttons `decision=approve|deny`; GET never approves. */
 export const approvalPage = (input: ApprovalPageInput): string => {
   const signedInAs = input.username === undefined

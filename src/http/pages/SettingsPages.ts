@@ -1,4 +1,4 @@
-// The member's pages besides sign-in (CONTRACT "The member's browser surface"): the start page
+// The member's pages besides sign-in (docs/decisions.md): the start page
 // `/` and Settings — API tokens, Authorized apps, Passkeys, Password. Server-rendered HTML in the
 // layout and stylesheet of Pages.ts: native controls only (every input has a label, every
 // button says what it does to which row, so a keyboard and a screen reader suffice), each
@@ -178,7 +178,7 @@ export interface AuthorizedAppsPageInput {
   readonly notice?: Notice | undefined
 }
 
-/** The name under which password-sign-in tokens are listed (CONTRACT). */
+/** The name under which password-sign-in tokens are listed (docs/decisions.md). */
 export const PASSWORD_SIGN_IN_LABEL = "Password sign-in"
 
 export const authorizedAppsPage = (ctx: SettingsContext, input: AuthorizedAppsPageInput): string => {

@@ -1,6 +1,5 @@
 /**
- * ApiTokensSettings owns Settings > API tokens (interface "API token"; CONTRACT "The
- * member's browser surface"): the list (name, scope, created, last used, the revoked
+ * ApiTokensSettings owns Settings > API tokens (interface "API token"; docs/decisions.md): the list (name, scope, created, last used, the revoked
  * marker — a revoked token stays listed), minting (name and scope; the raw value is in
  * the answer to the POST and nowhere else, never in a URL or a log), and revoking, which
  * stops the token at /mcp from the next request on (ApiTokens.revoke drops cached

@@ -1,6 +1,6 @@
 /**
  * AuthorizedAppsSettings owns Settings > Authorized apps (interface "States and
- * transitions"; CONTRACT "The member's browser surface"): each app the member approved and
+ * transitions"; docs/decisions.md): each app the member approved and
  * still has a live token for (name, website host, approved, last used), and each live
  * password-sign-in token as a "Password sign-in" row.
  *

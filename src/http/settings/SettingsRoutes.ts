@@ -1,5 +1,5 @@
 /**
- * SettingsRoutes gathers the member's pages (CONTRACT "The member's browser surface"):
+ * SettingsRoutes gathers the member's pages (docs/decisions.md):
  * `/`, `/settings` (→ the first section) and the four sections. Without a session every
  * one of them answers 303 to `/login?next=<its path>` (SettingsHttp). Stateless.
  */

@@ -1,5 +1,5 @@
 /**
- * The member's web (CONTRACT "The member's browser surface"):
+ * The member's web (docs/decisions.md):
  *
  * - Password-sign-in tokens (`POST /api/auth/login/token`) are rows of `oauth_tokens` with
  *   `kind = 'password'` and no client: they are the same credential as an app's token —
