@@ -6,6 +6,7 @@
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
  *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages and /api/auth; CORS)
+ *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
@@ -24,6 +25,7 @@ import { mcpRoutes } from "./http/mcp/McpRoute.js"
 import { withCors } from "./http/Cors.js"
 import { memberRoutes } from "./http/MemberRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
+import { SocketServerLive } from "./http/ws/SocketServer.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
@@ -33,6 +35,7 @@ import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
+import { MemberEvents } from "./services/MemberEvents.js"
 import { MessageHistory } from "./services/MessageHistory.js"
 import { MessageWriter } from "./services/MessageWriter.js"
 import { Metrics } from "./services/Metrics.js"
@@ -73,6 +76,7 @@ export const Services = Layer.mergeAll(
   CredentialRevocations.Default,
   CredentialUsage.Default,
   E2eKeys.Default,
+  MemberEvents.Default,
   MessageHistory.Default,
   MessageWriter.Default,
   Metrics.Default,
@@ -100,6 +104,9 @@ const RoutesLive = Layer.effect(
   })
 ).pipe(Layer.provide(McpDispatcher.Default))
 
+/** The connections HttpServer hands over: the browser WebSocket. */
+const UpgradesLive = SocketServerLive.pipe(Layer.provide(McpDispatcher.Default))
+
 type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
 
 /**
@@ -108,7 +115,7 @@ type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
  */
 export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<NetworkControl, E, ServicesOut>) =>
   Layer.mergeAll(HttpServerLive, AdminServerLive).pipe(
-    Layer.provide(RoutesLive),
+    Layer.provide(Layer.merge(RoutesLive, UpgradesLive)),
     Layer.provideMerge(actors),
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(Layer.succeed(AppConfig, settings))
