@@ -10,9 +10,10 @@ import { Accounts } from "../../../src/services/Accounts.js"
 import { ApiTokens } from "../../../src/services/ApiTokens.js"
 import { MessageWriter } from "../../../src/services/MessageWriter.js"
 import { Networks } from "../../../src/services/Networks.js"
+import { sha256 } from "../../../src/services/Tokens.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { apiToken, appToken, bearer, passwordToken, postJsonAs, postSettings, signedIn } from "../auth/MemberHarness.js"
-import { CookieJar, type OAuthApp, PASSWORD, postForm, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"
+import { type OAuthApp, PASSWORD, postForm, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"
 import { connect, type Frame, refusal } from "./SocketClient.js"
 
 const networkOf = (app: OAuthApp, account: string) =>
@@ -136,5 +137,173 @@ describe(`the browser WebSocket on ${describeMode}`, () => {
         { type: "nick-note", networkId: bobNetwork, nick: "dave", note: "bob's" }
       ])
     }))
+
+  it.scopedLive("tool calls over the socket take the path of /mcp: same payloads, scope and pause rules, unknown tools and bad frames answered", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const networkId = yield* networkOf(app, "alice")
+      const socket = yield* connect(app.url, { headers: bearer(yield* passwordToken(app.url)) })
+      expect((yield* socket.next()).type).toBe("hello")
+      const api = yield* apiToken(app)
+
+      const listed = yield* socket.call("list_networks")
+      expect(listed).toMatchObject({ type: "result", isError: false })
+      expect(listed.payload).toEqual((yield* mcpCall(app.url, api, "list_networks", {})).structuredContent)
+
+      const set = yield* socket.call("set_nick_note", { networkId, nick: "carol", note: "from the socket" })
+      expect(set).toEqual({ type: "result", id: set.id, isError: false, payload: { ok: true, networkId, nick: "carol", note: "from the socket" } })
+      expect((yield* socket.until((f) => f.type === "nick-note")).at(-1)).toMatchObject({ nick: "carol", note: "from the socket" })
+      expect((yield* mcpCall(app.url, api, "get_nick_note", { networkId, nick: "CAROL" })).structuredContent).toMatchObject({
+        note: "from the socket"
+      })
+
+      // The write gate of the port, as at /mcp.
+      const offline = yield* socket.call("send_message", { networkId, target: "#belay", text: "hi" })
+      expect(offline).toMatchObject({ isError: true, payload: { ok: false, error: "not-connected" } })
+      const invalid = yield* socket.call("recent_messages", { networkId, target: "#belay", limit: 501 })
+      expect(invalid).toMatchObject({ isError: true, payload: { ok: false, error: "invalid-arguments" } })
+      const unknownNetwork = yield* socket.call("get_topic", { networkId: networkId + 1000, channel: "#x" })
+      expect(unknownNetwork).toMatchObject({ isError: true, payload: { ok: false, error: "unknown-network" } })
+
+      // A paused account gets the read tools only, from the next call on.
+      yield* app.service(Accounts).setStatus("alice", "paused").pipe(Effect.orDie)
+      expect(yield* socket.call("set_nick_note", { networkId, nick: "carol", note: "" })).toMatchObject({
+        isError: true,
+        payload: { ok: false, error: "account-paused" }
+      })
+      expect(yield* socket.call("get_nick_note", { networkId, nick: "carol" })).toMatchObject({ isError: false })
+      yield* app.service(Accounts).setStatus("alice", "active").pipe(Effect.orDie)
+      expect(yield* socket.call("set_nick_note", { networkId, nick: "carol", note: "" })).toMatchObject({ isError: false })
+
+      expect(yield* socket.call("no_such_tool")).toMatchObject({ type: "error", message: "unknown tool: no_such_tool" })
+      yield* socket.send("{not json")
+      expect((yield* socket.until((f) => f.type === "error")).at(-1)).toMatchObject({ id: null })
+      yield* socket.send({ type: "call", id: 7 })
+      expect((yield* socket.until((f) => f.type === "error")).at(-1)).toMatchObject({ id: 7 })
+    }))
+
+  it.scopedLive("since: a tab that comes back gets every message it missed, in order, once; then the live ones; too many → resync", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const networkId = yield* networkOf(app, "alice")
+      const token = yield* passwordToken(app.url)
+      yield* store(app, networkId, ["one", "two", "three"])
+
+      const first = yield* connect(app.url, { headers: bearer(token) })
+      const hello = yield* first.next()
+      const lastId = hello.lastMessageId as number
+      expect(lastId).toBeGreaterThan(0)
+      // Live from hello's lastMessageId on: stored messages are not sent again.
+      yield* store(app, networkId, ["four"])
+      const live = (yield* first.until(isMessage)).filter(isMessage)
+      expect(live.map(textOf)).toEqual(["four"])
+      const seen = idOf(live[0]!)
+      yield* first.close
+      yield* first.closed
+
+      // A gap: two messages while no tab is open, in two buffers.
+      yield* store(app, networkId, ["five"])
+      yield* store(app, networkId, ["six"], "bob")
+      const back = yield* connect(app.url, { headers: bearer(token), query: `?since=${seen}` })
+      expect((yield* back.next()).type).toBe("hello")
+      const replayed = (yield* back.until((f) => isMessage(f) && textOf(f) === "six")).filter(isMessage)
+      expect(replayed.map(textOf)).toEqual(["five", "six"])
+      expect(replayed.map((f) => (f.message as { target: string }).target)).toEqual(["#belay", "bob"])
+      yield* store(app, networkId, ["seven"])
+      const after = (yield* back.until((f) => isMessage(f) && textOf(f) === "seven")).filter(isMessage)
+      expect(after.map(textOf)).toEqual(["seven"])
+      const ids = [...replayed, ...after].map(idOf)
+      expect(ids).toEqual([...ids].sort((a, b) => a - b))
+
+      // From the start: everything, oldest first.
+      const all = yield* connect(app.url, { headers: bearer(token), query: "?since=0" })
+      const everything = (yield* all.until((f) => isMessage(f) && textOf(f) === "seven")).filter(isMessage)
+      expect(everything.map(textOf)).toEqual(["one", "two", "three", "four", "five", "six", "seven"])
+
+      // More than 10,000 missed: one resync instead, then live messages only.
+      yield* store(app, networkId, Array.from({ length: 10_001 }, (_, i) => `bulk ${i}`))
+      const behind = yield* connect(app.url, { headers: bearer(token), query: `?since=${idOf(after[0]!)}` })
+      expect((yield* behind.next()).type).toBe("hello")
+      const resynced = yield* behind.until((f) => f.type === "resync" || isMessage(f))
+      expect(resynced.at(-1)).toEqual({ type: "resync" })
+      yield* store(app, networkId, ["after the resync"])
+      expect((yield* behind.until(isMessage)).filter(isMessage).map(textOf)).toEqual(["after the resync"])
+      // Exactly 10,000 is replayed: bulk 2 … bulk 10000 and the one after the resync.
+      const bulkOne = yield* app.sql<{ id: number }>`SELECT id FROM messages WHERE text = 'bulk 1'`.pipe(Effect.orDie)
+      const exactly = yield* connect(app.url, { headers: bearer(token), query: `?since=${bulkOne[0]!.id}` })
+      const bulk = (yield* exactly.until((f) => isMessage(f) && textOf(f) === "after the resync")).filter(isMessage)
+      expect(bulk.length).toBe(10_000)
+      expect(bulk[0]!.message).toMatchObject({ text: "bulk 2" })
+    }), { timeout: 90_000 })
+
+  it.scopedLive("every way a credential ends closes the sockets opened with it with 4001, and only those", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const opened = (headers: Record<string, string>) =>
+        Effect.tap(connect(app.url, { headers }), (socket) => Effect.map(socket.next(), (f) => expect(f.type).toBe("hello")))
+      const revokedWith4001 = (socket: { readonly closed: Effect.Effect<{ code: number; reason: string }> }) =>
+        Effect.map(socket.closed, (end) => expect(end).toEqual({ code: 4001, reason: "credential revoked" }))
+
+      // POST /api/oauth/revoke by the app.
+      const byApp = yield* appToken(app)
+      const appSocket = yield* opened(bearer(byApp.token))
+      const bystander = yield* opened(bearer(yield* passwordToken(app.url)))
+      expect((yield* postForm(`${app.url}/api/oauth/revoke`, { client_id: byApp.clientId, token: byApp.token })).status).toBe(200)
+      yield* revokedWith4001(appSocket)
+
+      // POST /api/auth/logout with the token.
+      const loggedOut = yield* passwordToken(app.url)
+      const logoutSocket = yield* opened(bearer(loggedOut))
+      expect((yield* postJson(`${app.url}/api/auth/logout`, {}, bearer(loggedOut))).status).toBe(200)
+      yield* revokedWith4001(logoutSocket)
+
+      // Settings > Authorized apps: an app, and a password sign-in.
+      const jar = yield* signedIn(app.url)
+      const inSettings = yield* appToken(app)
+      const settingsSocket = yield* opened(bearer(inSettings.token))
+      const revokedApp = yield* postSettings(app.url, jar, `/settings/authorized-apps/${inSettings.clientId}/revoke`, {}, {
+        csrfFrom: "/settings/authorized-apps"
+      })
+      expect(revokedApp.location).toBe("/settings/authorized-apps?done=app-revoked")
+      yield* revokedWith4001(settingsSocket)
+      const signInToken = yield* passwordToken(app.url)
+      const signInSocket = yield* opened(bearer(signInToken))
+      const rows = (yield* Effect.promise(() =>
+        fetch(`${app.url}/settings/authorized-apps`, { headers: jar.header() }).then((r) => r.text())
+      )).match(/\/settings\/authorized-apps\/password-sign-in\/(\d+)\/revoke/g) ?? []
+      const live = yield* socketTokenIds(app, signInToken)
+      const row = rows.find((r) => r.includes(`/${live}/`))!
+      expect((yield* postSettings(app.url, jar, row, {}, { csrfFrom: "/settings/authorized-apps" })).location).toBe(
+        "/settings/authorized-apps?done=sign-in-revoked"
+      )
+      yield* revokedWith4001(signInSocket)
+
+      // Until its own credential ends, another socket of the member goes on.
+      expect(yield* bystander.call("list_networks")).toMatchObject({ type: "result", isError: false })
+
+      // Session sign-out: POST /api/auth/logout with the cookie, from the same origin.
+      const sessionSocket = yield* opened({ ...jar.header(), origin: app.url })
+      const out = yield* postJsonAs(app.url, jar, "/api/auth/logout", {})
+      expect(out.status).toBe(200)
+      const sessionEnd = yield* sessionSocket.closed
+      expect(sessionEnd.code).toBe(4001)
+
+      // Account recovery: every app token and every session at once.
+      const again = yield* signedIn(app.url)
+      const recoveredSession = yield* opened({ ...again.header(), origin: app.url })
+      const recoveredApp = yield* opened(bearer((yield* appToken(app)).token))
+      yield* app.service(Accounts).recover("alice", "a recovered password").pipe(Effect.orDie)
+      expect((yield* recoveredSession.closed).code).toBe(4001)
+      yield* revokedWith4001(recoveredApp)
+
+      // The bystander's password-sign-in token went with every other at recovery.
+      yield* revokedWith4001(bystander)
+    }), { timeout: 60_000 })
 })
 
+/** The oauth_tokens id of a raw token (the Settings row names it). */
+const socketTokenIds = (app: OAuthApp, raw: string) =>
+  Effect.map(
+    app.sql<{ id: number }>`SELECT id FROM oauth_tokens WHERE token_hash = ${sha256(raw)}`,
+    (rows) => rows[0]!.id
+  ).pipe(Effect.orDie)
