@@ -5,7 +5,7 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages and /api/auth; CORS)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth and /api/push; CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
@@ -25,6 +25,7 @@ import { mcpRoutes } from "./http/mcp/McpRoute.js"
 import { withCors } from "./http/Cors.js"
 import { memberRoutes } from "./http/MemberRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
+import { pushRoutes } from "./http/push/PushRoutes.js"
 import { SocketServerLive } from "./http/ws/SocketServer.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
@@ -47,9 +48,11 @@ import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
 import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
+import { PushSubscriptions } from "./services/PushSubscriptions.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
+import { WebPush } from "./services/WebPush.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -88,9 +91,11 @@ export const Services = Layer.mergeAll(
   OAuthTokens.Default,
   PasskeyCeremonies.Default,
   Passkeys.Default,
+  PushSubscriptions.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
-  SignInLimiter.Default
+  SignInLimiter.Default,
+  WebPush.Default
 )
 
 /** Every service of the product, over a migrated database. */
@@ -99,7 +104,13 @@ export const ServicesLive = Services.pipe(Layer.provideMerge(DatabaseLive))
 const RoutesLive = Layer.effect(
   HttpRoutes,
   Effect.gen(function*() {
-    const routes = [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes), ...(yield* memberRoutes)]
+    const routes = [
+      ...(yield* healthRoutes),
+      ...(yield* mcpRoutes),
+      ...(yield* oauthRoutes),
+      ...(yield* memberRoutes),
+      ...(yield* pushRoutes)
+    ]
     return withCors(yield* AppConfig, routes)
   })
 ).pipe(Layer.provide(McpDispatcher.Default))
