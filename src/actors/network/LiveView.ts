@@ -7,8 +7,8 @@
  * The changes are found by comparing the channel state after each input with the one last told (`Actor.viewed`):
  * the state is an immutable value whose maps share structure, so a line that changed nothing costs one reference
  * comparison, and only a channel whose record changed is compared member by member. Nothing is compared while the
- * account has no open tab (`ActorEvents.listening`). A channel that changed in many members at once (the end of a
- * NAMES reply, a netsplit) is sent whole instead, as `channel` with every member.
+ * account has no open tab (`ActorEvents.listening`). A channel whose NAMES reply just ended, or that changed in many
+ * members at once (a netsplit), is sent whole instead, as `channel` with every member.
  *
  * `view` draws the whole network for one new tab, through the tab's own sink, from the dispatcher fiber: every
  * change told afterwards is published from that same fiber, so the tab sees the snapshot and then the changes in
@@ -84,7 +84,8 @@ export const diff = (
   const awayChanged = before === undefined ? [] : awayChanges(before.away, after.away)
   for (const [name, channel] of after.channels) {
     const old = before?.channels.get(name)
-    if (old === undefined || old.name !== channel.name) {
+    // Joined, renamed, or a NAMES reply just ended (RPL_ENDOFNAMES replaced the member list): drawn whole.
+    if (old === undefined || old.name !== channel.name || (old.pendingNames !== null && channel.pendingNames === null)) {
       events.push(channelView(networkId, after, isupport, name))
       continue
     }

@@ -73,7 +73,8 @@ export const connect = (
       Effect.gen(function*() {
         const seen: Array<Frame> = []
         for (;;) {
-          const f = yield* take(timeout)
+          const f = yield* Effect.catchAllDefect(take(timeout), () =>
+            Effect.dieMessage(`no matching frame in time; saw ${JSON.stringify(seen).slice(0, 2000)}`))
           seen.push(f)
           if (pred(f)) return seen
         }
