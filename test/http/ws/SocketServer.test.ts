@@ -5,12 +5,13 @@
  * for every way a credential ends (CONTRACT "The member's browser surface", WebSocket; the interface "Events").
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import { Accounts } from "../../../src/services/Accounts.js"
 import { ApiTokens } from "../../../src/services/ApiTokens.js"
 import { MessageWriter } from "../../../src/services/MessageWriter.js"
 import { Networks } from "../../../src/services/Networks.js"
 import { sha256 } from "../../../src/services/Tokens.js"
+import { eventually } from "../../support/Eventually.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { apiToken, appToken, bearer, passwordToken, postJsonAs, postSettings, signedIn } from "../auth/MemberHarness.js"
 import { type OAuthApp, PASSWORD, postForm, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"
@@ -307,3 +308,25 @@ const socketTokenIds = (app: OAuthApp, raw: string) =>
     app.sql<{ id: number }>`SELECT id FROM oauth_tokens WHERE token_hash = ${sha256(raw)}`,
     (rows) => rows[0]!.id
   ).pipe(Effect.orDie)
+
+describe(`the browser WebSocket's keepalive on ${describeMode}`, () => {
+  it.scoped("the server pings every 30 s and cuts a peer silent for 60 s; a peer that answers stays (TestClock)", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const token = yield* passwordToken(app.url)
+      const silent = yield* connect(app.url, { headers: bearer(token), autoPong: false })
+      const alive = yield* connect(app.url, { headers: bearer(token) })
+      for (const socket of [silent, alive]) expect((yield* socket.next()).type).toBe("hello")
+
+      yield* TestClock.adjust("29 seconds")
+      expect(yield* silent.pings).toBe(0)
+      yield* TestClock.adjust("2 seconds")
+      yield* eventually("the first ping", silent.pings, (n) => n === 1)
+      yield* eventually("the first ping", alive.pings, (n) => n === 1)
+      // The peer that answered was heard from at its pong; the silent one not since it opened.
+      yield* TestClock.adjust("30 seconds")
+      expect((yield* silent.closed).code).toBe(1006)
+      expect(yield* alive.isClosed).toBe(false)
+      expect(yield* alive.call("list_networks")).toMatchObject({ type: "result", isError: false })
+    }))
+})
