@@ -36,7 +36,7 @@ describe("ConnectThrottle", () => {
       expect(CONNECT_BURST).toBe(10)
       expect(Duration.toMillis(CONNECT_SPACING)).toBe(20)
       expect(Duration.toMillis(reconnectBound(500))).toBe(12_000)
-      // Issue 3: no more than a fifth of a 500-network storm in any one second.
+      // no more than a fifth of a 500-network storm in any one second.
       expect(CONNECT_BURST + CONNECT_RATE - 1).toBeLessThanOrEqual(100)
     }))
 

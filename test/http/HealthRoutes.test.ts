@@ -1,6 +1,5 @@
 /**
- * `GET /healthz` and `GET /metrics` over HTTP (CONTRACT "HTTP routes beyond the interface
- * document"). The metrics run on the whole application with real network actors connected to
+ * `GET /healthz` and `GET /metrics` over HTTP (docs/decisions.md). The metrics run on the whole application with real network actors connected to
  * the scripted fake IRC server, so every series moves because something a member can see
  * happened: a network connected, a line stored, a tool called. The health check runs against a
  * database reached through a proxy the test can stop forwarding, which is what "the database

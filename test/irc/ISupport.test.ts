@@ -17,7 +17,7 @@ import {
 const line = (...tokens: ReadonlyArray<string>) => ["belay", ...tokens, "are supported by this server"]
 const from = (...tokens: ReadonlyArray<string>) => applyISupport(defaultISupport, line(...tokens))
 
-// Real-world 005s (research/stack.md §3; Libera.Chat runs Solanum).
+// Real-world 005s.
 const ngircd = from("PREFIX=(qaohv)~&@%+", "CHANTYPES=#&+", "CHANMODES=beI,k,l,imMnOPQRstVz", "MODES=5", "EXCEPTS=e", "INVEX=I")
 const inspircd = from("CHANMODES=Ibe,k,l,imnpst", "MODES=6", "PREFIX=(ov)@+", "EXTBAN=,m")
 const solanum = from(

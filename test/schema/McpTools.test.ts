@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SchemaAST } from "effect"
 import { isToolName, McpTools, scopeAllows, TOOL_NAMES, toolsByName } from "../../src/schema/McpTools.js"
 
-// CONTRACT.md "MCP tool shapes", transcribed: name, scope (interface "Endpoints"), arguments
+// docs/decisions.md, transcribed: name, scope (interface "Endpoints"), arguments
 // (`?` marks optional ones).
 const CONTRACT: ReadonlyArray<readonly [string, "read" | "read-write", ReadonlyArray<string>]> = [
   ["list_networks", "read", []],

@@ -1,5 +1,5 @@
 /**
- * The REST routes of member sign-in (CONTRACT "The member's browser surface", REST) over
+ * The REST routes of member sign-in (docs/decisions.md) over
  * HTTP against the whole app: `POST /api/auth/login/token`, `GET /api/auth/me`,
  * `POST /api/auth/logout` — every success shape and every refusal, for each credential
  * (session cookie, OAuth token, password-sign-in token, API token, none).

@@ -143,7 +143,7 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
       })
       expect((yield* call("get_nick_note", { networkId, nick: "bob" })).payload).toMatchObject({ note: "met at FOSDEM" })
       expect((yield* call("set_nick_note", { networkId, nick: "x", note: "n".repeat(4097) })).payload).toMatchObject({ error: "invalid-arguments" })
-      // A note never goes to IRC: line breaks are kept as written (CONTRACT), and nothing is sent.
+      // A note never goes to IRC: line breaks are kept as written (docs/decisions.md), and nothing is sent.
       const multiLine = "met at FOSDEM\r\nprefers DMs\n\nsigned the key"
       const callsBeforeNote = (yield* app.fake.calls).length
       expect((yield* call("set_nick_note", { networkId, nick: "Carol", note: multiLine })).payload).toEqual({

@@ -1,8 +1,8 @@
 /**
  * `/oauth/authorize` and `/oauth/signin`: invalid requests are shown on a 400 page and
- * never redirected (research/oauth.md §1.4–1.6); the decision is bound to a single-use
- * server-side record with a CSRF token and a same-origin check (A-15, A-16); sign-in has
- * its own CSRF and same-origin checks and a same-origin `return_to` (A-17).
+ * never redirected; the decision is bound to a single-use
+ * server-side record with a CSRF token and a same-origin check; sign-in has
+ * its own CSRF and same-origin checks and a same-origin `return_to`.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -58,9 +58,9 @@ const expectErrorPage = (res: Response) =>
   })
 
 const invalid: ReadonlyArray<readonly [string, Record<string, string | undefined>, string?]> = [
-  ["client_id missing (A-07)", { client_id: undefined }],
+  ["client_id missing", { client_id: undefined }],
   ["client_id unknown", { client_id: "no-such-client" }],
-  ["redirect_uri missing (A-08, Q11)", { redirect_uri: undefined }],
+  ["redirect_uri missing", { redirect_uri: undefined }],
   ["redirect_uri not registered", { redirect_uri: "https://evil.example/cb" }],
   ["https host case differs", { redirect_uri: "https://APP.example/cb" }],
   ["explicit default port", { redirect_uri: "https://app.example:443/cb" }],
@@ -68,8 +68,8 @@ const invalid: ReadonlyArray<readonly [string, Record<string, string | undefined
   ["path case differs", { redirect_uri: "https://app.example/CB" }],
   ["empty query added", { redirect_uri: "https://app.example/cb?" }],
   ["percent-encoded path", { redirect_uri: "https://app.example/%63b" }],
-  ["https on another port (A-10)", { redirect_uri: "https://app.example:8443/cb" }],
-  ["loopback host swapped (A-09)", { redirect_uri: "http://[::1]:5/cb" }],
+  ["https on another port", { redirect_uri: "https://app.example:8443/cb" }],
+  ["loopback host swapped", { redirect_uri: "http://[::1]:5/cb" }],
   ["loopback path differs", { redirect_uri: "http://127.0.0.1:5/cb/" }],
   ["loopback query added", { redirect_uri: "http://127.0.0.1:5/cb?x=1" }],
   ["loopback fragment", { redirect_uri: "http://127.0.0.1:5/cb#f" }],
@@ -78,11 +78,11 @@ const invalid: ReadonlyArray<readonly [string, Record<string, string | undefined
   ["loopback dot segments", { redirect_uri: "http://127.0.0.1:5/x/../cb" }],
   ["loopback userinfo", { redirect_uri: "http://u@127.0.0.1:5/cb" }],
   ["custom scheme on another path", { redirect_uri: "com.example.app:/other" }],
-  ["response_type missing (A-11)", { response_type: undefined }],
+  ["response_type missing", { response_type: undefined }],
   ["response_type token", { response_type: "token" }],
   ["response_type code id_token", { response_type: "code id_token" }],
   ["response_type CODE", { response_type: "CODE" }],
-  ["code_challenge missing (A-12)", { code_challenge: undefined }],
+  ["code_challenge missing", { code_challenge: undefined }],
   ["code_challenge of 42 characters (P-01)", { code_challenge: "a".repeat(42) }],
   ["code_challenge of 44 characters", { code_challenge: "a".repeat(44) }],
   ["code_challenge with padding", { code_challenge: "a".repeat(42) + "=" }],
@@ -90,9 +90,9 @@ const invalid: ReadonlyArray<readonly [string, Record<string, string | undefined
   ["method plain (P-02)", { code_challenge_method: "plain" }],
   ["method s256", { code_challenge_method: "s256" }],
   ["method missing (defaults to plain)", { code_challenge_method: undefined }],
-  ["state of 1025 characters (S-03)", { state: "s".repeat(1025) }],
-  ["redirect_uri repeated (A-13)", {}, "&redirect_uri=https%3A%2F%2Fapp.example%2Fcb"],
-  ["state repeated (S-04)", { state: "a" }, "&state=b"],
+  ["state of 1025 characters", { state: "s".repeat(1025) }],
+  ["redirect_uri repeated", {}, "&redirect_uri=https%3A%2F%2Fapp.example%2Fcb"],
+  ["state repeated", { state: "a" }, "&state=b"],
   ["client_id repeated", {}, "&client_id=x"]
 ]
 
@@ -207,7 +207,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`au
       // the record survived every refusal: the genuine submission still works
       const ok = yield* decide(app.url, app.jar, { ...form, redirect_uri: "https://evil.example/cb" })
       expect(ok.status).toBe(303)
-      // a redirect_uri in the POST is ignored: the code goes where the validated request said (A-15)
+      // a redirect_uri in the POST is ignored: the code goes where the validated request said
       expect(ok.headers.get("location")!.startsWith("http://127.0.0.1:4000/cb?code=")).toBe(true)
       const after = yield* app.sql<{ n: number }>`SELECT count(*)::int AS n FROM oauth_codes`
       expect(after[0]!.n).toBe(codes[0]!.n + 1)
@@ -238,7 +238,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`au
       expect((yield* decide(app.url, app.jar, { consent: b.consent!, csrf_token: b.csrf!, decision: "approve" })).status).toBe(303)
     }))
 
-  it.effect("GET never approves (A-16); a custom scheme receives a 303 with code, iss and no state", () =>
+  it.effect("GET never approves; a custom scheme receives a 303 with code, iss and no state", () =>
     Effect.gen(function*() {
       const { app, url } = yield* setup
       const page = yield* approvalPage(url({ redirect_uri: "com.example.app:/oauth2redirect" }, "&decision=approve&approve=1"), app.jar)

@@ -4,7 +4,7 @@
  * protected-resource metadata, the SDK discovers the authorization server through it
  * (RFC 9728, then RFC 8414), registers (RFC 7591), sends the member to the approval
  * page, exchanges the code, and the same SDK's Streamable HTTP client then lists the
- * tools with the token (research/oauth.md §3.3 "MCP SDK flow", research/mcp.md §2.3).
+ * tools with the token.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
@@ -95,7 +95,7 @@ describe(`MCP SDK client authorization on ${describeMode}`, () => {
 
       const authorizationUrl = provider.authorizationUrl!
       expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${app.url}/oauth/authorize`)
-      // The SDK names the resource once PRM exists; the server ignores it (CONTRACT).
+      // The SDK names the resource once PRM exists; the server ignores it (docs/decisions.md).
       expect(authorizationUrl.searchParams.get("resource")).toBe(serverUrl)
 
       const decision = yield* approveOverHttp(app.url, authorizationUrl.href, new CookieJar())

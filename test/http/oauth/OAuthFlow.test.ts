@@ -1,6 +1,6 @@
 /**
  * The authorization-code flow end to end against the real server in-process, driven by
- * oauth4webapi 3.8.8 — a strict, certified client (research/oauth.md §3.1): discovery,
+ * oauth4webapi 3.8.8 — a strict, certified client: discovery,
  * dynamic registration, the approval over HTTP (sign-in, approval page, decision), the
  * RFC 9207 `iss` check, the token exchange, /mcp with the token, revocation. Then the
  * lifecycle rules: concurrent redemption, reuse, logout, recovery, out-of-band, deny,

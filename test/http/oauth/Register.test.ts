@@ -1,5 +1,5 @@
 /**
- * `POST /api/oauth/register` over HTTP (RFC 7591; research/oauth.md §1.2–1.3, H-*): the
+ * `POST /api/oauth/register` over HTTP (RFC 7591): the
  * 201 body, every refusal with its status and error, the per-IP limit keyed by the right
  * address, and the cap of 1,000 pending registrations, which parallel requests cannot
  * overshoot. The rules themselves are table-tested in test/services/oauth/ClientMetadata.test.ts;
@@ -95,7 +95,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       }))
   }
 
-  it.effect("malformed bodies → 400 {error: invalid_request} without description; 413 past 16 KiB (R-17, H-03, H-04)", () =>
+  it.effect("malformed bodies → 400 {error: invalid_request} without description; 413 past 16 KiB", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const send = (body: string, contentType: string) =>
@@ -119,7 +119,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       expect((yield* fetchP(`${app.url}/api/oauth/register`)).status).toBe(405)
     }))
 
-  it.effect("behind a trusted proxy the limit counts the address the proxy appended, not the client's own claim (H-06)", () =>
+  it.effect("behind a trusted proxy the limit counts the address the proxy appended, not the client's own claim", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const body = { client_name: "A", redirect_uris: ["http://127.0.0.1/cb"] }

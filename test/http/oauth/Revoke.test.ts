@@ -1,7 +1,7 @@
 /**
- * `POST /api/oauth/revoke` (RFC 7009; research/oauth.md §1.9): 200 for whatever a known
+ * `POST /api/oauth/revoke` (RFC 7009): 200 for whatever a known
  * client sends, revoking only its own live token, at once; refusals before that; an
- * authorization code sent as `token` is left as it was (V-11).
+ * authorization code sent as `token` is left as it was.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -30,7 +30,7 @@ const liveToken = Effect.gen(function*() {
 })
 
 layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`revocation on ${describeMode}`, (it) => {
-  it.effect("its own token: 200 with no-store, and the token fails at /mcp at once; again: 200 (V-01, V-07)", () =>
+  it.effect("its own token: 200 with no-store, and the token fails at /mcp at once; again: 200", () =>
     Effect.gen(function*() {
       const { app, clientId, token } = yield* liveToken
       const res = yield* postForm(revokeUrl(app.url), { client_id: clientId, token })
@@ -40,7 +40,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       expect((yield* postForm(revokeUrl(app.url), { client_id: clientId, token })).status).toBe(200)
     }))
 
-  it.effect("JSON body and any token_type_hint work (V-06)", () =>
+  it.effect("JSON body and any token_type_hint work", () =>
     Effect.gen(function*() {
       const { app, clientId, token } = yield* liveToken
       const res = yield* postJson(revokeUrl(app.url), { client_id: clientId, token, token_type_hint: "refresh_token" })
@@ -48,7 +48,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       expect(yield* mcpStatus(app.url, token)).toBe(401)
     }))
 
-  it.effect("an unknown token: 200 (V-02); another app's token: 200 and left working (V-03)", () =>
+  it.effect("an unknown token: 200; another app's token: 200 and left working", () =>
     Effect.gen(function*() {
       const { app, token } = yield* liveToken
       const other = yield* registerClient(app.url)
@@ -80,7 +80,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       expect(yield* mcpStatus(app.url, token)).toBe(200)
     }))
 
-  it.effect("an authorization code sent as token: 200, and the code still redeems (V-11)", () =>
+  it.effect("an authorization code sent as token: 200, and the code still redeems", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture
       const grant = yield* obtainCode(app, { jar: app.jar })

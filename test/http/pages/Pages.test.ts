@@ -67,7 +67,7 @@ describe("approvalPage", () => {
     expect(page).not.toContain("<script>")
   })
 
-  it("has one form with approve and deny buttons named decision, and the CSRF field (CONTRACT)", () => {
+  it("has one form with approve and deny buttons named decision, and the CSRF field (docs/decisions.md)", () => {
     const page = approval()
     expect(count(page, "<form ")).toBe(1)
     expect(page).toContain("<form method=\"post\" action=\"/oauth/authorize/decision\">")
@@ -77,7 +77,7 @@ describe("approvalPage", () => {
     expect(page).toContain("<input type=\"hidden\" name=\"request_id\" value=\"req-1\">")
   })
 
-  it("shows the app, the unverified website host, full access and the destination (A-02)", () => {
+  it("shows the app, the unverified website host, full access and the destination", () => {
     const page = approval({ username: "alice" })
     expect(page).toContain("CLI")
     expect(page).toContain("cli.example")

@@ -1,5 +1,5 @@
 /**
- * Web Push end to end against a local push service (CONTRACT "The member's browser surface", REST and Push): the
+ * Web Push end to end against a local push service (docs/decisions.md): the
  * VAPID key, registering and deleting subscriptions with every refusal, a direct message delivered as an aes128gcm
  * message the test opens with the subscription's own keys (RFC 8291) under a valid VAPID signature (RFC 8292),
  * nothing while a tab is focused, a subscription deleted when its credential is revoked and when the push service

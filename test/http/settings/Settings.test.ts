@@ -1,5 +1,5 @@
 /**
- * The member's pages over HTTP (CONTRACT "The member's browser surface", Pages): the 303 to
+ * The member's pages over HTTP (docs/decisions.md): the 303 to
  * sign-in without a session, and each settings section — API tokens (mint once, list,
  * revoke; hosted), Authorized apps (apps and password sign-ins, revoke and its event),
  * Password (revokes nothing) — with every refusal of their forms.

@@ -2,7 +2,7 @@
  * The browser WebSocket `GET /api/ws` over Node clients on the `ws` package, against the whole app (fake network
  * actors, real database): who may open it (before the upgrade), hello first, events delivered to every socket of
  * their member and to no one else, tool calls through the one path of /mcp, resume with `since`, and the 4001 close
- * for every way a credential ends (CONTRACT "The member's browser surface", WebSocket; the interface "Events").
+ * for every way a credential ends (docs/decisions.md; the interface "Events").
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"

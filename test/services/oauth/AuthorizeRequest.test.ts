@@ -70,13 +70,13 @@ describe("validateAuthorizeRequest", () => {
     readonly redirectUri?: string
     readonly state?: string | undefined
   }> = [
-    { name: "no state: none in the result (S-02)", params: query(), state: undefined },
+    { name: "no state: none in the result", params: query(), state: undefined },
     { name: "empty state counts as absent (RFC 6749 §3.1)", params: query({ state: "" }), state: undefined },
-    { name: "state of 1024 characters (S-03)", params: query({ state: "s".repeat(1024) }), state: "s".repeat(1024) },
+    { name: "state of 1024 characters", params: query({ state: "s".repeat(1024) }), state: "s".repeat(1024) },
     { name: "state of 1024 emoji (code points)", params: query({ state: "😀".repeat(1024) }), state: "😀".repeat(1024) },
-    { name: "state kept byte for byte (S-01)", params: query({ state: "a b+c&d=e#f%g é/?" }), state: "a b+c&d=e#f%g é/?" },
+    { name: "state kept byte for byte", params: query({ state: "a b+c&d=e#f%g é/?" }), state: "a b+c&d=e#f%g é/?" },
     {
-      name: "scope, resource, prompt and unknown parameters ignored (A-14)",
+      name: "scope, resource, prompt and unknown parameters ignored",
       params: query({ scope: "x", resource: "https://b.example/mcp", prompt: "none", nonce: "n", foo: "1" })
     },
     { name: "resource repeated (RFC 8707)", params: query({}, [["resource", "a"], ["resource", "b"]]) },
@@ -105,22 +105,22 @@ describe("validateAuthorizeRequest", () => {
     readonly check: AuthorizeCheck
     readonly client?: Client | undefined
   }> = [
-    { name: "client_id missing (A-07)", params: query({ client_id: undefined }), check: "client-id-present" },
+    { name: "client_id missing", params: query({ client_id: undefined }), check: "client-id-present" },
     { name: "client_id empty", params: query({ client_id: "" }), check: "client-id-present" },
     { name: "client_id unknown (or expired)", params: query({ client_id: "nope" }), check: "client-known" },
     { name: "a record given for another client", params: query({ client_id: "c2" }), check: "client-known", client },
-    { name: "redirect_uri missing (Q11)", params: query({ redirect_uri: undefined }), check: "redirect-uri-present" },
+    { name: "redirect_uri missing", params: query({ redirect_uri: undefined }), check: "redirect-uri-present" },
     { name: "redirect_uri not registered", params: query({ redirect_uri: "https://evil.example/cb" }), check: "redirect-uri-registered" },
-    { name: "redirect_uri with a trailing slash (A-08)", params: query({ redirect_uri: "https://app.example/cb/" }), check: "redirect-uri-registered" },
-    { name: "redirect_uri https with a port (A-10)", params: query({ redirect_uri: "https://app.example:8443/cb" }), check: "redirect-uri-registered" },
+    { name: "redirect_uri with a trailing slash", params: query({ redirect_uri: "https://app.example/cb/" }), check: "redirect-uri-registered" },
+    { name: "redirect_uri https with a port", params: query({ redirect_uri: "https://app.example:8443/cb" }), check: "redirect-uri-registered" },
     { name: "loopback with another path", params: query({ redirect_uri: "http://127.0.0.1:5/cb/" }), check: "redirect-uri-registered" },
     { name: "loopback with a query added", params: query({ redirect_uri: "http://127.0.0.1:5/cb?x=1" }), check: "redirect-uri-registered" },
     { name: "loopback host swapped", params: query({ redirect_uri: "http://localhost:5/cb" }), check: "redirect-uri-registered" },
-    { name: "response_type missing (A-11)", params: query({ response_type: undefined }), check: "response-type" },
+    { name: "response_type missing", params: query({ response_type: undefined }), check: "response-type" },
     { name: "response_type token", params: query({ response_type: "token" }), check: "response-type" },
     { name: "response_type code id_token", params: query({ response_type: "code id_token" }), check: "response-type" },
     { name: "response_type CODE", params: query({ response_type: "CODE" }), check: "response-type" },
-    { name: "code_challenge missing (A-12)", params: query({ code_challenge: undefined }), check: "code-challenge" },
+    { name: "code_challenge missing", params: query({ code_challenge: undefined }), check: "code-challenge" },
     { name: "code_challenge of 42 (P-01)", params: query({ code_challenge: CHALLENGE.slice(1) }), check: "code-challenge" },
     { name: "code_challenge of 44", params: query({ code_challenge: CHALLENGE + "A" }), check: "code-challenge" },
     { name: "code_challenge padded", params: query({ code_challenge: CHALLENGE.slice(1) + "=" }), check: "code-challenge" },
@@ -128,9 +128,9 @@ describe("validateAuthorizeRequest", () => {
     { name: "method plain (P-02)", params: query({ code_challenge_method: "plain" }), check: "code-challenge-method" },
     { name: "method s256 (case-sensitive)", params: query({ code_challenge_method: "s256" }), check: "code-challenge-method" },
     { name: "method absent (defaults to plain, RFC 7636 §4.3)", params: query({ code_challenge_method: undefined }), check: "code-challenge-method" },
-    { name: "state of 1025 characters (S-03)", params: query({ state: "s".repeat(1025) }), check: "state-length" },
-    { name: "redirect_uri repeated (A-13)", params: query({}, [["redirect_uri", "https://app.example/cb"]]), check: "single-valued" },
-    { name: "state repeated (S-04)", params: query({ state: "a" }, [["state", "b"]]), check: "single-valued" },
+    { name: "state of 1025 characters", params: query({ state: "s".repeat(1025) }), check: "state-length" },
+    { name: "redirect_uri repeated", params: query({}, [["redirect_uri", "https://app.example/cb"]]), check: "single-valued" },
+    { name: "state repeated", params: query({ state: "a" }, [["state", "b"]]), check: "single-valued" },
     { name: "client_id repeated", params: query({}, [["client_id", "c1"]]), check: "single-valued" },
     // Order: nothing is judged against the redirect_uri before the client and the URI are trusted.
     { name: "unknown client and bad response_type: client first", params: query({ client_id: "x", response_type: "token" }), check: "client-known" },
@@ -158,12 +158,12 @@ describe("authorizationResponse", () => {
     return new URL(r.location)
   }
 
-  it("approve: code, state and iss appended to the redirect URI (A-04, RFC 9207)", () => {
+  it("approve: code, state and iss appended to the redirect URI (RFC 9207)", () => {
     const r = authorizationResponse({ redirectUri: "https://app.example/cb", state: "xyz" }, { _tag: "Approved", code: "c0de" }, ISSUER)
     expect(r).toStrictEqual({ _tag: "Redirect", location: "https://app.example/cb?code=c0de&state=xyz&iss=https%3A%2F%2Fb.example" })
   })
 
-  it("deny: error=access_denied with state and iss, no code (A-05)", () => {
+  it("deny: error=access_denied with state and iss, no code", () => {
     const url = location(authorizationResponse({ redirectUri: "https://app.example/cb", state: "xyz" }, { _tag: "Denied" }, ISSUER))
     expect([...url.searchParams]).toStrictEqual([["error", "access_denied"], ["state", "xyz"], ["iss", ISSUER]])
   })
@@ -171,13 +171,13 @@ describe("authorizationResponse", () => {
   it.each([
     { name: "approve", outcome: { _tag: "Approved", code: "c" } as const },
     { name: "deny", outcome: { _tag: "Denied" } as const }
-  ])("$name without state: no state key at all (S-02)", ({ outcome }) => {
+  ])("$name without state: no state key at all", ({ outcome }) => {
     const url = location(authorizationResponse({ redirectUri: "https://app.example/cb" }, outcome, ISSUER))
     expect(url.searchParams.has("state")).toBe(false)
     expect(url.searchParams.get("iss")).toBe(ISSUER)
   })
 
-  it("state survives encoding byte for byte (S-01)", () => {
+  it("state survives encoding byte for byte", () => {
     const state = "a b+c&d=e#f%g é/?"
     const url = location(authorizationResponse({ redirectUri: "http://127.0.0.1:5555/cb", state }, { _tag: "Approved", code: "srv1~abc" }, ISSUER))
     expect(url.searchParams.get("state")).toBe(state)
@@ -194,7 +194,7 @@ describe("authorizationResponse", () => {
     expect(authorizationResponse({ redirectUri: uri }, { _tag: "Approved", code: "c" }, ISSUER)).toStrictEqual({ _tag: "Redirect", location: expected })
   })
 
-  it("out-of-band: the code is shown, never redirected (A-06)", () => {
+  it("out-of-band: the code is shown, never redirected", () => {
     const oob = { redirectUri: "urn:ietf:wg:oauth:2.0:oob", state: "s" }
     expect(authorizationResponse(oob, { _tag: "Approved", code: "c" }, ISSUER)).toStrictEqual({ _tag: "ShowCode", code: "c" })
     expect(authorizationResponse(oob, { _tag: "Denied" }, ISSUER)).toStrictEqual({ _tag: "ShowDenied" })

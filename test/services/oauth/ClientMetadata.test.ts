@@ -14,7 +14,7 @@ import {
   validateRegisterRequest
 } from "../../../src/services/oauth/ClientMetadata.js"
 
-// RFC 6749 §5.2: error_description is %x20-21 / %x23-5B / %x5D-7E (research/oauth.md H-02).
+// RFC 6749 §5.2: error_description is %x20-21 / %x23-5B / %x5D-7E.
 const DESCRIPTION_CHARSET = /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/
 
 const expectLeft = <A, E>(result: Either.Either<A, E>): E => {
@@ -29,11 +29,11 @@ const expectRight = <A, E>(result: Either.Either<A, E>): A => {
 describe("classifyRedirectUri", () => {
   const accepted: ReadonlyArray<{ readonly name: string; readonly uri: string; readonly kind: RedirectUriKind }> = [
     { name: "https with path", uri: "https://app.example/cb", kind: "https" },
-    { name: "https with query (R-14)", uri: "https://app.example/cb?x=1", kind: "https" },
+    { name: "https with query", uri: "https://app.example/cb?x=1", kind: "https" },
     { name: "https with an explicit non-default port", uri: "https://app.example:8443/cb", kind: "https" },
     { name: "https with an empty path (same as /)", uri: "https://app.example", kind: "https" },
     { name: "https with an empty path and a query", uri: "https://app.example?x=1", kind: "https" },
-    { name: "https with percent-encoded UTF-8 (R-10)", uri: "https://app.example/%C3%A9", kind: "https" },
+    { name: "https with percent-encoded UTF-8", uri: "https://app.example/%C3%A9", kind: "https" },
     { name: "https with a percent-encoded unreserved character", uri: "https://app.example/%63b", kind: "https" },
     { name: "https on an IPv6 literal", uri: "https://[2001:db8::1]/cb", kind: "https" },
     { name: "loopback 127.0.0.1", uri: "http://127.0.0.1/cb", kind: "loopback" },
@@ -113,7 +113,7 @@ describe("classifyRedirectUri", () => {
     { name: "vbscript:", uri: "vbscript:x", rule: "custom-scheme-without-dot" },
     { name: "blob:", uri: "blob:x", rule: "custom-scheme-without-dot" },
     { name: "about:", uri: "about:blank", rule: "custom-scheme-without-dot" },
-    { name: "OOB look-alike with a suffix (R-13)", uri: "urn:ietf:wg:oauth:2.0:oob:auto", rule: "custom-scheme-without-dot" },
+    { name: "OOB look-alike with a suffix", uri: "urn:ietf:wg:oauth:2.0:oob:auto", rule: "custom-scheme-without-dot" },
     { name: "scheme starting with a dot", uri: ".com:/x", rule: "scheme" },
     { name: "bare oob", uri: "oob", rule: "scheme" },
     { name: "relative path", uri: "/cb", rule: "scheme" },
@@ -160,7 +160,7 @@ describe("validateRedirectUris", () => {
     expect(e.description).toMatch(DESCRIPTION_CHARSET)
   })
 
-  // 2000 characters in total over all entries
+  // 2000 characters in total over all entries
   const prefix = "https://app.example/" // 20 characters
   const ofLength = (n: number) => prefix + "a".repeat(n - prefix.length)
 
@@ -285,7 +285,7 @@ describe("validateClientUri", () => {
 })
 
 describe("validateRegisterRequest", () => {
-  it("keeps the three known fields and ignores the rest (R-03, R-04, R-05)", () => {
+  it("keeps the three known fields and ignores the rest", () => {
     const result = validateRegisterRequest({
       client_name: "CLI",
       redirect_uris: ["http://127.0.0.1/cb"],
@@ -304,7 +304,7 @@ describe("validateRegisterRequest", () => {
     })
   })
 
-  it("has no client_uri key when none was sent (R-02)", () => {
+  it("has no client_uri key when none was sent", () => {
     const result = expectRight(validateRegisterRequest({ client_name: "CLI", redirect_uris: ["http://127.0.0.1/cb"] }))
     expect(Object.hasOwn(result, "client_uri")).toBe(false)
   })
@@ -344,15 +344,15 @@ describe("matchRedirectUri", () => {
   }> = [
     { name: "https exact", registered: ["https://app.example/cb"], presented: "https://app.example/cb", matched: "https://app.example/cb" },
     { name: "second of several", registered: ["https://a.example/cb", "https://app.example/cb"], presented: "https://app.example/cb", matched: "https://app.example/cb" },
-    // simple string comparison for https
+    // simple string comparison for https
     { name: "https host case differs", registered: ["https://app.example/cb"], presented: "https://APP.example/cb", matched: undefined },
     { name: "https explicit default port", registered: ["https://app.example/cb"], presented: "https://app.example:443/cb", matched: undefined },
     { name: "https trailing slash", registered: ["https://app.example/cb"], presented: "https://app.example/cb/", matched: undefined },
     { name: "https path case differs", registered: ["https://app.example/cb"], presented: "https://app.example/CB", matched: undefined },
     { name: "https empty query added", registered: ["https://app.example/cb"], presented: "https://app.example/cb?", matched: undefined },
     { name: "https percent-encoded path", registered: ["https://app.example/cb"], presented: "https://app.example/%63b", matched: undefined },
-    { name: "https port may not vary (A-10)", registered: ["https://app.example/cb"], presented: "https://app.example:8443/cb", matched: undefined },
-    // loopback port variance (RFC 8252 §7.3)
+    { name: "https port may not vary", registered: ["https://app.example/cb"], presented: "https://app.example:8443/cb", matched: undefined },
+    // loopback port variance (RFC 8252 §7.3)
     { name: "loopback any port", registered: ["http://127.0.0.1/cb"], presented: "http://127.0.0.1:51234/cb", matched: "http://127.0.0.1/cb" },
     { name: "loopback registered port replaced", registered: ["http://127.0.0.1:8080/cb"], presented: "http://127.0.0.1:9999/cb", matched: "http://127.0.0.1:8080/cb" },
     { name: "loopback registered port dropped", registered: ["http://127.0.0.1:8080/cb"], presented: "http://127.0.0.1/cb", matched: "http://127.0.0.1:8080/cb" },
