@@ -5,7 +5,8 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages and /api/auth; CORS)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth and /api/push; CORS)
+ *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
@@ -24,6 +25,8 @@ import { mcpRoutes } from "./http/mcp/McpRoute.js"
 import { withCors } from "./http/Cors.js"
 import { memberRoutes } from "./http/MemberRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
+import { pushRoutes } from "./http/push/PushRoutes.js"
+import { SocketServerLive } from "./http/ws/SocketServer.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
@@ -33,6 +36,7 @@ import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
+import { MemberEvents } from "./services/MemberEvents.js"
 import { MessageHistory } from "./services/MessageHistory.js"
 import { MessageWriter } from "./services/MessageWriter.js"
 import { Metrics } from "./services/Metrics.js"
@@ -44,9 +48,11 @@ import { OAuthConsents } from "./services/OAuthConsents.js"
 import { OAuthTokens } from "./services/OAuthTokens.js"
 import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
+import { PushSubscriptions } from "./services/PushSubscriptions.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
+import { WebPush } from "./services/WebPush.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -73,6 +79,7 @@ export const Services = Layer.mergeAll(
   CredentialRevocations.Default,
   CredentialUsage.Default,
   E2eKeys.Default,
+  MemberEvents.Default,
   MessageHistory.Default,
   MessageWriter.Default,
   Metrics.Default,
@@ -84,9 +91,11 @@ export const Services = Layer.mergeAll(
   OAuthTokens.Default,
   PasskeyCeremonies.Default,
   Passkeys.Default,
+  PushSubscriptions.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
-  SignInLimiter.Default
+  SignInLimiter.Default,
+  WebPush.Default
 )
 
 /** Every service of the product, over a migrated database. */
@@ -95,10 +104,19 @@ export const ServicesLive = Services.pipe(Layer.provideMerge(DatabaseLive))
 const RoutesLive = Layer.effect(
   HttpRoutes,
   Effect.gen(function*() {
-    const routes = [...(yield* healthRoutes), ...(yield* mcpRoutes), ...(yield* oauthRoutes), ...(yield* memberRoutes)]
+    const routes = [
+      ...(yield* healthRoutes),
+      ...(yield* mcpRoutes),
+      ...(yield* oauthRoutes),
+      ...(yield* memberRoutes),
+      ...(yield* pushRoutes)
+    ]
     return withCors(yield* AppConfig, routes)
   })
 ).pipe(Layer.provide(McpDispatcher.Default))
+
+/** The connections HttpServer hands over: the browser WebSocket. */
+const UpgradesLive = SocketServerLive.pipe(Layer.provide(McpDispatcher.Default))
 
 type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
 
@@ -108,7 +126,7 @@ type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
  */
 export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<NetworkControl, E, ServicesOut>) =>
   Layer.mergeAll(HttpServerLive, AdminServerLive).pipe(
-    Layer.provide(RoutesLive),
+    Layer.provide(Layer.merge(RoutesLive, UpgradesLive)),
     Layer.provideMerge(actors),
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(Layer.succeed(AppConfig, settings))

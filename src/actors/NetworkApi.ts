@@ -17,6 +17,7 @@ import type { ChannelTopic } from "../schema/ChannelTopic.js"
 import type { Member } from "../schema/Member.js"
 import type { MessageKind } from "../schema/Message.js"
 import type { NetworkStatus } from "../schema/Network.js"
+import type { NetworkEvent } from "../schema/SocketFrame.js"
 import type {
   E2eChannelUseSendMessage,
   InvalidArguments,
@@ -47,6 +48,13 @@ export type WriteError = DeliveryError | InvalidArguments | SendQueueFull
 export interface NetworkControlService {
   readonly status: (networkId: number) => Effect.Effect<NetworkStatus>
   readonly statuses: Effect.Effect<ReadonlyArray<NetworkStatus>>
+  /**
+   * Draws the network whole for one new browser tab (its connection, the member's away state, every joined channel
+   * with topic and members) through `deliver`, from the actor's own fiber, so that every change the actor publishes
+   * afterwards (services/MemberEvents.ts) reaches the tab after it (docs/decisions.md "The browser WebSocket"). A
+   * network without a running actor is drawn offline. Returns once delivered.
+   */
+  readonly view: (networkId: number, deliver: (events: ReadonlyArray<NetworkEvent>) => void) => Effect.Effect<void>
   /**
    * PRIVMSG / CTCP ACTION / NOTICE; long text is split at the byte limit, and encrypted when the target has an
    * end-to-end key; stored with self: true. CR, LF and NUL in any argument: InvalidArguments, nothing sent.

@@ -39,6 +39,7 @@ import {
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
+import { MemberEvents } from "../services/MemberEvents.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
@@ -93,6 +94,7 @@ export const make = Effect.gen(function*() {
   const settings = yield* AppConfig
   const metrics = yield* Metrics
   const transport = yield* IrcTransport
+  const memberEvents = yield* MemberEvents
 
   const actors = new Map<number, NetworkActor.NetworkActor>()
   const supervised = yield* FiberMap.make<number>()
@@ -144,7 +146,8 @@ export const make = Effect.gen(function*() {
           attach: attachKeys(networkId)
         },
         timers,
-        throttle
+        throttle,
+        events: memberEvents.actorEvents
       })
       actors.set(networkId, actor)
       yield* Effect.addFinalizer(() =>
@@ -330,6 +333,23 @@ export const make = Effect.gen(function*() {
         return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
       }),
     statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
+    view: (networkId, deliver) =>
+      Effect.gen(function*() {
+        const actor = actors.get(networkId)
+        if (actor !== undefined) {
+          const done = yield* Deferred.make<void>()
+          yield* actor.view(deliver, done)
+          const died = Effect.ignore(actor.await)
+          const drawn = yield* Effect.raceFirst(Effect.as(Deferred.await(done), true), Effect.as(died, false)).pipe(
+            Effect.timeoutTo({ duration: COMMAND_TIMEOUT, onTimeout: () => false, onSuccess: (ok) => ok })
+          )
+          if (drawn) return
+        }
+        // Between two lives, or not supervised: offline, under its stored name.
+        const config = yield* networks.config(networkId)
+        if (Option.isNone(config)) return
+        deliver([{ type: "network", network: { id: networkId, name: config.value.name, state: "offline", nick: null } }])
+      }),
     say: (networkId, kind, target, text) =>
       guarded({ target, text }, () => ask(networkId, Command.say(kind, target, text))),
     raw: (networkId, line) =>
@@ -373,5 +393,5 @@ export const make = Effect.gen(function*() {
 export const NetworkSupervisorLive: Layer.Layer<
   NetworkControl,
   never,
-  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents
 > = Layer.scoped(NetworkControl, make)

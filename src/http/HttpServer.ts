@@ -9,11 +9,17 @@
  * ≥ 0.5× of one (docs/decisions.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer.
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
+ * A request to take the connection over (`Upgrade: websocket`, RFC 6455 §4.1) goes to the
+ * `HttpUpgrades` route of its path, if the graph provides one (the browser WebSocket,
+ * src/http/ws/), else it is answered 404 and closed.
+ *
  * Concurrency: handlers run concurrently, one fiber per request. When the layer's scope
- * closes (SIGTERM) the listener stops accepting, and the requests in flight get HTTP_DRAIN
- * to finish before what is left is interrupted (docs/decisions.md "Shutdown").
+ * closes (SIGTERM) the connections taken over are closed first, the listener stops
+ * accepting, and the requests in flight get HTTP_DRAIN to finish before what is left is
+ * interrupted (docs/decisions.md "Shutdown").
  */
 import * as Http from "node:http"
+import type { Duplex } from "node:stream"
 import { Context, Data, Duration, Effect, Exit, Fiber, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/Metrics.js"
@@ -55,6 +61,23 @@ export interface Route {
 
 /** The routes every feature contributes; assembled once in main.ts. */
 export class HttpRoutes extends Context.Tag("belay/HttpRoutes")<HttpRoutes, ReadonlyArray<Route>>() {}
+
+/**
+ * A path whose requests take the connection over. `handle` judges the request (it may answer it with a plain HTTP
+ * response on `socket`) and owns `socket` from then on; it runs as its own fiber.
+ */
+export interface UpgradeRoute {
+  readonly path: string
+  readonly handle: (request: HttpRequest, raw: Http.IncomingMessage, socket: Duplex, head: Buffer) => Effect.Effect<void>
+}
+
+export interface HttpUpgradesService {
+  readonly routes: ReadonlyArray<UpgradeRoute>
+  /** Closes every connection taken over, before the listener closes. */
+  readonly closeAll: Effect.Effect<void>
+}
+
+export class HttpUpgrades extends Context.Tag("belay/HttpUpgrades")<HttpUpgrades, HttpUpgradesService>() {}
 
 /** The address the server actually listens on (PORT=0 picks a free one). */
 export class HttpAddress extends Context.Tag("belay/HttpAddress")<HttpAddress, { readonly host: string; readonly port: number; readonly url: string }>() {}
@@ -147,6 +170,16 @@ const send = (res: Http.ServerResponse, response: HttpResponse) => {
 
 const EMPTY = Buffer.alloc(0)
 
+/** A plain HTTP response on a connection that asked to be upgraded, then closed (RFC 6455 §4.2.2). */
+export const refuseUpgrade = (socket: Duplex, response: HttpResponse): void => {
+  if (socket.destroyed) return
+  const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
+  const head = [`HTTP/1.1 ${response.status} ${Http.STATUS_CODES[response.status] ?? ""}`]
+  for (const [name, value] of Object.entries(response.headers ?? {})) head.push(`${name}: ${value}`)
+  head.push(`content-length: ${body.length}`, "connection: close", "", "")
+  socket.end(Buffer.concat([Buffer.from(head.join("\r\n")), body]))
+}
+
 const notFound = json(404, { error: "not_found" })
 
 /**
@@ -167,6 +200,7 @@ export const HttpServerLive = Layer.scoped(
     const runFork = Runtime.runFork(runtime)
 
     const router = makeRouter(routes)
+    const upgrades = yield* Effect.serviceOption(HttpUpgrades)
 
     const inflight = new Set<Fiber.RuntimeFiber<void>>()
 
@@ -211,6 +245,30 @@ export const HttpServerLive = Layer.scoped(
       })
     })
 
+    server.on("upgrade", (req: Http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      const rawUrl = req.url ?? "/"
+      const q = rawUrl.indexOf("?")
+      const path = q === -1 ? rawUrl : rawUrl.slice(0, q)
+      const route = Option.isSome(upgrades) ? upgrades.value.routes.find((r) => r.path === path) : undefined
+      socket.on("error", () => socket.destroy())
+      if (route === undefined) {
+        refuseUpgrade(socket, notFound)
+        return
+      }
+      const fiber = runFork(
+        route.handle(makeRequest(req, path, {}), req, socket, head).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.zipRight(
+              Effect.logError("upgrade failed", cause),
+              Effect.sync(() => refuseUpgrade(socket, json(500, { error: "server_error", error_description: "internal error" })))
+            )
+          )
+        )
+      )
+      inflight.add(fiber)
+      fiber.addObserver(() => inflight.delete(fiber))
+    })
+
     yield* Effect.async<void, Error>((resume) => {
       server.once("error", (e) => resume(Effect.fail(e)))
       server.listen(config.port, config.host, () => resume(Effect.void))
@@ -231,6 +289,7 @@ export const HttpServerLive = Layer.scoped(
     // Finalizers run uninterruptibly and a timeout cannot cut short what it cannot interrupt: hence `interruptible`.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
+        if (Option.isSome(upgrades)) yield* upgrades.value.closeAll
         server.close()
         server.closeIdleConnections()
         if (inflight.size > 0) {

@@ -153,17 +153,18 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
             UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now(), recovered_at = now()
             WHERE name = ${name} RETURNING id`
           const account = rows[0]
-          if (!account) return Option.none<{ accountId: number; revokedApps: number }>()
+          if (!account) return Option.none<{ accountId: number; revokedApps: number; endedSessions: ReadonlyArray<number> }>()
           const revokedApps = yield* revoke.allOfAccount(account.id)
-          yield* sessions.endAllForAccount(account.id)
-          return Option.some({ accountId: account.id, revokedApps })
+          const endedSessions = yield* sessions.endAllForAccount(account.id)
+          return Option.some({ accountId: account.id, revokedApps, endedSessions })
         })
       ).pipe(Effect.orDie)
       if (Option.isNone(result)) return yield* new AccountNotFound({ name })
+      yield* sessions.announceEnded(result.value.accountId, result.value.endedSessions)
       yield* Effect.logInfo("account recovered; every app token revoked").pipe(
         Effect.annotateLogs({ account: name, revokedApps: result.value.revokedApps })
       )
-      return result.value
+      return { accountId: result.value.accountId, revokedApps: result.value.revokedApps }
     })
 
     return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover } as const

@@ -26,6 +26,11 @@ export interface AppSettings {
   readonly allowedHosts: Option.Option<ReadonlySet<string>>
   /** 32-byte key for secrets at rest (upstream passwords, FiSH keys); None → generated into dataDir. */
   readonly secretKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * BELAY_PUSH_INSECURE_ENDPOINTS: Web Push endpoints may also be http (a local push service); otherwise https only
+   * (CONTRACT "The member's browser surface", REST).
+   */
+  readonly pushInsecureEndpoints: boolean
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -129,6 +134,7 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
     Config.map(Option.flatMap((hosts) => hosts.length === 0 ? Option.none() : Option.some(new Set(hosts.map((h) => h.toLowerCase())) as ReadonlySet<string>)))
   ),
   secretKey: Config.option(Config.redacted("BELAY_SECRET_KEY")),
+  pushInsecureEndpoints: strictBoolean("BELAY_PUSH_INSECURE_ENDPOINTS"),
   logLevel,
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT"))
 }).pipe(

@@ -2,7 +2,10 @@
  * BrowserSessions owns `browser_sessions`, the member's sign-in sessions of the browser
  * (the approval page now, the web client later): a 256-bit secret in an HttpOnly cookie,
  * only its SHA-256 stored, an absolute lifetime of 30 days measured on Effect's Clock.
- * Account recovery ends every session of the account through `endAllForAccount`.
+ * Account recovery ends every session of the account through `endAllForAccount`. Every end
+ * is announced on CredentialRevocations once committed (the WebSocket opened with the
+ * session closes with 4001); an expired session ends by its `expiresAt`, which its holders
+ * watch themselves.
  *
  * It also derives the CSRF token of a form shown inside a session: HMAC-SHA-256 keyed by
  * the session secret over the form's purpose, so the token is bound to the session and to
@@ -13,6 +16,7 @@ import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option } from "effect"
 import { periodicPrune } from "./PeriodicPrune.js"
+import { CredentialRevocations } from "./CredentialRevocations.js"
 import { constantTimeEqual, sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
 export const BrowserSessionLimits = {
@@ -25,6 +29,8 @@ const LIFETIME_MS = Duration.toMillis(BrowserSessionLimits.lifetime)
 export interface BrowserSession {
   readonly sessionId: number
   readonly accountId: number
+  /** The end of its absolute lifetime. */
+  readonly expiresAt: Date
 }
 
 /** The CSRF token for `purpose` (e.g. "consent:<id>") in the session whose secret is `sessionSecret`. */
@@ -38,6 +44,11 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
+    const revocations = yield* CredentialRevocations
+
+    /** Announces sessions whose end is committed. */
+    const announceEnded = (accountId: number, sessionIds: ReadonlyArray<number>) =>
+      revocations.publish(sessionIds.map((tokenId) => ({ credential: "session" as const, tokenId, accountId })))
 
     /** Starts a session; the raw secret goes into the cookie once. */
     const create = Effect.fn("BrowserSessions.create")(function*(accountId: number) {
@@ -56,21 +67,28 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
     const lookup = Effect.fn("BrowserSessions.lookup")(function*(secret: string) {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<BrowserSession>`
-        SELECT id AS "sessionId", account_id AS "accountId" FROM browser_sessions
+        SELECT id AS "sessionId", account_id AS "accountId", expires_at AS "expiresAt" FROM browser_sessions
         WHERE token_hash = ${sha256(secret)} AND expires_at > ${new Date(now)}`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
     })
 
     /** Sign-out: the cookie stops working at once. */
     const end = Effect.fn("BrowserSessions.end")(function*(secret: string) {
-      const rows = yield* sql<{ id: number }>`
-        DELETE FROM browser_sessions WHERE token_hash = ${sha256(secret)} RETURNING id`.pipe(Effect.orDie)
+      const rows = yield* sql<{ id: number; accountId: number }>`
+        DELETE FROM browser_sessions WHERE token_hash = ${sha256(secret)}
+        RETURNING id, account_id AS "accountId"`.pipe(Effect.orDie)
+      for (const row of rows) yield* announceEnded(row.accountId, [row.id])
       return rows.length > 0
     })
 
-    /** Ends every session of the account; runs inside the caller's transaction when there is one. */
+    /**
+     * Ends every session of the account; runs inside the caller's transaction when there is one. Returns the ids
+     * ended, for the caller to announce (`announceEnded`) once its transaction committed.
+     */
     const endAllForAccount = (accountId: number) =>
-      sql`DELETE FROM browser_sessions WHERE account_id = ${accountId}`.pipe(Effect.asVoid)
+      sql<{ id: number }>`DELETE FROM browser_sessions WHERE account_id = ${accountId} RETURNING id`.pipe(
+        Effect.map((rows) => rows.map((r) => r.id))
+      )
 
     const pruneExpired = Effect.fn("BrowserSessions.pruneExpired")(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -79,7 +97,7 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
 
     yield* periodicPrune("browser sessions", BrowserSessionLimits.pruneEvery, pruneExpired())
 
-    return { create, lookup, end, endAllForAccount } as const
+    return { create, lookup, end, endAllForAccount, announceEnded } as const
   }),
-  dependencies: [TokenGeneratorLive]
+  dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

@@ -1,9 +1,11 @@
 /**
- * CredentialRevocations announces that bearer credentials stopped working: an API token
- * revoked, an OAuth access token revoked (by its app, logout, the authorized-apps page,
- * account recovery, or reuse of the code it came from). The interface wants every
- * revocation to take effect at once; the credential cache is the consumer that needs to
- * hear of it (CredentialCache.ts).
+ * CredentialRevocations announces that credentials stopped working: an API token revoked,
+ * an OAuth access token or password-sign-in token revoked (by its app, logout, the
+ * authorized-apps page, account recovery, or reuse of the code it came from), a browser
+ * session ended (sign-out, account recovery). The interface wants every revocation to take
+ * effect at once; the consumers are the credential cache (CredentialCache.ts), the browser
+ * WebSocket, which closes the sockets opened with it with 4001, and Web Push, which deletes
+ * the subscriptions registered with it (src/http/ws/, PushSubscriptions.ts).
  *
  * Ordering rule: a writer publishes only after its change is committed, so a consumer
  * that re-reads the database on hearing an event sees the revocation. Concurrency: an
@@ -13,8 +15,8 @@
 import { Effect, PubSub, type Queue, type Scope } from "effect"
 
 export interface CredentialRevoked {
-  readonly credential: "api-token" | "oauth"
-  /** The row id in `api_tokens` or `oauth_tokens`, according to `credential`. */
+  readonly credential: "api-token" | "oauth" | "session"
+  /** The row id in `api_tokens`, `oauth_tokens` or `browser_sessions`, according to `credential`. */
   readonly tokenId: number
   readonly accountId: number
 }

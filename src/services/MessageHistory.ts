@@ -1,7 +1,8 @@
 /**
  * MessageHistory owns the reads of the message history that MessageWriter stores: a
- * buffer's recent messages (recent_messages), full-text search (search_messages) and the
- * buffers with history (list_buffers). Which networks an account has is Networks' to say.
+ * buffer's recent messages (recent_messages), full-text search (search_messages), the
+ * buffers with history (list_buffers), and for the browser WebSocket the newest id of an
+ * account and every message after an id (its `?since=` resume). Which networks an account has is Networks' to say.
  *
  * Concurrency: stateless; every read is a few statements on the shared pool (plus the
  * account's networks), so reads never wait for the writer's batches beyond the pool.
@@ -51,6 +52,11 @@ export interface StoredMessage {
   readonly numeric: string | null
   readonly self: boolean
   readonly encryption: Encryption
+}
+
+/** A stored message with the kind of its buffer (Web Push tells DMs from channels). */
+export interface StoredMessageInBuffer extends StoredMessage {
+  readonly bufferKind: "channel" | "dm" | "server"
 }
 
 export interface BufferSummary {
@@ -194,7 +200,33 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         ORDER BY b.last_message_at DESC NULLS LAST, b.network_id, b.target_folded`.pipe(Effect.orDie)
     })
 
-    return { recent, search, listBuffers } as const
+    /** The newest message id of the account's networks; None when there is none. */
+    const lastId = Effect.fn("MessageHistory.lastId")(function*(accountId: number) {
+      const ids = yield* networksOf(accountId, Option.none())
+      if (ids.length === 0) return Option.none<number>()
+      const rows = yield* sql<{ id: number | null }>`
+        SELECT max(m.id) AS id FROM messages m JOIN buffers b ON b.id = m.buffer_id
+        WHERE ${sql.in("b.network_id", ids)}`.pipe(Effect.orDie)
+      return Option.fromNullable(rows[0]?.id ?? null)
+    })
+
+    /**
+     * The account's messages after `afterId` (exclusive), every buffer, oldest first, at most `limit`. Ids grow in
+     * the order messages were stored (MessageWriter), so this is what a tab missed since it saw `afterId`.
+     */
+    const after = Effect.fn("MessageHistory.after")(function*(accountId: number, afterId: number, limit: number) {
+      const ids = yield* networksOf(accountId, Option.none())
+      if (ids.length === 0 || limit <= 0) return []
+      return yield* sql<StoredMessageInBuffer>`
+        SELECT m.id, b.network_id AS "networkId", b.target, b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text,
+               m.numeric, m.self, m.encryption
+        FROM messages m JOIN buffers b ON b.id = m.buffer_id
+        WHERE m.id > ${afterId} AND ${sql.in("b.network_id", ids)}
+        ORDER BY m.id
+        LIMIT ${limit}`.pipe(Effect.orDie)
+    })
+
+    return { recent, search, listBuffers, lastId, after } as const
   }),
   dependencies: [Networks.Default]
 }) {}

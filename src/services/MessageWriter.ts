@@ -30,6 +30,10 @@
  *   integrity, program limit) must not wedge the writer: such a batch is retried row by
  *   row and only the refused rows are dropped, each with a warning. NUL, which a
  *   PostgreSQL text cannot hold, is replaced by U+FFFD at append.
+ * - Stored rows are announced on `stored` with their ids, one batch at a time in id order,
+ *   after the statement that stored them has committed (the member's open tabs and Web Push
+ *   hear of them there; docs/decisions.md "The browser WebSocket"). A PubSub without
+ *   subscribers drops them; the writer never waits for a subscriber.
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
@@ -45,6 +49,7 @@ import {
   FiberId,
   Layer,
   Option,
+  PubSub,
   Queue,
   Schedule
 } from "effect"
@@ -73,6 +78,21 @@ export interface NewMessage {
   readonly self: boolean
   readonly encryption?: Encryption
   readonly raw?: string | null
+}
+
+/** A row as stored: its id is final, and ids grow with append order. */
+export interface StoredRow {
+  readonly id: number
+  readonly networkId: number
+  readonly target: string
+  readonly bufferKind: BufferKind
+  readonly time: Date
+  readonly kind: MessageKind
+  readonly nick: string | null
+  readonly text: string
+  readonly numeric: string | null
+  readonly self: boolean
+  readonly encryption: Encryption
 }
 
 export interface MessageWriterOptions {
@@ -169,6 +189,7 @@ const makeWriter = (options: MessageWriterOptions) =>
     const intervalMillis = Duration.toMillis(options.flushInterval)
 
     const inbox = yield* Queue.bounded<Row>(options.bufferRows)
+    const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
@@ -336,12 +357,30 @@ const makeWriter = (options: MessageWriterOptions) =>
           encryption: r.encryption,
           raw: r.raw
         }))
-        yield* sql`
-          WITH m AS (INSERT INTO messages ${sql.insert(values)} RETURNING buffer_id, time)
-          UPDATE buffers AS b SET last_message_at = GREATEST(b.last_message_at, x.t)
-          FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
-          WHERE b.id = x.buffer_id`
+        // The ids come from the sequence row by row in VALUES order, and only this fiber
+        // inserts, so the batch's ids sorted ascending are its rows' ids in order.
+        const ids = yield* sql<{ id: number }>`
+          WITH m AS (INSERT INTO messages ${sql.insert(values)} RETURNING id, buffer_id, time),
+          u AS (
+            UPDATE buffers AS b SET last_message_at = GREATEST(b.last_message_at, x.t)
+            FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
+            WHERE b.id = x.buffer_id
+          )
+          SELECT id FROM m ORDER BY id`
         metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
+        yield* PubSub.publish(stored, rows.map((r, i): StoredRow => ({
+          id: ids[i]!.id,
+          networkId: r.networkId,
+          target: r.target,
+          bufferKind: r.bufferKind,
+          time: r.time,
+          kind: r.kind,
+          nick: r.nick,
+          text: r.text,
+          numeric: r.numeric,
+          self: r.self,
+          encryption: r.encryption
+        })))
       }).pipe(Effect.uninterruptible, Effect.exit)
 
     const forget = (rows: ReadonlyArray<Row>) => {
@@ -500,7 +539,7 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
     )
 
-    return { append, flush }
+    return { append, flush, stored }
   })
 
 export class MessageWriter extends Effect.Service<MessageWriter>()("belay/MessageWriter", {

@@ -3,10 +3,13 @@
  * empty note deletes) and relay-bot marks, both per (network, nick) with the nick
  * folded by the network's CASEMAPPING; the stored casing is what was first written
  * (canonical, the interface, "Relay bot mark"). Owns `nick_notes` and `relay_bots`.
- * State in PostgreSQL; safe to call concurrently.
+ * Every write is announced on `changes` once it is stored: the interface ("Events" 2)
+ * pushes nick notes and relay-bot marks to the member's open tabs (MemberEvents.ts).
+ * State in PostgreSQL; safe to call concurrently; `changes` is an unbounded PubSub that
+ * drops what no one subscribed for.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, PubSub } from "effect"
 import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 
 export interface RelayBotMark {
@@ -16,9 +19,18 @@ export interface RelayBotMark {
   readonly pattern: string | null
 }
 
+/** A network's relay-bot marks, keyed by folded nick. */
+export type RelayBotMarks = ReadonlyMap<string, { readonly nick: string; readonly pattern: string | null }>
+
+/** A note or mark as written, for the member's open tabs. */
+export type NickNoteChange =
+  | { readonly _tag: "NickNote"; readonly networkId: number; readonly nick: string; readonly note: string }
+  | { readonly _tag: "RelayBot"; readonly mark: RelayBotMark }
+
 export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const changes = yield* PubSub.unbounded<NickNoteChange>()
 
     const get = Effect.fn("NickNotes.get")(function*(networkId: number, mapping: CaseMapping, nick: string) {
       const rows = yield* sql<{ note: string }>`
@@ -38,12 +50,13 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
             INSERT INTO nick_notes (network_id, nick_folded, nick, note) VALUES (${networkId}, ${folded}, ${nick}, ${note})
             ON CONFLICT (network_id, nick_folded) DO UPDATE SET note = EXCLUDED.note, updated_at = now()`.pipe(Effect.orDie)
         }
+        yield* PubSub.publish(changes, { _tag: "NickNote", networkId, nick, note })
       }
     )
 
     // Read on every history read (recent_messages, search) and written only here, so the
     // marks of each network are kept in memory and dropped whenever a mark changes.
-    type Marks = ReadonlyMap<string, { readonly nick: string; readonly pattern: string | null }>
+    type Marks = RelayBotMarks
     const marksCache = new Map<number, Marks>()
     // Bumped by every write, so a read that raced a write never caches the old marks.
     let marksGeneration = 0
@@ -85,10 +98,11 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
         }
         marksGeneration++
         marksCache.delete(networkId)
+        yield* PubSub.publish(changes, { _tag: "RelayBot", mark })
         return mark
       }
     )
 
-    return { get, set, relayBots, setRelayBot } as const
+    return { get, set, relayBots, setRelayBot, changes } as const
   })
 }) {}

@@ -77,6 +77,12 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
   const service = NetworkControl.of({
     status: (id) => Effect.sync(() => statusOf(id)),
     statuses: Effect.sync(() => [...networks.keys()].map(statusOf)),
+    // Only the connection: the fake has no channel state changing under the tabs.
+    view: (id, deliver) =>
+      Effect.sync(() => {
+        const status = statusOf(id)
+        deliver([{ type: "network", network: { id, name: `network ${id}`, state: status.state, nick: status.nick } }])
+      }),
     say: (id, kind, target, text) => gated("say", id, [kind, target, text], Effect.void),
     raw: (id, line) =>
       Effect.gen(function*() {

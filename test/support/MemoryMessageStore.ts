@@ -6,9 +6,9 @@
  *
  * Concurrency: single-threaded JS; every method is a synchronous step or waits on a SubscriptionRef.
  */
-import { Effect, Layer, Stream, SubscriptionRef } from "effect"
+import { Effect, Layer, PubSub, Stream, SubscriptionRef } from "effect"
 import type { StoredMessage } from "../../src/services/MessageHistory.js"
-import { MessageWriter, type NewMessage } from "../../src/services/MessageWriter.js"
+import { MessageWriter, type NewMessage, type StoredRow } from "../../src/services/MessageWriter.js"
 
 export interface MemoryMessageStore extends MessageWriter {
   /** Everything stored (not the rows held during an outage), oldest first. */
@@ -67,7 +67,10 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
     Effect.zipRight(Effect.sync(drain))
   )
 
-  return Object.assign(MessageWriter.make({ append, flush }), {
+  // Nothing listens in actor tests; the member's tabs are tested over the real writer.
+  const announced = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
+
+  return Object.assign(MessageWriter.make({ append, flush, stored: announced }), {
     all: Effect.sync(() => stored.slice()),
     pending: Effect.sync(() => held.length),
     setOutage: (d: boolean) =>

@@ -1,13 +1,15 @@
 /**
  * ActorDeps: the ports a network actor reaches the world through, bound to its network id by the supervisor (tests
  * pass in-memory ones): the stored network, the message store, the IRC transport, the end-to-end keys, and the
- * supervisor's shared timers and connect throttle.
+ * supervisor's shared timers and connect throttle, and where the member's open tabs hear of the network.
  *
  * Concurrency rule: plain values, built once per actor life. Only the actor's dispatcher fiber calls them, except
  * the writer fiber of Persistence.ts, which runs the repository writes the dispatcher queued.
  */
 import type { Effect, Option, Scope } from "effect"
 import type { CaseMapping } from "../../irc/CaseMapping.js"
+import type { NetworkStatus } from "../../schema/Network.js"
+import type { NetworkEvent } from "../../schema/SocketFrame.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
 import type { MessageWriter } from "../../services/MessageWriter.js"
 import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
@@ -37,6 +39,18 @@ export interface E2eKeySource {
   readonly attach: (deliver: (change: E2eKeyChange) => void) => Effect.Effect<void, never, Scope.Scope>
 }
 
+/**
+ * The member's open tabs (services/MemberEvents.ts through the supervisor; LiveView.ts). Called from the dispatcher
+ * fiber; none of them blocks.
+ */
+export interface ActorEvents {
+  /** Whether the account has an open tab: the channel changes are not computed otherwise. */
+  readonly listening: (accountId: number) => boolean
+  /** Every status the actor publishes (ActorState.publish); the receiver tells the tabs when state or nick moved. */
+  readonly status: (accountId: number, name: string, status: NetworkStatus) => void
+  readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
+}
+
 export interface ActorDeps {
   readonly networkId: number
   readonly repo: NetworkRepo
@@ -49,4 +63,6 @@ export interface ActorDeps {
   readonly timers: ActorTimers
   /** The supervisor's connect throttle (connects of every actor spaced CONNECT_SPACING apart). */
   readonly throttle: ConnectThrottle
+  /** The member's open tabs; absent in tests that do not look. */
+  readonly events?: ActorEvents
 }

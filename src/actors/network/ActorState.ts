@@ -116,6 +116,8 @@ export interface Actor {
   writing: boolean
   /** The fiber reading the stored channels after registration, while it runs. */
   channelsReader: Fiber.RuntimeFiber<void> | undefined
+  /** The channel state the member's open tabs were last told of (LiveView.ts); undefined while not connected. */
+  viewed: Channels.ChannelState | undefined
 }
 
 export const now = Clock.currentTimeMillis
@@ -137,8 +139,8 @@ export const current = (a: Actor, id: number): Session | undefined =>
   a.session !== undefined && a.session.id === id ? a.session : undefined
 
 export const publish = (a: Actor) =>
-  Effect.suspend(() =>
-    SubscriptionRef.set(a.status, {
+  Effect.suspend(() => {
+    const status: NetworkStatus = {
       networkId: a.networkId,
       state: a.state,
       nick: a.state === "connected" && a.session !== undefined ? a.session.nick : null,
@@ -146,8 +148,10 @@ export const publish = (a: Actor) =>
       lastError: a.lastError,
       caseMapping: a.isupport.caseMapping,
       channelTypes: a.isupport.chanTypes
-    })
-  )
+    }
+    a.deps.events?.status(a.config.accountId, a.config.name, status)
+    return SubscriptionRef.set(a.status, status)
+  })
 
 /** Moves the connection state machine (Connection.ts), logging every transition with its reason, and publishes. */
 export const transition = (a: Actor, next: NetworkState, details: Record<string, unknown> = {}) =>

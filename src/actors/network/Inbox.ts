@@ -22,6 +22,7 @@ import type {
   Timeout
 } from "../../schema/ToolErrors.js"
 import type { E2eKeyChange } from "../../services/E2eKeys.js"
+import type { NetworkEvent } from "../../schema/SocketFrame.js"
 import type { StoredChannel } from "../../services/Networks.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import type { SayKind } from "../NetworkApi.js"
@@ -148,5 +149,11 @@ export type Internal =
   | { readonly _tag: "WhoTimeout"; readonly session: number }
   /** The connection's token bucket holds a token again: write the next lines waiting (Outbound.ts). */
   | { readonly _tag: "SendDue"; readonly session: number }
+  /** A new tab wants the whole network drawn through `deliver` (LiveView.view); `done` completes once it is. */
+  | {
+    readonly _tag: "View"
+    readonly deliver: (events: ReadonlyArray<NetworkEvent>) => void
+    readonly done: Deferred.Deferred<void>
+  }
 
 export type Input = Command | Internal

@@ -9,6 +9,7 @@
  * - Commands.ts — the tagged commands callers send, each answered through its Deferred.
  * - Persistence.ts — history into the MessageWriter; stored channels, keys, enabled and away into Networks.
  * - Timers.ts, ModeListWaiters.ts — named deadlines; get_mode_list callers waiting for their answer.
+ * - LiveView.ts — what the member's open tabs are told: after every input, the channel changes it made.
  * - ChannelState.ts, ChannelReducer.ts, ModeListRequests.ts, History.ts, ChannelErrors.ts, E2eCodec.ts — the pure
  *   values and functions they reduce lines with, no I/O.
  *
@@ -28,6 +29,7 @@ import { Cause, Data, Deferred, Effect, Exit, Option, Queue, type Scope, Subscri
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
+import type { NetworkEvent } from "../../schema/SocketFrame.js"
 import type { NetworkConfig } from "../../services/Networks.js"
 import { makeStepper, reconnectSchedule, regainNickSchedule } from "../ReconnectPolicy.js"
 import type { ActorDeps } from "./ActorDeps.js"
@@ -37,6 +39,7 @@ import * as Connection from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
 import { onTransport, onWhoTimeout } from "./Inbound.js"
 import type { Command, Input } from "./Inbox.js"
+import * as LiveView from "./LiveView.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as Outbound from "./Outbound.js"
 import { drainUnsaved } from "./Persistence.js"
@@ -56,6 +59,8 @@ export interface NetworkActor {
   readonly statusMsg: Effect.Effect<string>
   /** Enqueues a command; the caller awaits its Deferred. Never blocks (unbounded inbox). */
   readonly offer: (command: Command) => Effect.Effect<void>
+  /** Draws the whole network for one new tab through `deliver`, from the dispatcher fiber (LiveView.view). */
+  readonly view: (deliver: (events: ReadonlyArray<NetworkEvent>) => void, done: Deferred.Deferred<void>) => Effect.Effect<void>
   /** Completes (with the dispatcher's failure) when the actor's scope closes: the dispatcher died or was stopped. */
   readonly await: Effect.Effect<never>
   /**
@@ -119,10 +124,15 @@ const dispatch = (a: Actor, input: Input): Effect.Effect<unknown> => {
       return Effect.sync(() => {
         a.e2eKeys = a.e2eKeys.apply(input.change)
       })
+    case "View":
+      return LiveView.view(a, input.deliver, input.done)
     default:
       return onCommand(a, input)
   }
 }
+
+/** After each input: the member's tabs hear what it changed in the channels (LiveView.ts). */
+const observe = (a: Actor) => Effect.sync(() => LiveView.observe(a))
 
 /**
  * Runs when the actor's scope closes, after its dispatcher stopped (the supervisor interrupts `run` before closing
@@ -187,7 +197,8 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       modeListSeq: 0,
       unsaved: [],
       writing: false,
-      channelsReader: undefined
+      channelsReader: undefined,
+      viewed: undefined
     }
     // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted, then the drain
     // writes what is left, then `release` says QUIT.
@@ -205,8 +216,9 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       status: a.status,
       statusMsg: Effect.sync(() => a.isupport.statusMsg),
       offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
+      view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),
       await: Effect.orDie(Deferred.await(died)),
-      run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => dispatch(a, input)))
+      run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
     } satisfies NetworkActor
   })
 

@@ -8,6 +8,10 @@
  *
  * Hot path: tools/list and a failed decode answer without running any Effect beyond the
  * returned value; a tools/call result is serialized once (`callResultBody`).
+ *
+ * `call` is the one path of a tool call, whoever asks: `/mcp`'s tools/call and the browser
+ * WebSocket's `{type: "call"}` (src/http/ws/) both go through it, so the catalog, the scope
+ * rule, the pause rule and the write gate cannot differ between them.
  */
 import * as Fs from "node:fs"
 import { Effect, Either } from "effect"
@@ -32,7 +36,17 @@ import {
 } from "../../schema/ToolCatalog.js"
 import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
-import { makeToolHandlers, type ToolHandler } from "./ToolHandlers.js"
+import { makeToolHandlers, type ToolCaller, type ToolHandler } from "./ToolHandlers.js"
+
+/**
+ * What a tool call came to: its MCP result, whose one text item is the payload's JSON (serialized once; a failure's
+ * payload is `{ok: false, error, message?}`), and whether it failed.
+ */
+export interface ToolOutcome {
+  readonly tool: ToolName
+  readonly isError: boolean
+  readonly result: CallToolResult
+}
 
 export type DispatchOutcome =
   | { readonly _tag: "Result"; readonly body: string | Buffer; readonly tool?: ToolName; readonly isError?: boolean }
@@ -66,26 +80,29 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
     const handlers = yield* makeToolHandlers
 
     /** The scope gate of interface "Authentication" 5 and 7. */
-    const gate = (principal: Principal, name: ToolName): ToolFailure | undefined => {
-      if (toolsByName[name].scope === "read" || principal.scope === "read-write") return undefined
-      return principal.paused && principal.grantedScope === "read-write"
+    const gate = (caller: ToolCaller, name: ToolName): ToolFailure | undefined => {
+      if (toolsByName[name].scope === "read" || caller.scope === "read-write") return undefined
+      return caller.paused && caller.grantedScope === "read-write"
         ? new AccountPaused({ tool: name })
         : new InsufficientScope({ tool: name })
     }
 
-    const callTool = (principal: Principal, name: ToolName, args: unknown) =>
+    const failed = (tool: ToolName, failure: ToolFailure): ToolOutcome => ({ tool, isError: true, result: toolFailureResult(failure) })
+
+    /** One tool call: scope and pause gate, argument decoding, the handler (whose port applies the write gate). */
+    const call = (caller: ToolCaller, name: ToolName, args: unknown): Effect.Effect<ToolOutcome> =>
       Effect.gen(function*() {
-        const refused = gate(principal, name)
-        if (refused) return { result: toolFailureResult(refused), isError: true }
+        const refused = gate(caller, name)
+        if (refused) return failed(name, refused)
         const input = decodeToolArguments(name, args)
-        if (Either.isLeft(input)) return { result: toolFailureResult(input.left), isError: true }
+        if (Either.isLeft(input)) return failed(name, input.left)
         // The table is keyed by name, so the handler and the input belong together.
         const handler = handlers[name] as ToolHandler<ToolName>
-        return yield* handler(principal, input.right as never).pipe(
-          Effect.map((payload) => ({ result: toolSuccessResult(payload), isError: false })),
-          Effect.catchAll((failure) => Effect.succeed({ result: toolFailureResult(failure), isError: true }))
+        return yield* handler(caller, input.right as never).pipe(
+          Effect.map((payload): ToolOutcome => ({ tool: name, isError: false, result: toolSuccessResult(payload) })),
+          Effect.catchAll((failure) => Effect.succeed(failed(name, failure)))
         )
-      }).pipe(Effect.annotateLogs({ tool: name, accountId: principal.accountId }))
+      }).pipe(Effect.annotateLogs({ tool: name, accountId: caller.accountId }))
 
     const handle = (principal: Principal, request: JsonRpcRequest): Effect.Effect<DispatchOutcome> => {
       switch (request.method) {
@@ -101,7 +118,7 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })
           const name = params.right.name
           if (!isToolName(name)) return Effect.succeed({ _tag: "Error", error: unknownTool(name) })
-          return Effect.map(callTool(principal, name, params.right.arguments), ({ result, isError }) => ({
+          return Effect.map(call(principal, name, params.right.arguments), ({ result, isError }) => ({
             _tag: "Result",
             body: callResultBody(request.id, result),
             tool: name,
@@ -116,6 +133,6 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
       }
     }
 
-    return { handle } as const
+    return { handle, call } as const
   })
 }) {}

@@ -20,21 +20,25 @@ import type { Principal } from "../../services/Authenticator.js"
 import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
 import { Networks } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
-import { unwrapRelayed } from "../../services/RelayEnvelope.js"
+import { toMessageRecord } from "../../services/MessageRecord.js"
 
 /** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
 export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N>["output"]>
 
+/**
+ * Who calls a tool, as far as the tools care: the account, and the scope it may use now. A bearer token's Principal
+ * is one; the browser session of the WebSocket is another (src/http/ws/).
+ */
+export type ToolCaller = Pick<Principal, "accountId" | "grantedScope" | "paused" | "scope">
+
 export type ToolHandler<N extends ToolName> = (
-  principal: Principal,
+  principal: ToolCaller,
   input: ToolInput<N>
 ) => Effect.Effect<ToolPayload<N>, ToolFailure>
 
 export type ToolHandlerTable = { readonly [N in ToolName]: ToolHandler<N> }
 
 type Message = Schema.Schema.Encoded<typeof MessageSchema>
-
-const RELAYABLE = new Set(["privmsg", "notice", "action"])
 
 export const makeToolHandlers = Effect.gen(function*() {
   const networks = yield* Networks
@@ -43,14 +47,14 @@ export const makeToolHandlers = Effect.gen(function*() {
   const control = yield* NetworkControl
 
   /** The network if it belongs to the principal's account; every tool with a networkId starts here. */
-  const owned = (principal: Principal, networkId: number) =>
+  const owned = (principal: ToolCaller, networkId: number) =>
     Effect.flatMap(networks.owned(principal.accountId, networkId), (network) =>
       Option.match(network, {
         onNone: () => Effect.fail(new UnknownNetwork({ networkId })),
         onSome: (n) => Effect.succeed(n)
       }))
 
-  const ownedWithStatus = (principal: Principal, networkId: number) =>
+  const ownedWithStatus = (principal: ToolCaller, networkId: number) =>
     Effect.zip(owned(principal, networkId), control.status(networkId))
 
   /**
@@ -58,7 +62,7 @@ export const makeToolHandlers = Effect.gen(function*() {
    * each through the one write gate, and a network that is not connected keeps its away state. Done when at least
    * one network took it; NotConnected when none is connected; any other failure when nothing took it.
    */
-  const awayEverywhere = (principal: Principal, message: Option.Option<string>) =>
+  const awayEverywhere = (principal: ToolCaller, message: Option.Option<string>) =>
     Effect.gen(function*() {
       const rows = yield* networks.listForAccount(principal.accountId)
       const outcomes = yield* Effect.forEach(rows, (n) => Effect.either(control.away(n.id, message)), {
@@ -71,26 +75,9 @@ export const makeToolHandlers = Effect.gen(function*() {
       return yield* Effect.fail(other ?? new NotConnected({}))
     })
 
-  /** Relay-bot marks applied when history is read; a message keeps its stored form otherwise. */
+  /** Relay-bot marks applied when history is read (MessageRecord.ts); a message keeps its stored form otherwise. */
   const renderer = (networkId: number, status: NetworkStatus) =>
-    Effect.map(notes.relayBots(networkId), (bots) => (m: StoredMessage): Message => {
-      const base = {
-        id: m.id,
-        networkId: m.networkId,
-        target: m.target,
-        time: toIsoTime(m.time),
-        kind: m.kind,
-        nick: m.nick,
-        text: m.text,
-        self: m.self,
-        ...(m.numeric !== null ? { numeric: m.numeric } : {}),
-        ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {})
-      }
-      const bot = m.nick !== null && RELAYABLE.has(m.kind) ? bots.get(foldCase(status.caseMapping, m.nick)) : undefined
-      if (!bot) return base
-      const inner = unwrapRelayed(m.text, bot.pattern)
-      return inner ? { ...base, nick: inner.nick, text: inner.message, relayBot: bot.nick } : base
-    })
+    Effect.map(notes.relayBots(networkId), (bots) => (m: StoredMessage): Message => toMessageRecord(m, bots, status.caseMapping))
 
   const renderAll = (messages: ReadonlyArray<StoredMessage>) =>
     Effect.gen(function*() {

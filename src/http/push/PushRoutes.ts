@@ -1,0 +1,144 @@
+/**
+ * PushRoutes owns the REST routes of Web Push (CONTRACT "The member's browser surface", REST and Push), JSON in and
+ * out, every answer `no-store`, each for the member behind the session cookie or a Bearer OAuth / password-sign-in
+ * token (MemberCredential: an API token or none → 401 invalid_token); a cookie-carried POST or DELETE needs a
+ * same-origin request (a foreign origin is refused 403 by Cors.ts already):
+ *
+ * - `GET /api/push/vapid-public-key` → `{publicKey}`: base64url of the uncompressed 65-byte P-256 point, as
+ *   `PushManager.subscribe` takes it (`applicationServerKey`, RFC 8292 §3.2).
+ * - `POST /api/push/subscriptions` with a browser PushSubscription `{endpoint, keys: {p256dh, auth}}` (≤ 16 KiB) →
+ *   201 `{id}`. The endpoint must be an https URL of at most 2048 characters (http too with
+ *   BELAY_PUSH_INSECURE_ENDPOINTS=true), `p256dh` a P-256 point (RFC 8291 §3.1) and `auth` 16 bytes (§3.2), both
+ *   base64url; anything else → 400 `{error: "invalid_request"}`. The subscription belongs to this credential.
+ * - `DELETE /api/push/subscriptions/{id}` → 204; 404 when the member has no such subscription.
+ * Stateless; PushSubscriptions is safe under concurrency.
+ */
+import { Effect, Either, Schema } from "effect"
+import { Accounts } from "../../services/Accounts.js"
+import { AppConfig } from "../../services/AppConfig.js"
+import { Authenticator } from "../../services/Authenticator.js"
+import { BrowserSessions } from "../../services/BrowserSessions.js"
+import { MAX_PER_ACCOUNT, type PushOwner, PushSubscriptions } from "../../services/PushSubscriptions.js"
+import { WebPush } from "../../services/WebPush.js"
+import { type Member, memberCredential } from "../auth/MemberCredential.js"
+import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
+import { resolveIssuer } from "../Issuer.js"
+import { foreignOrigin, isSameOriginPost, malformed, noStore, readOAuthBody } from "../oauth/OAuthHttp.js"
+
+export const PushPaths = {
+  vapidPublicKey: "/api/push/vapid-public-key",
+  subscriptions: "/api/push/subscriptions",
+  subscription: "/api/push/subscriptions/:id"
+} as const
+
+const MAX_ENDPOINT = 2048
+
+const SubscriptionBody = Schema.Struct({
+  endpoint: Schema.String,
+  keys: Schema.Struct({ p256dh: Schema.String, auth: Schema.String })
+})
+const decodeSubscription = Schema.decodeUnknownEither(SubscriptionBody)
+
+const invalid = (description: string) => json(400, { error: "invalid_request", error_description: description }, noStore)
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/
+
+/** The bytes of a base64url string, or undefined when it is not one. */
+const base64url = (value: string): Buffer | undefined =>
+  BASE64URL.test(value) ? Buffer.from(value.replace(/=+$/, ""), "base64url") : undefined
+
+/** Why an endpoint is refused, if it is. */
+const endpointProblem = (endpoint: string, insecure: boolean): string | undefined => {
+  if (endpoint.length === 0 || endpoint.length > MAX_ENDPOINT) return `endpoint must be 1 to ${MAX_ENDPOINT} characters`
+  let url: URL
+  try {
+    url = new URL(endpoint)
+  } catch {
+    return "endpoint must be a URL"
+  }
+  if (url.username !== "" || url.password !== "" || url.hash !== "") return "endpoint must carry no user, password or fragment"
+  if (url.protocol === "https:") return undefined
+  if (url.protocol === "http:" && insecure) return undefined
+  return "endpoint must be an https URL"
+}
+
+export const pushRoutes = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const authenticator = yield* Authenticator
+  const sessions = yield* BrowserSessions
+  const subscriptions = yield* PushSubscriptions
+  const push = yield* WebPush
+  const services = { authenticator, sessions, accounts: yield* Accounts }
+
+  /** The member, or the answer that ends the request; `changes` asks a cookie-carried request to be same-origin. */
+  const member = (request: HttpRequest, changes: boolean): Effect.Effect<Either.Either<Member, HttpResponse>> =>
+    Effect.gen(function*() {
+      const issuer = resolveIssuer(request, config)
+      if (Either.isLeft(issuer)) return Either.left(malformed())
+      const found = yield* memberCredential(services, request, issuer.right)
+      if (Either.isLeft(found)) return found
+      if (changes && found.right._tag === "Session" && !isSameOriginPost(request, issuer.right)) return Either.left(foreignOrigin())
+      return found
+    })
+
+  const publicKey: Route = {
+    method: "GET",
+    path: PushPaths.vapidPublicKey,
+    name: "push.vapid-public-key",
+    handler: (request) =>
+      Effect.map(member(request, false), Either.match({
+        onLeft: (refused) => refused,
+        onRight: () => json(200, { publicKey: push.publicKey }, noStore)
+      }))
+  }
+
+  const subscribe: Route = {
+    method: "POST",
+    path: PushPaths.subscriptions,
+    name: "push.subscribe",
+    handler: (request) =>
+      Effect.gen(function*() {
+        const who = yield* member(request, true)
+        if (Either.isLeft(who)) return who.left
+        const body = yield* readOAuthBody(request, { form: false, json: true })
+        const decoded = decodeSubscription(body instanceof URLSearchParams ? undefined : body.json)
+        if (Either.isLeft(decoded)) return invalid("send a PushSubscription {endpoint, keys: {p256dh, auth}}")
+        const { endpoint, keys } = decoded.right
+        const problem = endpointProblem(endpoint, config.pushInsecureEndpoints)
+        if (problem !== undefined) return invalid(problem)
+        const point = base64url(keys.p256dh)
+        if (point === undefined || point.length !== 65 || point[0] !== 0x04) {
+          return invalid("keys.p256dh must be an uncompressed P-256 point, base64url")
+        }
+        const secret = base64url(keys.auth)
+        if (secret === undefined || secret.length !== 16) return invalid("keys.auth must be 16 bytes, base64url")
+        const owner: PushOwner = who.right._tag === "Session"
+          ? { _tag: "Session", sessionId: who.right.session.session.sessionId }
+          : { _tag: "Token", tokenId: who.right.principal.tokenId }
+        const id = yield* subscriptions.add(who.right.accountId, owner, {
+          endpoint,
+          p256dh: point.toString("base64url"),
+          auth: secret.toString("base64url")
+        })
+        if (id === undefined) return invalid(`at most ${MAX_PER_ACCOUNT} push subscriptions per account`)
+        return json(201, { id }, noStore)
+      }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
+  }
+
+  const unsubscribe: Route = {
+    method: "DELETE",
+    path: PushPaths.subscription,
+    name: "push.unsubscribe",
+    handler: (request) =>
+      Effect.gen(function*() {
+        const who = yield* member(request, true)
+        if (Either.isLeft(who)) return who.left
+        const raw = request.params.id ?? ""
+        const notFound = json(404, { error: "not_found", error_description: "no such push subscription" }, noStore)
+        if (!/^\d{1,15}$/.test(raw)) return notFound
+        return (yield* subscriptions.remove(who.right.accountId, Number(raw))) ? { status: 204, headers: noStore } : notFound
+      })
+  }
+
+  return [publicKey, subscribe, unsubscribe] as ReadonlyArray<Route>
+})

@@ -1,0 +1,227 @@
+/**
+ * SocketSession: the life of one open browser WebSocket, after SocketServer let it in (CONTRACT "The member's browser
+ * surface", WebSocket; docs/decisions.md "The browser WebSocket"):
+ *
+ *   1. subscribe to the account's events (MemberEvents) — before anything is read, so nothing published from now on
+ *      can be missed;
+ *   2. `hello`, with the account and the newest message id;
+ *   3. with `?since=<id>`: every message after it, oldest first, from the database, at most REPLAY_LIMIT, else one
+ *      `resync`; live `message` events are then sent only past the last one replayed (or past hello's
+ *      `lastMessageId` without `since`), so the tab gets each message once and in order;
+ *   4. every network drawn whole (NetworkControl.view), through this subscription, in order with its later changes;
+ *   5. then the events as they come, while the tab's frames are answered: `call` through McpDispatcher.call — the
+ *      one path of /mcp's tools/call, with the credential judged again at each call (a paused account gets the read
+ *      tools only) — and `focus`.
+ *
+ * Bounds: a tab that stops reading (RFC 6455 gives no flow control beyond TCP) is closed with 1013 once more than
+ * MAX_BUFFERED bytes wait to be sent, or when its subscription overflows; the replay waits for the socket to drain
+ * past REPLAY_HIGH_WATER instead, so a large resume is paced, not refused. At most MAX_CALLS_IN_FLIGHT calls run at
+ * once per socket; more are answered with an `error` frame.
+ *
+ * Concurrency rule: one fiber per socket runs steps 1–5 and then writes the events; each call runs in its own fiber
+ * (in the socket's scope) and writes its `result` itself. `ws` callbacks only record time or fork; nothing here
+ * blocks the event loop.
+ */
+import { Effect, Either, Fiber, Option, Runtime, type Scope } from "effect"
+import type WebSocket from "ws"
+import { isToolName } from "../../schema/McpTools.js"
+import { type CallId, decodeClientFrame, type ServerFrame } from "../../schema/SocketFrame.js"
+import type { NetworkControlService } from "../../actors/NetworkApi.js"
+import type { Accounts } from "../../services/Accounts.js"
+import type { MemberEvents, Subscription } from "../../services/MemberEvents.js"
+import type { MessageHistory, StoredMessageInBuffer } from "../../services/MessageHistory.js"
+import { toMessageRecord } from "../../services/MessageRecord.js"
+import type { Networks } from "../../services/Networks.js"
+import type { NickNotes } from "../../services/NickNotes.js"
+import type { McpDispatcher } from "../mcp/McpDispatcher.js"
+import type { ToolCaller } from "../mcp/ToolHandlers.js"
+
+/** CONTRACT: `?since=` replays at most this many messages, else one `resync`. */
+export const REPLAY_LIMIT = 10_000
+/** CONTRACT: a peer with more than this queued (ws `bufferedAmount`) is closed with 1013. */
+export const MAX_BUFFERED = 1024 * 1024
+/** The replay waits for the socket to drain below this before it sends more. */
+const REPLAY_HIGH_WATER = 256 * 1024
+/** Events written per wake-up of the writer. */
+const WRITE_BATCH = 256
+const MAX_CALLS_IN_FLIGHT = 16
+
+/** Close codes (RFC 6455 §7.4): 4001 is ours, in the private range 4000–4999. */
+export const CloseCode = {
+  /** The credential the socket was opened with was revoked or ended. */
+  revoked: 4001,
+  /** Try again later: the tab fell behind (§7.4.1 1013 Try Again Later, IANA registry). */
+  tryAgainLater: 1013,
+  goingAway: 1001
+} as const
+
+export interface SocketServices {
+  readonly accounts: Accounts
+  readonly events: MemberEvents
+  readonly history: MessageHistory
+  readonly notes: NickNotes
+  readonly networks: Networks
+  readonly control: NetworkControlService
+  readonly dispatcher: McpDispatcher
+}
+
+export interface SocketOptions {
+  readonly accountId: number
+  /** The tab's `?since=`, if it gave one. */
+  readonly since: Option.Option<number>
+  /** The caller as it is now (the account may have been paused); None when the credential no longer works. */
+  readonly caller: Effect.Effect<Option.Option<ToolCaller>>
+  readonly close: (code: number, reason: string) => void
+}
+
+const frame = (f: ServerFrame) => JSON.stringify(f)
+
+/** Sends, and resolves once the frame left for the kernel (or the socket closed). */
+const sendAndWait = (ws: WebSocket, data: string) =>
+  Effect.async<void>((resume) => {
+    ws.send(data, () => resume(Effect.void))
+  })
+
+/** Every stored message after `since`, as `message` frames, oldest first; the last id sent; or too many. */
+const replay = (services: SocketServices, ws: WebSocket, accountId: number, since: number) =>
+  Effect.gen(function*() {
+    const rows = yield* services.history.after(accountId, since, REPLAY_LIMIT + 1)
+    if (rows.length > REPLAY_LIMIT) return Option.none<number>()
+    const renderers = new Map<number, (m: StoredMessageInBuffer) => string>()
+    let last = since
+    for (const row of rows) {
+      let render = renderers.get(row.networkId)
+      if (render === undefined) {
+        const bots = yield* services.notes.relayBots(row.networkId)
+        const status = yield* services.control.status(row.networkId)
+        render = (m) => frame({ type: "message", message: toMessageRecord(m, bots, status.caseMapping) })
+        renderers.set(row.networkId, render)
+      }
+      if (ws.readyState !== ws.OPEN) return Option.some(last)
+      const data = render(row)
+      if (ws.bufferedAmount > REPLAY_HIGH_WATER) yield* sendAndWait(ws, data)
+      else ws.send(data)
+      last = row.id
+    }
+    return Option.some(last)
+  })
+
+/** Writes the subscription's events until the socket's scope closes; live messages only past `floor`. */
+const writeEvents = (ws: WebSocket, subscription: Subscription, floor: number, close: SocketOptions["close"]) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const events = yield* subscription.take(WRITE_BATCH)
+      if (ws.readyState !== ws.OPEN) return
+      for (const event of events) {
+        if (event.messageId !== null && event.messageId <= floor) continue
+        ws.send(event.frame)
+      }
+      if (ws.bufferedAmount > MAX_BUFFERED) {
+        close(CloseCode.tryAgainLater, "the client is not reading")
+        return
+      }
+    }
+  })
+
+/** Answers the tab's frames: calls (each its own fiber, in `scope`, answered once `hello` is out) and focus. */
+const reader = (
+  services: SocketServices,
+  ws: WebSocket,
+  subscription: Subscription,
+  options: SocketOptions,
+  runtime: Runtime.Runtime<never>,
+  scope: Scope.Scope,
+  helloSent: Effect.Effect<void>
+) => {
+  let inFlight = 0
+  const send = (f: ServerFrame) => {
+    if (ws.readyState === ws.OPEN) ws.send(frame(f))
+  }
+
+  const call = (id: CallId, name: string, args: unknown) =>
+    Effect.gen(function*() {
+      yield* helloSent
+      if (!isToolName(name)) return send({ type: "error", id, message: `unknown tool: ${name}` })
+      const caller = yield* options.caller
+      if (Option.isNone(caller)) return options.close(CloseCode.revoked, "credential revoked")
+      const outcome = yield* services.dispatcher.call(caller.value, name, args)
+      // The result's text item is the payload's JSON already (McpDispatcher): spliced in, not serialized again.
+      if (ws.readyState === ws.OPEN) {
+        ws.send(`{"type":"result","id":${JSON.stringify(id)},"isError":${outcome.isError},"payload":${outcome.result.content[0]!.text}}`)
+      }
+    })
+
+  return (data: WebSocket.RawData, isBinary: boolean) => {
+    if (isBinary) return send({ type: "error", id: null, message: "frames are text, one JSON object each" })
+    const decoded = decodeClientFrame(data.toString())
+    if (Either.isLeft(decoded)) return send(decoded.left)
+    const f = decoded.right
+    if (f.type === "focus") return subscription.setFocused(f.focused)
+    if (inFlight >= MAX_CALLS_IN_FLIGHT) {
+      return send({ type: "error", id: f.id, message: `at most ${MAX_CALLS_IN_FLIGHT} calls at once per socket` })
+    }
+    inFlight++
+    Runtime.runFork(runtime)(
+      call(f.id, f.name, f.arguments).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.logError("socket call failed", cause),
+            Effect.sync(() => send({ type: "error", id: f.id, message: "internal error" }))
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => {
+          inFlight--
+        })),
+        Effect.forkIn(scope)
+      )
+    )
+  }
+}
+
+/**
+ * One socket, from its first frame to its end; runs until the socket closes (then its scope, subscription and calls
+ * end with it).
+ */
+export const runSocket = (services: SocketServices, ws: WebSocket, options: SocketOptions) =>
+  Effect.scoped(Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const runtime = yield* Effect.runtime<never>()
+    const subscription = yield* services.events.subscribe(options.accountId)
+    const closed = yield* Effect.makeLatch(false)
+    const onClose = () => closed.unsafeOpen()
+    ws.on("close", onClose)
+    yield* Effect.addFinalizer(() => Effect.sync(() => ws.off("close", onClose)))
+    if (ws.readyState !== ws.OPEN) return
+
+    // Listening from the start (ws drops frames no one listens for); calls wait for hello to be out.
+    const helloSent = yield* Effect.makeLatch(false)
+    ws.on("message", reader(services, ws, subscription, options, runtime, scope, helloSent.await))
+
+    const account = yield* services.accounts.findById(options.accountId)
+    if (Option.isNone(account)) return options.close(CloseCode.revoked, "the account is gone")
+    const lastMessageId = Option.getOrNull(yield* services.history.lastId(options.accountId))
+    ws.send(frame({
+      type: "hello",
+      account: { name: account.value.name, paused: account.value.status === "paused" },
+      lastMessageId
+    }))
+    yield* helloSent.open
+
+    let floor = lastMessageId ?? 0
+    if (Option.isSome(options.since)) {
+      const replayed = yield* replay(services, ws, options.accountId, options.since.value)
+      if (Option.isNone(replayed)) ws.send(frame({ type: "resync" }))
+      else floor = replayed.value
+    }
+
+    const owned = yield* services.networks.listForAccount(options.accountId)
+    for (const network of owned) yield* services.control.view(network.id, subscription.deliver)
+
+    const writer = yield* Effect.fork(writeEvents(ws, subscription, floor, options.close))
+    const overflowed = Effect.zipRight(
+      subscription.overflowed,
+      Effect.sync(() => options.close(CloseCode.tryAgainLater, "the client fell behind"))
+    )
+    yield* Effect.raceAll([closed.await, Fiber.join(writer), overflowed])
+    yield* closed.await
+  }))

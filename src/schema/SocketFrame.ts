@@ -1,0 +1,123 @@
+// SocketFrame: the frames of the browser WebSocket `GET /api/ws` (CONTRACT "The member's
+// browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Text frames, one
+// JSON object each, with a `type`. The server's frames are typed here and encoded with
+// JSON.stringify once per event, whatever the number of sockets; the client's frames are
+// decoded with `decodeClientFrame`. Pure; no state.
+import { Either, Schema } from "effect"
+import type { ChannelTopic } from "./ChannelTopic.js"
+import type { Member } from "./Member.js"
+import type { Message } from "./Message.js"
+import type { NetworkState } from "./Network.js"
+
+/** The socket's path. */
+export const SOCKET_PATH = "/api/ws"
+
+/** A message record exactly as the MCP tools return it (CONTRACT "MCP tool shapes", `message`). */
+export type MessageRecord = Schema.Schema.Encoded<typeof Message>
+
+/** What the `network` event says of a network (CONTRACT: `{id, name, state, nick}`). */
+export interface NetworkView {
+  readonly id: number
+  readonly name: string
+  readonly state: NetworkState
+  readonly nick: string | null
+}
+
+/** A joined channel drawn whole: its topic and every member, sorted as list_members sorts them. */
+export interface ChannelView {
+  readonly type: "channel"
+  readonly networkId: number
+  readonly channel: string
+  readonly joined: true
+  readonly topic: Omit<ChannelTopic, "channel">
+  readonly members: ReadonlyArray<Member>
+}
+
+/**
+ * What the network actors tell the member's tabs about a network (docs/decisions.md "The
+ * browser WebSocket"): its connection (`network`), which channels the member is in
+ * (`channel`: drawn whole on joining and when many members changed at once, `joined:
+ * false` on leaving or when the connection ends), one member changed (`member`, null when
+ * the nick left the channel), a topic, and the member's own away state (`away`).
+ */
+export type NetworkEvent =
+  | { readonly type: "network"; readonly network: NetworkView }
+  | { readonly type: "network-removed"; readonly networkId: number }
+  | ChannelView
+  | { readonly type: "channel"; readonly networkId: number; readonly channel: string; readonly joined: false }
+  | {
+    readonly type: "member"
+    readonly networkId: number
+    readonly channel: string
+    readonly nick: string
+    readonly member: Member | null
+  }
+  | ({ readonly type: "topic"; readonly networkId: number } & ChannelTopic)
+  | { readonly type: "away"; readonly networkId: number; readonly away: boolean }
+
+/** Every frame the server sends. */
+export type ServerFrame =
+  | {
+    readonly type: "hello"
+    readonly account: { readonly name: string; readonly paused: boolean }
+    readonly lastMessageId: number | null
+  }
+  | { readonly type: "message"; readonly message: MessageRecord }
+  | { readonly type: "nick-note"; readonly networkId: number; readonly nick: string; readonly note: string }
+  | {
+    readonly type: "relay-bot"
+    readonly networkId: number
+    readonly nick: string
+    readonly marked: boolean
+    readonly pattern: string | null
+  }
+  | NetworkEvent
+  | { readonly type: "resync" }
+  | { readonly type: "result"; readonly id: CallId; readonly isError: boolean; readonly payload: unknown }
+  /** A frame the server could not act on; `id` is the call's when it was one. */
+  | { readonly type: "error"; readonly id: CallId | null; readonly message: string }
+
+// ---------------------------------------------------------------------------------------------
+// The client's frames
+
+/** The client's own name for a call, echoed in its result. */
+export const CallId = Schema.Union(Schema.String.pipe(Schema.maxLength(128)), Schema.Number)
+export type CallId = typeof CallId.Type
+
+/** `{type: "call", id, name, arguments}`: a tool call, answered by one `result` with the same id. */
+export const CallFrame = Schema.Struct({
+  type: Schema.Literal("call"),
+  id: CallId,
+  name: Schema.String,
+  arguments: Schema.optionalWith(Schema.Unknown, { default: () => ({}) })
+})
+
+/** `{type: "focus", focused}`: whether this tab has the member's attention (Web Push holds back while one has). */
+export const FocusFrame = Schema.Struct({
+  type: Schema.Literal("focus"),
+  focused: Schema.Boolean
+})
+
+export const ClientFrame = Schema.Union(CallFrame, FocusFrame)
+export type ClientFrame = typeof ClientFrame.Type
+
+const decodeFrame = Schema.decodeUnknownEither(ClientFrame)
+const CallIdOf = Schema.decodeUnknownEither(Schema.Struct({ id: CallId }))
+
+/** The client frame in `text`, or the `error` frame that answers it. */
+export const decodeClientFrame = (text: string): Either.Either<ClientFrame, ServerFrame> => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return Either.left({ type: "error", id: null, message: "a frame must be one JSON object" })
+  }
+  const decoded = decodeFrame(value)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const id = Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id })
+  return Either.left({
+    type: "error",
+    id,
+    message: "expected {type: \"call\", id, name, arguments} or {type: \"focus\", focused}"
+  })
+}

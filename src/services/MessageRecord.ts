@@ -1,0 +1,49 @@
+/**
+ * MessageRecord: a stored message as the member sees it — the `message` record of the MCP
+ * tools (CONTRACT "MCP tool shapes") and of the browser WebSocket's `message` event, one
+ * rendering for both. A marked relay bot's line is shown as its inner speaker's, with
+ * `relayBot` naming the bot (the interface, set_relay_bot; RelayEnvelope.ts); the mark is
+ * applied when the message is read, never stored. Pure.
+ */
+import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
+import { toIsoTime } from "../schema/Ids.js"
+import type { MessageRecord } from "../schema/SocketFrame.js"
+import type { Encryption, MessageKind } from "./MessageWriter.js"
+import type { RelayBotMarks } from "./NickNotes.js"
+import { unwrapRelayed } from "./RelayEnvelope.js"
+
+/** What rendering needs of a stored message. */
+export interface RenderableMessage {
+  readonly id: number
+  readonly networkId: number
+  readonly target: string
+  readonly time: Date
+  readonly kind: MessageKind
+  readonly nick: string | null
+  readonly text: string
+  readonly numeric: string | null
+  readonly self: boolean
+  readonly encryption: Encryption
+}
+
+const RELAYABLE: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
+
+/** The record of `m`, with the network's relay-bot marks (keyed by nick folded with `caseMapping`). */
+export const toMessageRecord = (m: RenderableMessage, bots: RelayBotMarks, caseMapping: CaseMapping): MessageRecord => {
+  const base = {
+    id: m.id,
+    networkId: m.networkId,
+    target: m.target,
+    time: toIsoTime(m.time),
+    kind: m.kind,
+    nick: m.nick,
+    text: m.text,
+    self: m.self,
+    ...(m.numeric !== null ? { numeric: m.numeric } : {}),
+    ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {})
+  }
+  const bot = m.nick !== null && bots.size > 0 && RELAYABLE.has(m.kind) ? bots.get(foldCase(caseMapping, m.nick)) : undefined
+  if (!bot) return base
+  const inner = unwrapRelayed(m.text, bot.pattern)
+  return inner ? { ...base, nick: inner.nick, text: inner.message, relayBot: bot.nick } : base
+}
