@@ -1,18 +1,19 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`; `irc` means the last three; none means all. Only a full run (every section) writes
+ * `memory`, `storm`, `sockets`; `irc` means ingest, memory and storm; none means all. Only a full run (every section) writes
  * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
  * reported as failed and the others still run).
  *
  * Repetition, so that figures come with their spread: `mcp` loads its million messages once and measures in
- * BENCH_ROUNDS rounds (default 3) inside the section; `ingest` and `memory`/`storm` start from scratch BENCH_RUNS
- * times (default 3). Each figure is then the median of its values, shown with their range.
+ * BENCH_ROUNDS rounds (default 3) inside the section; `ingest`, `memory`/`storm` and `sockets` start from scratch
+ * BENCH_RUNS times (default 3). Each figure is then the median of its values, shown with their range.
  *
  * Knobs (environment): DATABASE_URL (a PostgreSQL server; a fresh database is created per Belay and dropped after;
  * unset: Belay's embedded PostgreSQL, as users run it), BENCH_SECONDS (measured load, default 10), BENCH_WARMUP
  * (default 3), BENCH_ROUNDS, BENCH_RUNS, BENCH_MCP_MESSAGES (default 1,000,000), BENCH_MCP_NETWORKS (default 100),
  * BENCH_SEARCH_PASSES (default 20), BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
+ * BENCH_SOCKETS (default 1,000), BENCH_SOCKET_LINES (default 200), BENCH_SOCKET_RATE (lines a second, default 20),
  * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
@@ -23,8 +24,9 @@ import { combineRuns, loadNow, machine, type RunResult, type SectionResult, writ
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
+import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -91,6 +93,9 @@ const main = async () => {
   if (memory || storm) {
     const title = memory ? "B2. Memory: the whole service, and per network" : "B3. Reconnect storm"
     results.push(...(await repeated(memory ? "memory" : "storm", title, RUNS, () => runNetworks({ memory, storm }))))
+  }
+  if (sections.includes("sockets")) {
+    results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),

@@ -10,7 +10,7 @@ import { hash, verify } from "@node-rs/argon2"
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option } from "effect"
 import { BrowserSessions } from "./BrowserSessions.js"
-import { CredentialCache } from "./CredentialCache.js"
+import { CredentialRevocations } from "./CredentialRevocations.js"
 import { OAuthTokens } from "./OAuthTokens.js"
 
 export type AccountStatus = "active" | "paused"
@@ -59,9 +59,9 @@ const validatePassword = (password: string) =>
 export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // Pausing narrows every credential to read, which must reach /mcp at once, so cached
-    // authentications of the account are dropped after the change.
-    const credentials = yield* CredentialCache
+    // Pausing narrows every credential to read, which must reach /mcp at once, in every
+    // process: the change is announced, and cached authentications of the account dropped.
+    const revocations = yield* CredentialRevocations
     const tokens = yield* OAuthTokens
     const sessions = yield* BrowserSessions
 
@@ -108,12 +108,14 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
     })
 
     const setStatus = Effect.fn("Accounts.setStatus")(function*(name: string, status: AccountStatus) {
-      const rows = yield* sql<AccountRow>`
-        UPDATE accounts SET status = ${status} WHERE name = ${name}
-        RETURNING id, name, status, created_at AS "createdAt"`.pipe(Effect.orDie)
+      const rows = yield* revocations.commit(
+        sql<AccountRow>`
+          UPDATE accounts SET status = ${status} WHERE name = ${name}
+          RETURNING id, name, status, created_at AS "createdAt"`,
+        (rows) => ({ accountsChanged: rows.map((r) => r.id) })
+      ).pipe(Effect.orDie)
       const row = rows[0]
       if (!row) return yield* new AccountNotFound({ name })
-      yield* credentials.forgetAccount(row.id)
       yield* Effect.logInfo("account status changed").pipe(Effect.annotateLogs({ account: name, status }))
       return row
     })
@@ -146,7 +148,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
     const recover = Effect.fn("Accounts.recover")(function*(name: string, password: string) {
       yield* validatePassword(password)
       const passwordHash = yield* hashPassword(password)
-      // The revocations are announced once the transaction commits (OAuthTokens.inTransaction).
+      // The other processes are notified inside the transaction, this one once it commits (OAuthTokens.inTransaction).
       const result = yield* tokens.inTransaction((revoke) =>
         Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`
@@ -169,5 +171,5 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
 
     return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover } as const
   }),
-  dependencies: [CredentialCache.Default, OAuthTokens.Default, BrowserSessions.Default]
+  dependencies: [CredentialRevocations.Default, OAuthTokens.Default, BrowserSessions.Default]
 }) {}

@@ -83,12 +83,14 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
     /** Soft revocation: the row stays; the token stops authenticating immediately. */
     const revoke = Effect.fn("ApiTokens.revoke")(function*(accountName: string, name: string) {
       const account = yield* accounts.require(accountName)
-      const rows = yield* sql<{ id: number }>`
-        UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
-        WHERE account_id = ${account.id} AND name = ${name} RETURNING id`.pipe(Effect.orDie)
+      const rows = yield* revocations.commit(
+        sql<{ id: number }>`
+          UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+          WHERE account_id = ${account.id} AND name = ${name} RETURNING id`,
+        (rows) => ({ revoked: rows.map((r) => ({ credential: "api-token" as const, tokenId: r.id, accountId: account.id })) })
+      ).pipe(Effect.orDie)
       const row = rows[0]
       if (!row) return yield* new TokenNotFound({ name })
-      yield* revocations.publish([{ credential: "api-token", tokenId: row.id, accountId: account.id }])
       yield* Effect.logInfo("api token revoked").pipe(Effect.annotateLogs({ account: accountName, token: name }))
     })
 

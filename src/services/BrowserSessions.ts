@@ -3,9 +3,9 @@
  * (the approval page now, the web client later): a 256-bit secret in an HttpOnly cookie,
  * only its SHA-256 stored, an absolute lifetime of 30 days measured on Effect's Clock.
  * Account recovery ends every session of the account through `endAllForAccount`. Every end
- * is announced on CredentialRevocations once committed (the WebSocket opened with the
- * session closes with 4001); an expired session ends by its `expiresAt`, which its holders
- * watch themselves.
+ * is notified to the other Belay processes inside its transaction and announced here once
+ * committed, on CredentialRevocations (the WebSocket opened with the session closes with
+ * 4001); an expired session ends by its `expiresAt`, which its holders watch themselves.
  *
  * It also derives the CSRF token of a form shown inside a session: HMAC-SHA-256 keyed by
  * the session secret over the form's purpose, so the token is bound to the session and to
@@ -46,9 +46,15 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
     const generator = yield* TokenGenerator
     const revocations = yield* CredentialRevocations
 
-    /** Announces sessions whose end is committed. */
-    const announceEnded = (accountId: number, sessionIds: ReadonlyArray<number>) =>
-      revocations.publish(sessionIds.map((tokenId) => ({ credential: "session" as const, tokenId, accountId })))
+    const endedEvents = (accountId: number, sessionIds: ReadonlyArray<number>) =>
+      sessionIds.map((tokenId) => ({ credential: "session" as const, tokenId, accountId }))
+
+    /** Inside the transaction that ends them: tells the other Belay processes (CredentialRevocations). */
+    const notifyEnded = (accountId: number, sessionIds: ReadonlyArray<number>) =>
+      revocations.notifyOthers({ revoked: endedEvents(accountId, sessionIds) })
+
+    /** Announces to this process sessions whose end is committed (and was notified with `notifyEnded`). */
+    const announceEnded = (accountId: number, sessionIds: ReadonlyArray<number>) => revocations.publish(endedEvents(accountId, sessionIds))
 
     /** Starts a session; the raw secret goes into the cookie once. */
     const create = Effect.fn("BrowserSessions.create")(function*(accountId: number) {
@@ -72,22 +78,34 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
       return Option.fromNullable(rows[0])
     })
 
+    /** Of these session ids, those still live (the browser WebSocket checks its sockets' after a lost LISTEN). */
+    const liveAmong = Effect.fn("BrowserSessions.liveAmong")(function*(sessionIds: ReadonlyArray<number>) {
+      if (sessionIds.length === 0) return new Set<number>()
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql<{ id: number }>`
+        SELECT id FROM browser_sessions WHERE ${sql.in("id", sessionIds)} AND expires_at > ${new Date(now)}`.pipe(Effect.orDie)
+      return new Set(rows.map((r) => r.id))
+    })
+
     /** Sign-out: the cookie stops working at once. */
     const end = Effect.fn("BrowserSessions.end")(function*(secret: string) {
-      const rows = yield* sql<{ id: number; accountId: number }>`
-        DELETE FROM browser_sessions WHERE token_hash = ${sha256(secret)}
-        RETURNING id, account_id AS "accountId"`.pipe(Effect.orDie)
-      for (const row of rows) yield* announceEnded(row.accountId, [row.id])
+      const rows = yield* revocations.commit(
+        sql<{ id: number; accountId: number }>`
+          DELETE FROM browser_sessions WHERE token_hash = ${sha256(secret)}
+          RETURNING id, account_id AS "accountId"`,
+        (rows) => ({ revoked: rows.flatMap((row) => endedEvents(row.accountId, [row.id])) })
+      ).pipe(Effect.orDie)
       return rows.length > 0
     })
 
     /**
-     * Ends every session of the account; runs inside the caller's transaction when there is one. Returns the ids
-     * ended, for the caller to announce (`announceEnded`) once its transaction committed.
+     * Ends every session of the account inside the caller's transaction, and notifies the other processes in it.
+     * Returns the ids ended, for the caller to announce here (`announceEnded`) once its transaction committed.
      */
     const endAllForAccount = (accountId: number) =>
       sql<{ id: number }>`DELETE FROM browser_sessions WHERE account_id = ${accountId} RETURNING id`.pipe(
-        Effect.map((rows) => rows.map((r) => r.id))
+        Effect.map((rows) => rows.map((r) => r.id)),
+        Effect.tap((ids) => notifyEnded(accountId, ids))
       )
 
     const pruneExpired = Effect.fn("BrowserSessions.pruneExpired")(function*() {
@@ -97,7 +115,7 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
 
     yield* periodicPrune("browser sessions", BrowserSessionLimits.pruneEvery, pruneExpired())
 
-    return { create, lookup, end, endAllForAccount, announceEnded } as const
+    return { create, lookup, liveAmong, end, endAllForAccount, announceEnded } as const
   }),
   dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

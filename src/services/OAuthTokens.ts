@@ -98,6 +98,14 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
     })
 
+    /** Of these token ids, those still live (the browser WebSocket checks its sockets' after a lost LISTEN). */
+    const liveAmong = Effect.fn("OAuthTokens.liveAmong")(function*(tokenIds: ReadonlyArray<number>) {
+      if (tokenIds.length === 0) return new Set<number>()
+      const rows = yield* sql<{ id: number }>`
+        SELECT id FROM oauth_tokens WHERE ${sql.in("id", tokenIds)} AND revoked_at IS NULL`.pipe(Effect.orDie)
+      return new Set(rows.map((r) => r.id))
+    })
+
     /** The member's approved apps (those with a live token), most recently approved first. */
     const listApps = Effect.fn("OAuthTokens.listApps")(function*(accountId: number) {
       return yield* sql<AuthorizedApp>`
@@ -125,18 +133,22 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
           WHERE ${where} AND revoked_at IS NULL
           RETURNING id AS "tokenId", account_id AS "accountId", client_id AS "clientId", kind`)
 
-    /** Announces revocations that are already committed. */
-    const announce = (rows: ReadonlyArray<OAuthTokenOwner>) =>
-      Effect.zipRight(
-        revocations.publish(rows.map((r): CredentialRevoked => ({ credential: "oauth", tokenId: r.tokenId, accountId: r.accountId }))),
-        Effect.forEach(rows, (r) =>
-          Effect.logInfo("oauth token revoked").pipe(Effect.annotateLogs({ tokenId: r.tokenId, clientId: r.clientId })), {
-          discard: true
-        })
-      )
+    const eventsOf = (rows: ReadonlyArray<OAuthTokenOwner>) =>
+      rows.map((r): CredentialRevoked => ({ credential: "oauth", tokenId: r.tokenId, accountId: r.accountId }))
 
+    const logRevoked = (rows: ReadonlyArray<OAuthTokenOwner>) =>
+      Effect.forEach(rows, (r) =>
+        Effect.logInfo("oauth token revoked").pipe(Effect.annotateLogs({ tokenId: r.tokenId, clientId: r.clientId })), {
+        discard: true
+      })
+
+    /** Revokes, notifying the other processes in the same transaction, and announces it here once committed. */
     const revoke = (where: Statement.Fragment) =>
-      revokeWhere(where).pipe(Effect.orDie, Effect.tap(announce), Effect.map((rows) => rows.length))
+      revocations.commit(revokeWhere(where), (rows) => ({ revoked: eventsOf(rows) })).pipe(
+        Effect.orDie,
+        Effect.tap(logRevoked),
+        Effect.map((rows) => rows.length)
+      )
 
     /**
      * RFC 7009 §2.2: revokes `rawToken` only if it was issued to `clientId` (another app's
@@ -180,8 +192,11 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
           byId: (tokenId) => Effect.asVoid(collect(sql`id = ${tokenId}`)),
           allOfAccount: (accountId) => collect(sql`account_id = ${accountId}`)
         }
-        const result = yield* sql.withTransaction(body(revoker))
-        yield* announce(revoked)
+        const result = yield* sql.withTransaction(
+          Effect.tap(body(revoker), () => revocations.notifyOthers({ revoked: eventsOf(revoked) }))
+        )
+        yield* revocations.publish(eventsOf(revoked))
+        yield* logRevoked(revoked)
         return result
       })
 
@@ -189,6 +204,7 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       issue,
       issueForPassword,
       authenticate,
+      liveAmong,
       listApps,
       listPasswordSignIns,
       revokeForApp,

@@ -8,7 +8,8 @@
  *
  * It keeps in memory which accounts have a subscription, so that a message of an account without one costs
  * nothing (WebPush asks `has`). Concurrency: state in PostgreSQL plus that set, changed one synchronous step at a
- * time after each committed write; safe to call concurrently. One fiber follows the revocations.
+ * time after each committed write; safe to call concurrently. One fiber follows the revocations; another sweeps
+ * again when CredentialRevocations says notices from other processes may have been missed.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Queue } from "effect"
@@ -53,13 +54,18 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
 
     // Subscribed before anything is read, so no revocation falls between the sweep below and the follower.
     const revoked = yield* revocations.subscribe
-    // Revoked while Belay was down (no event was heard): they are never used again either.
-    yield* sql`
-      DELETE FROM push_subscriptions p USING oauth_tokens o
-      WHERE p.oauth_token_id = o.id AND o.revoked_at IS NOT NULL`.pipe(Effect.orDie)
-    const initial = yield* sql<{ accountId: number; n: number }>`
-      SELECT account_id AS "accountId", count(*)::int AS n FROM push_subscriptions GROUP BY account_id`.pipe(Effect.orDie)
-    for (const row of initial) counts.set(row.accountId, row.n)
+    const resyncs = yield* revocations.resyncs
+    // Revoked while no event could be heard (Belay was down, or its LISTEN connection was): never used again either.
+    const sweepRevoked = Effect.gen(function*() {
+      yield* sql`
+        DELETE FROM push_subscriptions p USING oauth_tokens o
+        WHERE p.oauth_token_id = o.id AND o.revoked_at IS NOT NULL`.pipe(Effect.orDie)
+      const all = yield* sql<{ accountId: number; n: number }>`
+        SELECT account_id AS "accountId", count(*)::int AS n FROM push_subscriptions GROUP BY account_id`.pipe(Effect.orDie)
+      counts.clear()
+      for (const row of all) counts.set(row.accountId, row.n)
+    })
+    yield* sweepRevoked
 
     /**
      * Registers (or moves here) the browser's endpoint; Some(id), or None when the account already holds
@@ -136,6 +142,13 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
         })
       }),
       Effect.catchAllCause((cause) => Effect.logWarning("push subscriptions of a revoked credential not deleted", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Queue.take(resyncs).pipe(
+      Effect.zipRight(Queue.takeAll(resyncs)),
+      Effect.zipRight(sweepRevoked),
+      Effect.catchAllCause((cause) => Effect.logWarning("push subscriptions of revoked credentials not swept", cause)),
       Effect.forever,
       Effect.forkScoped
     )

@@ -124,7 +124,9 @@ describe(`Authenticator on ${describeMode}`, () => {
 })
 
 describe("CredentialCache", () => {
-  const cacheLayer = Layer.mergeAll(CredentialCache.Default, CredentialRevocations.Default)
+  // CredentialRevocations LISTENs on the database for other processes' notices; the cache answers from memory only
+  // while it does.
+  const cacheLayer = Layer.mergeAll(CredentialCache.Default, CredentialRevocations.Default).pipe(Layer.provideMerge(TestDatabaseLive()))
   const answer = { credential: "oauth", tokenId: 7, accountId: 1 } as const
 
   it.scoped("answers from memory until the credential is revoked", () =>

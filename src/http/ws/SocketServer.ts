@@ -14,8 +14,10 @@
  *
  * Then each socket runs in SocketSession.ts. It ends:
  *   - with 4001 when the credential it was opened with ends — CredentialRevocations (token revoke, logout,
- *     Authorized apps, account recovery, session sign-out) is followed by one fiber, so within the event's own
- *     delivery; a session's 30-day end is watched by the sweeper;
+ *     Authorized apps, account recovery, session sign-out, in this process or another on the database) is followed
+ *     by one fiber, so within the event's own delivery; when CredentialRevocations' LISTEN connection was lost and
+ *     is back, every open socket's credential is read again and the dead ones close; a session's 30-day end is
+ *     watched by the sweeper;
  *   - when its peer is silent: the sweeper (one fiber for every socket, every SWEEP_EVERY) pings a socket that
  *     was not pinged for PING_EVERY (30 s) and terminates one not heard from (any frame or pong) for SILENT_AFTER
  *     (60 s). The sweeper waits on a latch while no socket is open, so an idle service schedules nothing: a
@@ -41,6 +43,7 @@ import { MemberEvents } from "../../services/MemberEvents.js"
 import { MessageHistory } from "../../services/MessageHistory.js"
 import { Networks } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
+import { OAuthTokens } from "../../services/OAuthTokens.js"
 import { ReadMarkers } from "../../services/ReadMarkers.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, HttpUpgrades, json, refuseUpgrade } from "../HttpServer.js"
@@ -65,6 +68,8 @@ const SILENT_MS = Duration.toMillis(SILENT_AFTER)
 
 interface OpenSocket {
   readonly ws: WebSocket
+  /** What it was opened with: an `oauth_tokens` row or a `browser_sessions` row. */
+  readonly credential: { readonly kind: "oauth" | "session"; readonly id: number }
   readonly credentialKey: string
   /** A session's absolute end (Unix ms); null for a token, which ends only when revoked. */
   readonly expiresAt: number | null
@@ -89,6 +94,7 @@ export const make = Effect.gen(function*() {
   const authenticator = yield* Authenticator
   const sessions = yield* BrowserSessions
   const revocations = yield* CredentialRevocations
+  const oauthTokens = yield* OAuthTokens
   const accounts = yield* Accounts
   const services: SocketServices = {
     accounts,
@@ -140,11 +146,13 @@ export const make = Effect.gen(function*() {
 
   const start = (ws: WebSocket, member: Member, authorization: string | undefined, since: Option.Option<number>) => {
     const now = clock.unsafeCurrentTimeMillis()
+    const credential = member._tag === "Bearer"
+      ? { kind: "oauth" as const, id: member.principal.tokenId }
+      : { kind: "session" as const, id: member.session.session.sessionId }
     const socket: OpenSocket = {
       ws,
-      credentialKey: member._tag === "Bearer"
-        ? keyOf("oauth", member.principal.tokenId)
-        : keyOf("session", member.session.session.sessionId),
+      credential,
+      credentialKey: keyOf(credential.kind, credential.id),
       expiresAt: member._tag === "Session" ? member.session.session.expiresAt.getTime() : null,
       lastHeard: now,
       lastPing: now
@@ -201,6 +209,26 @@ export const make = Effect.gen(function*() {
         for (const socket of set) close(socket.ws, CloseCode.revoked, "credential revoked")
       })
     ),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
+  // LISTEN was lost and is back: a credential revoked by another process meanwhile was never heard of.
+  const recheck = Effect.gen(function*() {
+    const sockets = [...open]
+    const idsOf = (kind: OpenSocket["credential"]["kind"]) => [...new Set(sockets.filter((s) => s.credential.kind === kind).map((s) => s.credential.id))]
+    const liveTokens = yield* oauthTokens.liveAmong(idsOf("oauth"))
+    const liveSessions = yield* sessions.liveAmong(idsOf("session"))
+    for (const socket of sockets) {
+      const live = socket.credential.kind === "oauth" ? liveTokens : liveSessions
+      if (!live.has(socket.credential.id)) close(socket.ws, CloseCode.revoked, "credential revoked")
+    }
+  })
+  const resyncs = yield* revocations.resyncs
+  yield* Queue.take(resyncs).pipe(
+    Effect.zipRight(Queue.takeAll(resyncs)),
+    Effect.zipRight(recheck),
+    Effect.catchAllCause((cause) => Effect.logWarning("open sockets' credentials not checked again", cause)),
     Effect.forever,
     Effect.forkScoped
   )
