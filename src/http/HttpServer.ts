@@ -181,6 +181,14 @@ export const text = (status: number, value: string, contentType = "text/plain; c
 
 type BodyOutcome = Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
 
+/**
+ * Requests whose body did not arrive in time: their answer closes the connection, since the client is still sending
+ * (or stalled) and what it sends next is not a request. An answer before a body that is merely too large (413) keeps
+ * the connection and lets node drain the rest (bounded by the request timeout), so the client, still writing, is not
+ * cut off before it can read the answer.
+ */
+const timedOutBodies = new WeakSet<Http.IncomingMessage>()
+
 const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number): BodyOutcome =>
   Effect.async<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>((resume) => {
     const declared = Number(req.headers["content-length"])
@@ -223,6 +231,7 @@ const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number):
     const deadline = setTimeout(() => {
       if (done) return
       chunks.length = 0
+      timedOutBodies.add(req)
       finish(Effect.fail(new BodyTimedOut({ afterMs: deadlineMs })))
     }, deadlineMs)
     req.on("data", onData)
@@ -271,9 +280,7 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
   const headers: Record<string, string | number> = { ...response.headers }
   headers["content-length"] = body.length
-  // An answer given before the body was all read (413, 408): the rest of the body would be taken for the next
-  // request on the connection, so the connection ends with this answer.
-  if (!req.complete) headers["connection"] = "close"
+  if (timedOutBodies.has(req)) headers["connection"] = "close"
   res.writeHead(response.status, headers)
   res.end(body)
 }
