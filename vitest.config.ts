@@ -1,8 +1,9 @@
 import { configDefaults, defineConfig } from "vitest/config"
 
-// Two projects: `unit` (pure code, actors against the scripted fake IRC server,
-// services and HTTP against the embedded PostgreSQL or TEST_DATABASE_URL) and
-// `system` (real ngircd, real Chromium, the MCP conformance suite). Each run starts
+// Three projects: `unit` (pure code, actors against the scripted fake IRC server,
+// services and HTTP against the embedded PostgreSQL or TEST_DATABASE_URL), `system`
+// (real ngircd, real Chromium, the MCP conformance suite) and `fuzz` (tens of thousands
+// of generated hostile requests against a `belay serve` child; `npm run test:fuzz`). Each run starts
 // one database server (or uses TEST_DATABASE_URL's) with a migrated template
 // database, from which every test file or layer gets a fresh copy.
 export default defineConfig({
@@ -12,7 +13,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**"],
+          exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**", "test/fuzz/**"],
           globalSetup: ["test/support/globalSetup.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000
@@ -27,6 +28,16 @@ export default defineConfig({
           hookTimeout: 120_000,
           // one ngircd / one Chromium at a time: 2 cores, fixed system resources
           poolOptions: { forks: { singleFork: true } }
+        }
+      },
+      {
+        test: {
+          name: "fuzz",
+          include: ["test/fuzz/**/*.test.ts"],
+          globalSetup: ["test/support/globalSetup.ts"],
+          // One storm of ~40,000 requests, bounded to run in well under 6 minutes on 2 cores.
+          testTimeout: 360_000,
+          hookTimeout: 180_000
         }
       }
     ]

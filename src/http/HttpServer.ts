@@ -13,6 +13,11 @@
  * `HttpUpgrades` route of its path, if the graph provides one (the browser WebSocket,
  * src/http/ws/), else it is answered 404 and closed.
  *
+ * Hostile clients (docs/decisions.md "Slow and abandoned connections"): every phase of a connection has a bound
+ * (HttpLimits) — headers, the whole request, the body as read by a handler, the idle time between requests and on a
+ * socket, the header size and the number of open connections — so a client that trickles bytes, stops half-way or
+ * opens sockets and leaves them cannot hold the server's memory or sockets for long.
+ *
  * Concurrency: handlers run concurrently, one fiber per request. When the layer's scope
  * closes (SIGTERM) the connections taken over are closed first, the listener stops
  * accepting, and the requests in flight get HTTP_DRAIN to finish before what is left is
@@ -27,6 +32,83 @@ import { makeRouter } from "./Router.js"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
 export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
+/** The client did not finish sending the body within HttpLimits.bodyTimeoutMs; answer 408 (the connection closes). */
+export class BodyTimedOut extends Data.TaggedError("BodyTimedOut")<{ readonly afterMs: number }> {}
+
+/**
+ * The bounds of the listener (docs/decisions.md "Slow and abandoned connections"). Wall-clock timers of node:http and
+ * of the body reader, not Effect's Clock: they guard the transport against real clients, and a test that moves
+ * TestClock a day must not time out the requests it is making.
+ */
+export interface HttpLimitsSettings {
+  /** node:http `headersTimeout`: all headers must arrive within this of the connection or the request starting. */
+  readonly headersTimeoutMs: number
+  /** node:http `requestTimeout`: the whole request, body included; node answers 408 and closes. */
+  readonly requestTimeoutMs: number
+  /** The body reader's own deadline, from the handler asking for the body. */
+  readonly bodyTimeoutMs: number
+  /** node:http `keepAliveTimeout`: an idle keep-alive connection between two requests. */
+  readonly keepAliveTimeoutMs: number
+  /** Socket inactivity (no byte either way) after which the socket is destroyed. */
+  readonly idleSocketTimeoutMs: number
+  /** node:http `connectionsCheckingInterval`: how often the header and request deadlines are checked. */
+  readonly checkIntervalMs: number
+  /** node:http `maxHeaderSize`: beyond it node answers 431 and closes. */
+  readonly maxHeaderBytes: number
+  /** `server.maxConnections`: sockets past it are closed as soon as accepted. */
+  readonly maxConnections: number
+}
+
+/**
+ * A slowloris client (headers trickled a byte at a time) is cut after 10 s instead of node's 60 s: a real client sends
+ * its headers in one packet, and 10 s still leaves a congested mobile link ample room. It also bounds a connection
+ * that sends nothing at all (node counts from the connection's start).
+ */
+export const HTTP_HEADERS_TIMEOUT_MS = 10_000
+/**
+ * The whole request, body included: a 1 MiB /mcp body (the largest allowed) still arrives in 30 s at 35 KB/s, while a
+ * client trickling a body cannot hold a handler for node's default of 5 minutes.
+ */
+export const HTTP_REQUEST_TIMEOUT_MS = 30_000
+/**
+ * The body reader's own deadline, a little inside the request's, so that a handler waiting on a body always ends with
+ * an answer of its own (408) rather than depending on when node's periodic check next runs.
+ */
+export const HTTP_BODY_TIMEOUT_MS = 25_000
+/** Idle keep-alive connections are closed after 5 s (node's default, kept): agents reconnect cheaply. */
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000
+/**
+ * A socket on which nothing moves either way for 2 minutes is dead (a client that stopped reading its response included).
+ * Far above the longest tool call, which waits seconds for IRC; the browser WebSocket pings every 30 s.
+ */
+export const HTTP_IDLE_SOCKET_TIMEOUT_MS = 120_000
+/** node checks header and request deadlines on this interval (its default, 30 s, would let a bound overrun fourfold). */
+export const HTTP_CHECK_INTERVAL_MS = 2_000
+/**
+ * node's default 16 KiB, stated: a bearer token, a session cookie and an MCP client's headers are under 2 KiB, and a
+ * larger header block is only memory for an unauthenticated caller to fill.
+ */
+export const HTTP_MAX_HEADER_BYTES = 16 * 1024
+/**
+ * Open connections at once (WebSockets included). Each costs a socket and a few KB; the bound keeps a flood of idle
+ * sockets from exhausting memory or descriptors, and the header timeout empties it again within 10 s. One member's
+ * agents and tabs need tens; a shared instance stays far below a thousand.
+ */
+export const HTTP_MAX_CONNECTIONS = 1024
+
+export const HTTP_LIMITS: HttpLimitsSettings = {
+  headersTimeoutMs: HTTP_HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: HTTP_REQUEST_TIMEOUT_MS,
+  bodyTimeoutMs: HTTP_BODY_TIMEOUT_MS,
+  keepAliveTimeoutMs: HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  idleSocketTimeoutMs: HTTP_IDLE_SOCKET_TIMEOUT_MS,
+  checkIntervalMs: HTTP_CHECK_INTERVAL_MS,
+  maxHeaderBytes: HTTP_MAX_HEADER_BYTES,
+  maxConnections: HTTP_MAX_CONNECTIONS
+}
+
+/** The listener's bounds; HTTP_LIMITS unless a layer provides others (tests shrink the timeouts). */
+export class HttpLimits extends Context.Reference<HttpLimits>()("belay/HttpLimits", { defaultValue: () => HTTP_LIMITS }) {}
 
 export interface HttpRequest {
   readonly method: string
@@ -37,8 +119,11 @@ export interface HttpRequest {
   readonly headers: Http.IncomingHttpHeaders
   /** The TCP peer; the forwarded client address is resolved by ClientIp when trusted. */
   readonly remoteAddress: string
-  /** Reads the whole body; call it once per request. Fails with BodyTooLarge past `limit` bytes. */
-  readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed>
+  /**
+   * Reads the whole body; call it once per request. Fails with BodyTooLarge past `limit` bytes and with BodyTimedOut
+   * when the client has not sent it all within HttpLimits.bodyTimeoutMs.
+   */
+  readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
   readonly header: (name: string) => string | undefined
 }
 
@@ -94,8 +179,18 @@ export const text = (status: number, value: string, contentType = "text/plain; c
   body: value
 })
 
-const readBody = (req: Http.IncomingMessage, limit: number) =>
-  Effect.async<Buffer, BodyTooLarge | BodyReadFailed>((resume) => {
+type BodyOutcome = Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
+
+/**
+ * Requests whose body did not arrive in time: their answer closes the connection, since the client is still sending
+ * (or stalled) and what it sends next is not a request. An answer before a body that is merely too large (413) keeps
+ * the connection and lets node drain the rest (bounded by the request timeout), so the client, still writing, is not
+ * cut off before it can read the answer.
+ */
+const timedOutBodies = new WeakSet<Http.IncomingMessage>()
+
+const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number): BodyOutcome =>
+  Effect.async<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>((resume) => {
     const declared = Number(req.headers["content-length"])
     if (Number.isFinite(declared) && declared > limit) {
       req.resume()
@@ -105,38 +200,59 @@ const readBody = (req: Http.IncomingMessage, limit: number) =>
     const chunks: Array<Buffer> = []
     let size = 0
     let done = false
+    const finish = (outcome: BodyOutcome) => {
+      done = true
+      clearTimeout(deadline)
+      resume(outcome)
+    }
     const onData = (chunk: Buffer) => {
       if (done) return
       size += chunk.length
       if (size > limit) {
-        done = true
         req.resume()
-        resume(Effect.fail(new BodyTooLarge({ limit })))
+        finish(Effect.fail(new BodyTooLarge({ limit })))
         return
       }
       chunks.push(chunk)
     }
     const onEnd = () => {
       if (done) return
-      done = true
-      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+      finish(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
     }
     const onError = (cause: unknown) => {
       if (done) return
-      done = true
-      resume(Effect.fail(new BodyReadFailed({ cause })))
+      finish(Effect.fail(new BodyReadFailed({ cause })))
     }
+    // A request torn down without an error event still ends the read.
+    const onClose = () => {
+      if (done) return
+      finish(Effect.fail(new BodyReadFailed({ cause: "closed" })))
+    }
+    const deadline = setTimeout(() => {
+      if (done) return
+      chunks.length = 0
+      timedOutBodies.add(req)
+      finish(Effect.fail(new BodyTimedOut({ afterMs: deadlineMs })))
+    }, deadlineMs)
     req.on("data", onData)
     req.on("end", onEnd)
     req.on("error", onError)
+    req.on("close", onClose)
     return Effect.sync(() => {
+      clearTimeout(deadline)
       req.off("data", onData)
       req.off("end", onEnd)
       req.off("error", onError)
+      req.off("close", onClose)
     })
   })
 
-const makeRequest = (req: Http.IncomingMessage, path: string, params: Readonly<Record<string, string>>): HttpRequest => {
+const makeRequest = (
+  req: Http.IncomingMessage,
+  path: string,
+  params: Readonly<Record<string, string>>,
+  bodyTimeoutMs: number
+): HttpRequest => {
   const rawUrl = req.url ?? "/"
   const q = rawUrl.indexOf("?")
   let query: URLSearchParams | undefined
@@ -150,7 +266,7 @@ const makeRequest = (req: Http.IncomingMessage, path: string, params: Readonly<R
     },
     headers: req.headers,
     remoteAddress: req.socket.remoteAddress ?? "",
-    body: (limit) => readBody(req, limit),
+    body: (limit) => readBody(req, limit, bodyTimeoutMs),
     header: (name) => {
       const v = req.headers[name]
       return Array.isArray(v) ? v.join(", ") : v
@@ -158,12 +274,13 @@ const makeRequest = (req: Http.IncomingMessage, path: string, params: Readonly<R
   }
 }
 
-const send = (res: Http.ServerResponse, response: HttpResponse) => {
+const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: HttpResponse) => {
   if (res.headersSent) return
   // Encode once: the length header and the write use the same bytes.
   const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
   const headers: Record<string, string | number> = { ...response.headers }
   headers["content-length"] = body.length
+  if (timedOutBodies.has(req)) headers["connection"] = "close"
   res.writeHead(response.status, headers)
   res.end(body)
 }
@@ -204,7 +321,15 @@ export const HttpServerLive = Layer.scoped(
 
     const inflight = new Set<Fiber.RuntimeFiber<void>>()
 
-    const server = Http.createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+    const limits = yield* HttpLimits
+
+    const server = Http.createServer({
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+      maxHeaderSize: limits.maxHeaderBytes
+    }, (req, res) => {
       const started = performance.now()
       const rawUrl = req.url ?? "/"
       const q = rawUrl.indexOf("?")
@@ -214,13 +339,13 @@ export const HttpServerLive = Layer.scoped(
         const response = matched._tag === "MethodNotAllowed"
           ? json(405, { error: "method_not_allowed" }, { allow: matched.allow.join(", ") })
           : notFound
-        send(res, response)
+        send(req, res, response)
         // Never the raw path as a label: with path parameters a client could mint labels at will.
         metrics.observeHttp("unmatched", response.status, (performance.now() - started) / 1000)
         return
       }
       const route = matched.route
-      const request = makeRequest(req, path, matched.params)
+      const request = makeRequest(req, path, matched.params, limits.bodyTimeoutMs)
       const fiber = runFork(
         route.handler(request).pipe(
           Effect.catchAllCause((cause) =>
@@ -229,7 +354,7 @@ export const HttpServerLive = Layer.scoped(
             )
           ),
           Effect.map((response) => {
-            send(res, response)
+            send(req, res, response)
             metrics.observeHttp(route.name ?? route.path, response.status, (performance.now() - started) / 1000)
           })
         )
@@ -237,13 +362,18 @@ export const HttpServerLive = Layer.scoped(
       inflight.add(fiber)
       fiber.addObserver((exit) => {
         inflight.delete(fiber)
-        if (Exit.isFailure(exit) && !res.headersSent) send(res, json(503, { error: "shutting_down" }))
+        if (Exit.isFailure(exit) && !res.headersSent) send(req, res, json(503, { error: "shutting_down" }))
       })
       // A client that goes away mid-request stops its handler.
       res.on("close", () => {
         if (!res.writableFinished) fiber.unsafeInterruptAsFork(fiber.id())
       })
     })
+
+    // Sockets past the bound are closed by node as soon as accepted. The idle timeout destroys a socket on which
+    // nothing moved either way (node's server does so on "timeout" when no listener of ours claims it).
+    server.maxConnections = limits.maxConnections
+    server.timeout = limits.idleSocketTimeoutMs
 
     server.on("upgrade", (req: Http.IncomingMessage, socket: Duplex, head: Buffer) => {
       const rawUrl = req.url ?? "/"
@@ -256,7 +386,7 @@ export const HttpServerLive = Layer.scoped(
         return
       }
       const fiber = runFork(
-        route.handle(makeRequest(req, path, {}), req, socket, head).pipe(
+        route.handle(makeRequest(req, path, {}, limits.bodyTimeoutMs), req, socket, head).pipe(
           Effect.catchAllCause((cause) =>
             Effect.zipRight(
               Effect.logError("upgrade failed", cause),

@@ -53,6 +53,12 @@ const toClient = (row: ClientRow): OAuthClient => {
   return { ...row, redirectUris: [first ?? "", ...rest] }
 }
 
+/**
+ * A client_id the caller sent can only name a row if PostgreSQL text can hold it: a NUL would make the query fail
+ * (a 500) instead of finding nothing, so such an id is unknown without asking the database.
+ */
+const storable = (clientId: string): boolean => !clientId.includes("\u0000")
+
 /** A client_id is public, not a secret: 128 random bits, opaque, never chosen by the client. */
 const newClientId = () => Crypto.randomBytes(16).toString("base64url")
 
@@ -102,6 +108,7 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("belay/OAuthCli
 
     /** The client, unless unknown or a pending registration past its hour (then it is gone: invalid_client). */
     const lookup = Effect.fn("OAuthClients.lookup")(function*(clientId: string) {
+      if (!storable(clientId)) return Option.none<OAuthClient>()
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<ClientRow>`
         SELECT ${columns} FROM oauth_clients
@@ -113,6 +120,7 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("belay/OAuthCli
 
     /** Marks the client approved (kept for good); false when it is gone or expired meanwhile. */
     const approve = Effect.fn("OAuthClients.approve")(function*(clientId: string) {
+      if (!storable(clientId)) return false
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<{ clientId: string }>`
         UPDATE oauth_clients SET approved_at = coalesce(approved_at, ${new Date(now)})

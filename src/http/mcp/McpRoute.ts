@@ -43,6 +43,8 @@ export const mcpRoutes = Effect.gen(function*() {
     jsonRpcErrorResponse(null, new InvalidRequest({ message: `Request body larger than ${MCP_BODY_LIMIT_BYTES} bytes` }))
   )
   const unreadable = rpcError(400, jsonRpcErrorResponse(null, new InvalidRequest({ message: "could not read the request body" })))
+  // docs/decisions.md "Slow and abandoned connections": a body not sent in time; the connection closes with it.
+  const timedOut = rpcError(408, jsonRpcErrorResponse(null, new InvalidRequest({ message: "the request body did not arrive in time" })))
 
   /** After authentication and the body: decode, check, dispatch. */
   const answer = (request: HttpRequest, principal: Principal, body: Buffer): Effect.Effect<HttpResponse> => {
@@ -89,7 +91,8 @@ export const mcpRoutes = Effect.gen(function*() {
         Option.isNone(principal)
           ? Effect.succeed(unauthorized(issuerFor(request, config)))
           : Effect.matchEffect(request.body(MCP_BODY_LIMIT_BYTES), {
-            onFailure: (e) => Effect.succeed(e._tag === "BodyTooLarge" ? tooLarge : unreadable),
+            onFailure: (e) =>
+              Effect.succeed(e._tag === "BodyTooLarge" ? tooLarge : e._tag === "BodyTimedOut" ? timedOut : unreadable),
             onSuccess: (body) => answer(request, principal.value, body)
           }))
     }

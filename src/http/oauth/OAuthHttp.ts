@@ -24,6 +24,13 @@ export class BodyRefused extends Data.TaggedError("BodyRefused")<{ readonly resp
 export const tooLarge = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
   json(413, { error: "invalid_request" }, { ...noStore, ...headers })
 
+/**
+ * A body not sent within the reader's deadline (docs/decisions.md "Slow and abandoned connections"): 408 with the
+ * malformed-body JSON, since the request could not be read; the connection closes with it.
+ */
+export const bodyTimedOut = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
+  json(408, { error: "invalid_request" }, { ...noStore, ...headers })
+
 /** The interface's "malformed body": 400 `{"error":"invalid_request"}`, no description. */
 export const malformed = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
   json(400, { error: "invalid_request" }, { ...noStore, ...headers })
@@ -78,7 +85,8 @@ export const readOAuthBody = (
   request.body(OAUTH_BODY_LIMIT).pipe(
     Effect.catchTags({
       BodyTooLarge: () => Effect.fail(new BodyRefused({ response: tooLarge(headers) })),
-      BodyReadFailed: () => Effect.fail(new BodyRefused({ response: malformed(headers) }))
+      BodyReadFailed: () => Effect.fail(new BodyRefused({ response: malformed(headers) })),
+      BodyTimedOut: () => Effect.fail(new BodyRefused({ response: bodyTimedOut(headers) }))
     }),
     Effect.flatMap((body): Effect.Effect<URLSearchParams | { readonly json: unknown }, BodyRefused> => {
       const type = mediaType(request)

@@ -62,6 +62,8 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`re
       const { app, clientId, token } = yield* liveToken
       const cases: ReadonlyArray<readonly [Effect.Effect<Response>, number, string | null]> = [
         [postForm(revokeUrl(app.url), { client_id: "nobody", token }), 401, "invalid_client"],
+        [postForm(revokeUrl(app.url), { client_id: `${clientId}\u0000`, token }), 401, "invalid_client"],
+        [postJson(revokeUrl(app.url), { client_id: "\u0000", token }), 401, "invalid_client"],
         [postForm(revokeUrl(app.url), { token }), 400, "invalid_request"],
         [postForm(revokeUrl(app.url), { client_id: clientId }), 400, "invalid_request"],
         [postForm(revokeUrl(app.url), `client_id=${clientId}&token=${token}&token=${token}`), 400, "invalid_request"],

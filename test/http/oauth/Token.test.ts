@@ -191,6 +191,22 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`to
       expect((yield* redeem(app.url, grant)).status).toBe(200)
     }))
 
+  it.effect("a client_id holding NUL or a lone surrogate is invalid_client, never 500, and the code still redeems", () =>
+    Effect.gen(function*() {
+      const app = yield* OAuthFixture
+      const grant = yield* obtainCode(app, { jar: app.jar })
+      for (const clientId of ["\u0000", `${grant.clientId}\u0000`, "\uD800"]) {
+        for (const res of [
+          yield* tokenRequest(app.url, { ...params(grant), client_id: clientId }),
+          yield* postJson(`${app.url}/api/oauth/token`, { ...params(grant), client_id: clientId })
+        ]) {
+          expect(res.status).toBe(401)
+          expect((yield* jsonOf(res)).error).toBe("invalid_client")
+        }
+      }
+      expect((yield* redeem(app.url, grant)).status).toBe(200)
+    }))
+
   it.effect("form with and without charset and JSON all work; scope and resource are ignored", () =>
     Effect.gen(function*() {
       const app = yield* OAuthFixture

@@ -1,0 +1,259 @@
+/**
+ * Fuzzed `POST /mcp` requests and the judge of their answers. Tool calls are generated from each tool's published
+ * inputSchema (tools/list's, so every one of the 23 tools and every argument is covered as the server describes
+ * it): each argument right-typed with hostile content, wrong-typed, missing, or joined by unknown keys. Around them:
+ * the other methods with junk params, broken envelopes, and raw byte mutations of all of these. The judge holds every
+ * answer to CONTRACT: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool result whose payload
+ * decodes with that tool's output Schema or as `{ok: false, error}` when isError, 202 for notifications, 401 only for
+ * a bad credential, 413 only past 1 MiB, and never a 5xx.
+ */
+import { Either, Schema } from "effect"
+import fc from "fast-check"
+import { MCP_BODY_LIMIT_BYTES } from "../../../src/schema/Limits.js"
+import { type ToolName, toolsByName } from "../../../src/schema/McpTools.js"
+import { toolListEntries } from "../../../src/schema/ToolCatalog.js"
+import { ToolFailurePayload } from "../../../src/schema/ToolErrors.js"
+import { byteMutation, oneTimeIn, edgeString, encodeJson, hostileJson, hostileNumber, hostileString, mutateBytes } from "./HostileValues.js"
+import type { RawOutcome, RawRequest } from "./RawHttp.js"
+
+export interface McpCase extends RawRequest {
+  /** What was generated, for a failure report. */
+  readonly label: string
+  /** The tool called, when the envelope was a well-formed tools/call of a known tool. */
+  readonly tool?: ToolName
+  /** The request id, when the envelope was a well-formed request. */
+  readonly id?: string | number
+  /** The body's bytes are not what JSON.stringify made (mutated): anything but a 5xx and a malformed answer goes. */
+  readonly mutated: boolean
+  /** Whether the Authorization header is the valid token; "either" for spellings RFC 7235 may allow (scheme case, spaces). */
+  readonly credential: "valid" | "invalid" | "either"
+}
+
+export interface McpTarget {
+  readonly token: string
+  readonly networkId: number
+}
+
+interface JsonSchemaNode {
+  readonly type?: string | ReadonlyArray<string>
+  readonly enum?: ReadonlyArray<unknown>
+  readonly properties?: Readonly<Record<string, JsonSchemaNode>>
+  readonly items?: JsonSchemaNode
+  readonly anyOf?: ReadonlyArray<JsonSchemaNode>
+}
+
+const plausibleStrings = fc.constantFrom("#belay", "#chan", "alice", "bob", "hello", "b", "o", "+", "-", ":server:1", "*!*@x")
+
+/** A value the argument's schema would take, with hostile content where it is text. */
+const rightTyped = (schema: JsonSchemaNode, target: McpTarget, depth = 0): fc.Arbitrary<unknown> => {
+  if (schema.enum !== undefined && schema.enum.length > 0) return fc.constantFrom(...schema.enum)
+  if (schema.anyOf !== undefined && schema.anyOf.length > 0 && depth < 3) {
+    return fc.oneof(...schema.anyOf.map((s) => rightTyped(s, target, depth + 1)))
+  }
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
+  switch (type) {
+    case "integer":
+    case "number":
+      return fc.oneof(fc.constant(target.networkId), fc.integer({ min: 1, max: 1000 }), hostileNumber)
+    case "boolean":
+      return fc.boolean()
+    case "string":
+      return fc.oneof({ weight: 2, arbitrary: plausibleStrings }, { weight: 5, arbitrary: hostileString })
+    case "array":
+      return fc.array(schema.items === undefined || depth >= 3 ? hostileJson : rightTyped(schema.items, target, depth + 1), { maxLength: 6 })
+    case "object":
+      return schema.properties === undefined || depth >= 3 ? fc.dictionary(edgeString, hostileJson, { maxKeys: 3 }) : argumentsOf(schema, target, depth + 1)
+    default:
+      return hostileJson
+  }
+}
+
+/** An arguments object: each property present or not, right-typed or hostile; sometimes an unknown key too. */
+const argumentsOf = (schema: JsonSchemaNode, target: McpTarget, depth = 0): fc.Arbitrary<Record<string, unknown>> => {
+  const properties = Object.entries(schema.properties ?? {})
+  const fields = properties.map(([name, property]) =>
+    fc.option(fc.oneof({ weight: 3, arbitrary: rightTyped(property, target, depth) }, { weight: 1, arbitrary: hostileJson }), {
+      nil: undefined,
+      freq: 5
+    }).map((value) => [name, value] as const)
+  )
+  return fc.tuple(fc.tuple(...fields), oneTimeIn(5, fc.tuple(edgeString, hostileJson))).map(([values, extra]) => {
+    const args: Record<string, unknown> = {}
+    for (const [name, value] of values) if (value !== undefined) args[name] = value
+    if (extra !== undefined) Object.defineProperty(args, extra[0], { value: extra[1], enumerable: true, writable: true, configurable: true })
+    return args
+  })
+}
+
+const requestId = fc.oneof(fc.integer(), fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }), edgeString)
+
+interface Envelope {
+  readonly label: string
+  readonly body: unknown
+  readonly tool?: ToolName
+  readonly id?: string | number
+}
+
+const toolCall = (target: McpTarget): fc.Arbitrary<Envelope> =>
+  fc.constantFrom(...toolListEntries).chain((entry) =>
+    fc.tuple(
+      fc.oneof(
+        { weight: 8, arbitrary: argumentsOf(entry.inputSchema as JsonSchemaNode, target) },
+        { weight: 1, arbitrary: hostileJson },
+        { weight: 1, arbitrary: fc.constant(undefined) }
+      ),
+      requestId
+    ).map(([args, id]): Envelope => ({
+      label: `tools/call ${entry.name}`,
+      tool: entry.name,
+      id,
+      body: { jsonrpc: "2.0", id, method: "tools/call", params: args === undefined ? { name: entry.name } : { name: entry.name, arguments: args } }
+    }))
+  )
+
+const otherMethod: fc.Arbitrary<Envelope> = fc
+  .tuple(
+    fc.constantFrom("initialize", "tools/list", "notifications/initialized", "ping", "tools/call", "resources/list", "Tools/List", "tools/list\u0000"),
+    fc.option(hostileJson, { nil: undefined }),
+    fc.option(requestId, { nil: undefined, freq: 5 })
+  )
+  .map(([method, params, id]) => {
+    const body: Record<string, unknown> = { jsonrpc: "2.0", method }
+    if (id !== undefined) body["id"] = id
+    if (params !== undefined) body["params"] = params
+    return { label: `method ${JSON.stringify(method)}`, body, ...(id === undefined ? {} : { id }) }
+  })
+
+/** Envelopes broken in one or more members, or not envelopes at all. */
+const brokenEnvelope: fc.Arbitrary<Envelope> = fc.oneof(
+  hostileJson.map((body) => ({ label: "not an envelope", body })),
+  fc
+    .record({
+      jsonrpc: fc.oneof(fc.constant("2.0"), fc.constant("1.0"), fc.constant(2), hostileJson),
+      id: fc.oneof(requestId, fc.constant(null), hostileJson),
+      method: fc.oneof(fc.constantFrom("tools/call", "tools/list"), hostileJson),
+      params: hostileJson,
+      result: hostileJson,
+      error: hostileJson
+    }, { requiredKeys: [] })
+    .map((body) => ({ label: "envelope with hostile members", body })),
+  fc.array(fc.record({ jsonrpc: fc.constant("2.0"), id: fc.nat(), method: fc.constant("tools/list") }), { maxLength: 50 }).map((body) => ({
+    label: "batch",
+    body
+  })),
+  fc.record({ name: fc.oneof(edgeString, hostileJson), arguments: hostileJson }, { requiredKeys: [] }).map((params) => ({
+    label: "tools/call with hostile params",
+    body: { jsonrpc: "2.0", id: 1, method: "tools/call", params },
+    id: 1
+  }))
+)
+
+const printableAscii = fc.string({ unit: "grapheme-ascii", maxLength: 60 })
+
+/** Mostly the valid token; sometimes none, a wrong one or a malformed header. */
+const authorization = (token: string): fc.Arbitrary<string | undefined> =>
+  fc.oneof(
+    { weight: 18, arbitrary: fc.constant(`Bearer ${token}`) },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom("Bearer", "Bearer ", "Basic YWxpY2U6eA==", `bearer ${token}`, `Bearer ${token}x`, `Bearer  ${token}`) },
+    { weight: 1, arbitrary: printableAscii.map((s) => `Bearer ${s}`) }
+  )
+
+const protocolVersion = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom("2025-06-18", "2025-11-25", "2025-03-26") },
+  { weight: 2, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.oneof(fc.constantFrom("2024-11-05", "2099-01-01", "", "latest"), printableAscii) }
+)
+
+export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
+  fc
+    .tuple(
+      fc.oneof({ weight: 12, arbitrary: toolCall(target) }, { weight: 2, arbitrary: otherMethod }, { weight: 3, arbitrary: brokenEnvelope }),
+      oneTimeIn(6, byteMutation),
+      authorization(target.token),
+      protocolVersion,
+      fc.constantFrom("application/json", "application/json", "application/json; charset=utf-8", "text/plain", "")
+    )
+    .map(([envelope, mutation, auth, version, contentType]): McpCase => {
+      const headers: Record<string, string> = { accept: "application/json, text/event-stream" }
+      if (auth !== undefined) headers["authorization"] = auth
+      if (version !== undefined) headers["mcp-protocol-version"] = version
+      if (contentType !== "") headers["content-type"] = contentType
+      const encoded = encodeJson(envelope.body)
+      return {
+        path: "/mcp",
+        headers,
+        body: mutation === undefined ? encoded : mutateBytes(encoded, mutation),
+        label: mutation === undefined ? envelope.label : `${envelope.label}, bytes ${mutation.kind}`,
+        mutated: mutation !== undefined,
+        credential: auth === `Bearer ${target.token}`
+          ? "valid"
+          : auth !== undefined && new RegExp(`^bearer +${target.token}$`, "i").test(auth)
+          ? "either"
+          : "invalid",
+        ...(envelope.tool === undefined || mutation !== undefined ? {} : { tool: envelope.tool }),
+        ...(envelope.id === undefined || mutation !== undefined ? {} : { id: envelope.id })
+      }
+    })
+
+// --- The judge ---
+
+const PROTOCOL_CODES = new Set([-32700, -32600, -32601, -32602])
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const resultDecoders = Object.fromEntries(
+  toolListEntries.map((entry) => [entry.name, Schema.decodeUnknownEither(toolsByName[entry.name].output as Schema.Schema<unknown, unknown>)])
+) as Record<ToolName, (u: unknown) => Either.Either<unknown, unknown>>
+const decodeFailure = Schema.decodeUnknownEither(ToolFailurePayload)
+
+const parse = (body: Buffer): unknown => {
+  try {
+    return JSON.parse(body.toString("utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+/** What is wrong with the answer to `request`, or undefined when it is one CONTRACT allows. */
+export const judgeMcp = (request: McpCase, outcome: RawOutcome): string | undefined => {
+  if (outcome._tag === "Transport") return `no answer: ${outcome.message}`
+  const { status, body } = outcome
+  if (status >= 500) return `status ${status}: ${body.toString("utf8").slice(0, 200)}`
+  if (status === 202) return body.length === 0 ? undefined : "202 with a body"
+  if (!String(outcome.headers["content-type"] ?? "").startsWith("application/json")) return `status ${status} without JSON`
+  const json = parse(body)
+  if (!isObject(json)) return `status ${status}: the body is not a JSON object`
+  if (status === 401) {
+    if (request.credential === "valid") return "401 for the valid token"
+    if (json["error"] !== "invalid_token" || typeof json["error_description"] !== "string") return "401 without {error: invalid_token}"
+    return outcome.headers["www-authenticate"]?.startsWith("Bearer resource_metadata=") ? undefined : "401 without WWW-Authenticate"
+  }
+  if (request.credential === "invalid") return `status ${status} for a request without the valid token`
+  if (status === 413 && request.body.length <= MCP_BODY_LIMIT_BYTES) return "413 for a body within the limit"
+  if (![200, 400, 413].includes(status)) return `status ${status}`
+  if (json["jsonrpc"] !== "2.0" || !("id" in json)) return "not a JSON-RPC response"
+  const error = json["error"]
+  if (error !== undefined) {
+    if ("result" in json) return "both result and error"
+    if (!isObject(error) || typeof error["message"] !== "string" || !PROTOCOL_CODES.has(error["code"] as number)) {
+      return `error member ${JSON.stringify(error).slice(0, 200)}`
+    }
+    return status === 200 && (error["code"] === -32700 || error["code"] === -32600) ? `${error["code"]} with status 200` : undefined
+  }
+  if (status !== 200) return `status ${status} with a result`
+  if (request.id !== undefined && json["id"] !== request.id) return `id ${JSON.stringify(json["id"])} for ${JSON.stringify(request.id)}`
+  const result = json["result"]
+  if (!isObject(result)) return "result is not an object"
+  if (request.tool === undefined) return undefined
+  const content = result["content"]
+  if (!Array.isArray(content) || content.length !== 1 || !isObject(content[0]) || content[0]["type"] !== "text") return "content is not one text item"
+  const structured = result["structuredContent"]
+  if (JSON.stringify(parse(Buffer.from(String(content[0]["text"])))) !== JSON.stringify(structured)) return "text and structuredContent differ"
+  if (result["isError"] === true) {
+    return Either.isRight(decodeFailure(structured)) ? undefined : `isError payload ${JSON.stringify(structured).slice(0, 200)}`
+  }
+  return Either.isRight(resultDecoders[request.tool](structured))
+    ? undefined
+    : `${request.tool} payload does not decode: ${JSON.stringify(structured).slice(0, 200)}`
+}

@@ -1,0 +1,205 @@
+/**
+ * Slow and abandoned connections against the real node:http listener (docs/decisions.md "Slow and abandoned
+ * connections"), over real sockets: headers trickled a byte at a time, a body trickled or stopped half-way, a request
+ * that stops in the middle of its headers, hundreds of sockets opened and left, a header block over the bound and more
+ * connections than allowed. The bounds are shrunk through the HttpLimits layer so that the test waits well under a
+ * second for each; what is asserted is only that the server closed the connection (with the answer it gave) and that
+ * a normal request was answered meanwhile, never how long anything took.
+ */
+import * as Net from "node:net"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, FiberRef, Layer, LogLevel } from "effect"
+import {
+  BodyTimedOut,
+  HttpAddress,
+  HttpLimits,
+  type HttpLimitsSettings,
+  HttpRoutes,
+  HttpServerLive,
+  json,
+  type Route
+} from "../../src/http/HttpServer.js"
+import { appConfigFromMap } from "../../src/services/AppConfig.js"
+import { Metrics } from "../../src/services/Metrics.js"
+
+/** Small bounds: every phase ends within a second, checked every 50 ms. */
+const SMALL: HttpLimitsSettings = {
+  headersTimeoutMs: 400,
+  requestTimeoutMs: 900,
+  bodyTimeoutMs: 500,
+  keepAliveTimeoutMs: 300,
+  idleSocketTimeoutMs: 2_000,
+  checkIntervalMs: 50,
+  maxHeaderBytes: 2_048,
+  maxConnections: 1_000
+}
+
+const routes: ReadonlyArray<Route> = [
+  { method: "GET", path: "/ok", handler: () => Effect.succeed(json(200, { ok: true })) },
+  {
+    method: "POST",
+    path: "/echo",
+    handler: (request) =>
+      request.body(1024).pipe(
+        Effect.map((body) => json(200, { length: body.length })),
+        Effect.catchAll((e) => Effect.succeed(json(e instanceof BodyTimedOut ? 408 : 400, { error: e._tag })))
+      )
+  }
+]
+
+/** The listener alone (no database): the routes above, on a free port, with `limits`. */
+const serve = (limits: HttpLimitsSettings) =>
+  Effect.zipRight(
+    // The listener logs at info; keep test output to warnings.
+    Effect.locallyScoped(FiberRef.currentMinimumLogLevel, LogLevel.Warning),
+    Layer.build(
+    HttpServerLive.pipe(
+      Layer.provide(Layer.succeed(HttpRoutes, routes)),
+      Layer.provide(Metrics.Default),
+      Layer.provide(appConfigFromMap({ HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "error" })),
+      Layer.provide(Layer.succeed(HttpLimits, limits)),
+      Layer.orDie
+    )
+  ).pipe(Effect.map((context) => Context.get(context, HttpAddress))))
+
+interface RawSocket {
+  readonly socket: Net.Socket
+  /** Everything the server sent so far. */
+  readonly received: () => string
+  /** Resolves when the server (or the network) closed the socket. */
+  readonly closed: Promise<void>
+}
+
+const openSocket = (port: number) =>
+  Effect.acquireRelease(
+    Effect.async<RawSocket>((resume) => {
+      const socket = Net.connect({ host: "127.0.0.1", port })
+      let data = ""
+      socket.setEncoding("latin1")
+      socket.on("data", (chunk: string) => (data += chunk))
+      socket.on("error", () => undefined)
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()))
+      socket.once("connect", () => resume(Effect.succeed({ socket, received: () => data, closed })))
+    }),
+    ({ socket }) => Effect.sync(() => socket.destroy())
+  )
+
+/** Waits for the server to close the socket; a liveness guard only, far above the bounds under test. */
+const awaitClosed = (raw: RawSocket) =>
+  Effect.promise(() => raw.closed).pipe(
+    Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the server never closed the socket") })
+  )
+
+/** Writes `text` one byte at a time, `everyMs` apart, until it is all sent or the socket is closed. */
+const trickle = (raw: RawSocket, text: string, everyMs: number) =>
+  Effect.promise(async () => {
+    for (const byte of text) {
+      if (raw.socket.destroyed || raw.socket.writableEnded) return
+      raw.socket.write(byte)
+      await new Promise((r) => setTimeout(r, everyMs))
+    }
+  })
+
+const getOk = (url: string) =>
+  Effect.promise(async () => {
+    const res = await fetch(`${url}/ok`)
+    return { status: res.status, body: await res.json() }
+  })
+
+const statusOf = (response: string) => /^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]
+
+describe("slow and abandoned connections", () => {
+  it.scopedLive("headers trickled a byte at a time are cut with 408, and a normal request is answered meanwhile", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const slow = yield* openSocket(server.port)
+      // Far longer than the header bound at one byte per 20 ms: only the server can end it.
+      const headers = `GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${"a".repeat(400)}\r\n\r\n`
+      const trickling = yield* Effect.fork(trickle(slow, headers, 20))
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+      yield* awaitClosed(slow)
+      expect(statusOf(slow.received())).toBe("408")
+      yield* trickling.await
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+    }))
+
+  it.scopedLive("a request that stops in the middle of its headers and goes silent is closed", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const half = yield* openSocket(server.port)
+      half.socket.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+      yield* awaitClosed(half)
+      expect(statusOf(half.received())).toBe("408")
+    }))
+
+  it.scopedLive("a body that stops half-way is answered 408 by the body reader, and the connection closes", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const half = yield* openSocket(server.port)
+      half.socket.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nhalf a bo")
+      yield* awaitClosed(half)
+      const response = half.received()
+      expect(statusOf(response)).toBe("408")
+      expect(response.toLowerCase()).toContain("connection: close")
+      expect(response).toContain(`{"error":"BodyTimedOut"}`)
+    }))
+
+  it.scopedLive("a body trickled a byte at a time is cut, and a normal request is answered meanwhile", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const slow = yield* openSocket(server.port)
+      slow.socket.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\n")
+      const trickling = yield* Effect.fork(trickle(slow, "b".repeat(500), 20))
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+      yield* awaitClosed(slow)
+      expect(statusOf(slow.received())).toBe("408")
+      yield* trickling.await
+    }))
+
+  it.scopedLive("200 abandoned sockets (silent, or with half a request) do not stop a normal request, and all are closed", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const abandoned: Array<RawSocket> = []
+      for (let i = 0; i < 200; i++) {
+        const raw = yield* openSocket(server.port)
+        if (i % 2 === 1) raw.socket.write("GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        abandoned.push(raw)
+      }
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+      yield* Effect.forEach(abandoned, awaitClosed, { concurrency: "unbounded", discard: true })
+      expect(abandoned.every((raw) => raw.socket.destroyed || raw.socket.readableEnded)).toBe(true)
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+    }))
+
+  it.scopedLive("a header block over the bound is refused with 431 and closed", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const big = yield* openSocket(server.port)
+      big.socket.write(`GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"x".repeat(SMALL.maxHeaderBytes * 2)}\r\n\r\n`)
+      yield* awaitClosed(big)
+      expect(statusOf(big.received())).toBe("431")
+    }))
+
+  it.scopedLive("past the connection bound a new socket is closed unanswered; once the idle ones are cut, requests are served", () =>
+    Effect.gen(function*() {
+      const server = yield* serve({ ...SMALL, maxConnections: 5 })
+      const idle: Array<RawSocket> = []
+      for (let i = 0; i < 5; i++) idle.push(yield* openSocket(server.port))
+      const extra = yield* openSocket(server.port)
+      extra.socket.write("GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+      yield* awaitClosed(extra)
+      expect(extra.received()).toBe("")
+      yield* Effect.forEach(idle, awaitClosed, { concurrency: "unbounded", discard: true })
+      expect(yield* getOk(server.url)).toEqual({ status: 200, body: { ok: true } })
+    }))
+
+  it.scopedLive("an idle keep-alive connection is closed after its request", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const kept = yield* openSocket(server.port)
+      kept.socket.write("GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n")
+      yield* awaitClosed(kept)
+      expect(statusOf(kept.received())).toBe("200")
+      expect(kept.received()).toContain(`{"ok":true}`)
+    }))
+})
