@@ -2,8 +2,9 @@
  * MemberEvents: the per-account event hub of the member's open browser tabs (the interface, "Events" 2; CONTRACT
  * "The member's browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Events come from where the
  * data changes: stored messages from MessageWriter.stored (after their batch committed, so `id` is final), nick
- * notes and relay-bot marks from NickNotes.changes, networks removed from Networks.changes, and the network actors'
- * statuses and channel changes through `actorEvents` (the supervisor hands it to every actor). Each event is
+ * notes and relay-bot marks from NickNotes.changes, read markers from ReadMarkers.changes, networks removed from
+ * Networks.changes, and the network actors' statuses (a rename included) and channel changes through
+ * `actorEvents` (the supervisor hands it to every actor). Each event is
  * encoded once (`frame`), whatever the number of tabs, and delivered to every subscription of its account and to
  * no one else.
  *
@@ -16,8 +17,8 @@
  *
  * Concurrency rule: `publish`, `actorEvents` and the subscriptions' `deliver` are synchronous steps, safe from any
  * fiber (JavaScript runs one step at a time), so events of one source reach a queue in the order they were
- * published. One fiber of this service renders stored messages (relay-bot marks need NickNotes) and one
- * follows NickNotes and Networks; both end with the service's scope.
+ * published. One fiber of this service renders stored messages (relay-bot marks need NickNotes), and one each
+ * follows NickNotes, ReadMarkers and Networks; they end with the service's scope.
  */
 import { Deferred, Effect, FiberId, Option, PubSub, Queue, type Scope } from "effect"
 import { DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
@@ -27,6 +28,7 @@ import { toMessageRecord } from "./MessageRecord.js"
 import { type BufferKind, MessageWriter, type StoredRow } from "./MessageWriter.js"
 import { Networks } from "./Networks.js"
 import { NickNotes } from "./NickNotes.js"
+import { ReadMarkers } from "./ReadMarkers.js"
 
 /** Events one subscription may have waiting; beyond, it is overflowed (the socket closes with 1013). */
 export const QUEUE_BOUND = 4096
@@ -78,6 +80,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     const writer = yield* MessageWriter
     const notes = yield* NickNotes
     const networks = yield* Networks
+    const markers = yield* ReadMarkers
 
     const subscribers = new Map<number, Set<Subscriber>>()
     const listeners = new Set<MessageListener>()
@@ -85,6 +88,8 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     const accountOfNetwork = new Map<number, number>()
     /** The last status each network's actor published: its nick (highlights) and CASEMAPPING (relay bots). */
     const statuses = new Map<number, NetworkStatus>()
+    /** The name each network's last `network` event carried: a rename is a change the tabs must hear of. */
+    const names = new Map<number, string>()
 
     const offer = (subscriber: Subscriber, event: Outbound) => {
       if (subscriber.dead) return
@@ -155,8 +160,10 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       status: (accountId: number, name: string, status: NetworkStatus): void => {
         accountOfNetwork.set(status.networkId, accountId)
         const before = statuses.get(status.networkId)
+        const nameBefore = names.get(status.networkId)
         statuses.set(status.networkId, status)
-        if (before !== undefined && before.state === status.state && before.nick === status.nick) return
+        names.set(status.networkId, name)
+        if (before !== undefined && before.state === status.state && before.nick === status.nick && nameBefore === name) return
         publish(accountId, [{
           type: "network",
           network: { id: status.networkId, name, state: status.state, nick: status.nick }
@@ -232,15 +239,31 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       Effect.forkScoped
     )
 
+    const markerChanges = yield* PubSub.subscribe(markers.changes)
+    yield* Queue.take(markerChanges).pipe(
+      Effect.flatMap((marker) =>
+        Effect.sync(() =>
+          publish(marker.accountId, [{
+            type: "read-marker",
+            networkId: marker.networkId,
+            target: marker.target,
+            messageId: marker.messageId
+          }])
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
     const networkChanges = yield* PubSub.subscribe(networks.changes)
     yield* Queue.take(networkChanges).pipe(
       Effect.flatMap((change) =>
         Effect.sync(() => {
           if (change._tag !== "Removed") return
-          const accountId = accountOfNetwork.get(change.networkId)
           accountOfNetwork.delete(change.networkId)
           statuses.delete(change.networkId)
-          if (accountId !== undefined) publish(accountId, [{ type: "network-removed", networkId: change.networkId }])
+          names.delete(change.networkId)
+          publish(change.accountId, [{ type: "network-removed", networkId: change.networkId }])
         })
       ),
       Effect.forever,
@@ -260,5 +283,5 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
 
     return { subscribe, publish, listening, anyFocused, actorEvents, addMessageListener } as const
   }),
-  dependencies: [MessageWriter.Default, NickNotes.Default, Networks.Default]
+  dependencies: [MessageWriter.Default, NickNotes.Default, Networks.Default, ReadMarkers.Default]
 }) {}
