@@ -41,7 +41,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Exit, Option } from "effect"
 import type { Encryption, MessageKind } from "./MessageWriter.js"
 import { Networks } from "./Networks.js"
-import { DEPTH as RECENT_DEPTH, RecentPages } from "./RecentPages.js"
+import { RecentPages } from "./RecentPages.js"
 
 export interface StoredMessage {
   readonly id: number
@@ -137,9 +137,8 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     }
 
     /**
-     * A page of the buffer, oldest first: from RecentPages when it holds the page; else the
-     * newest page of a buffer not kept yet loads its newest DEPTH messages once (and keeps
-     * them), and any other page is read from the index.
+     * A page of the buffer, oldest first: from RecentPages when it holds the page; else read
+     * from the index, and a newest page read so is kept for the next reader.
      */
     const recent = (
       networkId: number,
@@ -149,15 +148,15 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       if (page.limit <= 0) return Effect.succeed([])
       const kept = pages.page(networkId, targetFolded, page.before, page.limit)
       if (Option.isSome(kept)) return Effect.succeed(kept.value)
-      const install = Option.isNone(page.before) ? pages.beginLoad(networkId, targetFolded) : Option.none()
-      if (Option.isNone(install)) return read(networkId, targetFolded, page.before, page.limit)
-      return read(networkId, targetFolded, Option.none(), RECENT_DEPTH).pipe(
+      const install = Option.isNone(page.before) ? pages.beginLoad(networkId, targetFolded, page.limit) : Option.none()
+      const rows = read(networkId, targetFolded, page.before, page.limit)
+      if (Option.isNone(install)) return rows
+      return rows.pipe(
         Effect.onExit((exit) =>
           Effect.sync(() =>
             Exit.isSuccess(exit) ? install.value(exit.value) : pages.abandonLoad(networkId, targetFolded)
           )
-        ),
-        Effect.map((rows) => (rows.length > page.limit ? rows.slice(rows.length - page.limit) : rows))
+        )
       )
     }
 

@@ -6,8 +6,9 @@
  * still read `messages (buffer_id, id)` through MessageHistory.
  *
  * What is kept, per buffer (network id + folded target): up to DEPTH of its newest messages,
- * oldest first, and whether they are the whole buffer. Loaded on a reader's first miss
- * (MessageHistory reads DEPTH rows once instead of its page) and extended by MessageWriter
+ * oldest first, and whether they are the whole buffer. Loaded by the newest page a reader
+ * missed (the same statement and page MessageHistory would read anyway, so a first read costs
+ * what it always did) and extended by MessageWriter
  * with every batch it stores, synchronously, before the batch is announced on its `stored`
  * PubSub: a tab that saw a `message` event and then reads the page finds the message there.
  * At most MAX_MESSAGES in all; the buffer read least recently goes first.
@@ -108,13 +109,15 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     }
 
     /**
-     * Marks the buffer as loading; returns the function that installs the load's rows (the
-     * newest DEPTH, oldest first), or None when another load of it is running.
+     * Marks the buffer as loading its newest `limit` messages (what kept pages there were are
+     * replaced: they answered fewer); returns the function that installs the load's rows (oldest
+     * first), or None when another load of it is running.
      */
-    const beginLoad = (networkId: number, targetFolded: string) => {
+    const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
       const key = keyOf(networkId, targetFolded)
       const current = entries.get(key)
-      if (current !== undefined) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
+      if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
+      if (current !== undefined) drop(key)
       const loading: Loading = { _tag: "Loading", pending: [] }
       entries.set(key, loading)
       return Option.some((rows: ReadonlyArray<StoredMessage>) => {
@@ -127,7 +130,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
         }
         const newest = rows.length > 0 ? rows[rows.length - 1]!.id : 0
         const messages = [...rows, ...loading.pending.filter((m) => m.id > newest)]
-        const complete = rows.length < DEPTH
+        const complete = rows.length < limit
         const trimmed = messages.length > DEPTH ? messages.slice(messages.length - DEPTH) : messages
         const loaded: Loaded = { _tag: "Loaded", messages: trimmed, complete: complete && trimmed.length === messages.length }
         entries.set(key, loaded)

@@ -52,15 +52,15 @@ describe(`RecentPages on ${describeMode}`, () => {
         const before = pages.size()
         const first = yield* page(net!, "#kept", null, 10)
         expect(first).toEqual(yield* fromTable(net!, "#kept", null, 10))
-        // The first newest page loaded the buffer (30 rows, fewer than DEPTH: the whole buffer).
-        expect(pages.size()).toBe(before + 30)
+        // The newest page read from the table is kept.
+        expect(pages.size()).toBe(before + 10)
 
         // Later rows, one spelled "#KEPT": the kept page grows and still shows the buffer's name.
         for (let i = 31; i <= 40; i++) {
           yield* writer.append(message(net!, i === 35 ? "#KEPT" : "#Kept", `k${i}`, { time: new Date(T0 + i) }))
         }
         yield* writer.flush
-        expect(pages.size()).toBe(before + 40)
+        expect(pages.size()).toBe(before + 20)
         const newest = yield* page(net!, "#kept", null, 15)
         expect(newest.map((m) => m.text)).toEqual(Array.from({ length: 15 }, (_, i) => `k${26 + i}`))
         expect(newest).toEqual(yield* fromTable(net!, "#kept", null, 15))
@@ -84,9 +84,11 @@ describe(`RecentPages on ${describeMode}`, () => {
 
         const before = pages.size()
         expect(yield* page(net!, "#deep", null, 100)).toEqual(yield* fromTable(net!, "#deep", null, 100))
-        expect(pages.size()).toBe(before + DEPTH)
-        // The full newest page the interface allows (500) is the kept one.
+        expect(pages.size()).toBe(before + 100)
+        // A larger newest page than what is kept is read, and kept instead: the largest the interface allows is DEPTH.
         expect(yield* page(net!, "#deep", null, 500)).toEqual(yield* fromTable(net!, "#deep", null, 500))
+        expect(pages.size()).toBe(before + DEPTH)
+        expect(yield* page(net!, "#deep", null, 250)).toEqual(yield* fromTable(net!, "#deep", null, 250))
         // A page reaching below what is kept is read from the table, and is the same page.
         const all = yield* fromTable(net!, "#deep", null, total)
         const deep = all[200]!.id
@@ -109,7 +111,7 @@ describe(`RecentPages on ${describeMode}`, () => {
         const loaded = yield* fromTable(net!, "#race", null, DEPTH)
 
         // A load begins; a batch is stored before it installs what it read, which already holds r4 and r5.
-        const install = pages.beginLoad(net!, "#race")
+        const install = pages.beginLoad(net!, "#race", DEPTH)
         expect(Option.isSome(install)).toBe(true)
         const base = loaded[4]!
         const extra = (n: number): StoredMessage & { targetFolded: string } => ({
@@ -142,9 +144,9 @@ describe(`RecentPages on ${describeMode}`, () => {
         yield* writer.flush
         const before = pages.size()
         expect((yield* page(net!, "#gone", null, 5)).length).toBe(5)
-        expect(pages.size()).toBe(before + 12)
+        expect(pages.size()).toBe(before + 5)
         expect(yield* page(net!, "#nobody-here", null, 5)).toEqual([])
-        expect(pages.size()).toBe(before + 12)
+        expect(pages.size()).toBe(before + 5)
 
         const name = Option.getOrThrow(yield* accounts.findById(accountId)).name
         yield* networks.remove(name, net!)
