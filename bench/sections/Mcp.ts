@@ -77,6 +77,10 @@ const toolsListBody = rpc("tools/list", {})
 const toolsListLateBody = JSON.stringify({ jsonrpc: "2.0", id: 1000, method: "tools/list", params: {} })
 const callBody = (name: string, args: Record<string, unknown>) => rpc("tools/call", { name, arguments: args })
 const recentBody = (networkId: number) => callBody("recent_messages", { networkId, target: TARGET, limit: 100 })
+/** How far below the newest message the older page starts: well below the pages kept in memory (RecentPages). */
+const OLDER_PAGE_OFFSET = 10_000
+const olderPageBody = (networkId: number, before: number) =>
+  callBody("recent_messages", { networkId, target: TARGET, limit: 100, before })
 const searchBody = (query: string) => callBody("search_messages", { query })
 
 /** 1,000,000 rows into one buffer, generated server-side from the corpus. */
@@ -120,7 +124,7 @@ interface RpcAnswer {
   readonly result?: {
     readonly isError?: boolean
     readonly tools?: ReadonlyArray<unknown>
-    readonly structuredContent?: { readonly messages?: ReadonlyArray<unknown> }
+    readonly structuredContent?: { readonly messages?: ReadonlyArray<{ readonly id: number }> }
   }
 }
 
@@ -222,8 +226,11 @@ const captureSearches = (env: Record<string, string>, queries: ReadonlyArray<str
     }).pipe(Effect.provide(MessageHistory.Default))
   )
 
-/** The SQL one recent_messages call sends (ToolHandlers: Networks.owned, then MessageHistory.recent), as compiled. */
-const captureRecent = (env: Record<string, string>, networkId: number) =>
+/**
+ * The SQL one recent_messages call for an older page sends (MessageHistory.recent with `before`; the ownership check
+ * is remembered after the first call), as compiled.
+ */
+const captureRecent = (env: Record<string, string>, networkId: number, before: number) =>
   withRunningDatabase(
     env,
     Effect.gen(function*() {
@@ -231,10 +238,10 @@ const captureRecent = (env: Record<string, string>, networkId: number) =>
       const [account] = yield* sql<{ id: number }>`SELECT id FROM accounts WHERE name = ${ACCOUNT}`
       const networks = yield* Networks
       const history = yield* MessageHistory
-      const owned = yield* capturing(networks.owned(account!.id, networkId))
-      const recent = yield* capturing(history.recent(networkId, TARGET, { before: Option.none(), limit: 100 }))
+      if (!(yield* networks.isOwnedBy(account!.id, networkId))) throw new Error("the bench network is not the account's")
+      const recent = yield* capturing(history.recent(networkId, TARGET, { before: Option.some(before), limit: 100 }))
       if (recent.result.length !== 100) throw new Error(`recent read ${recent.result.length} messages, expected 100`)
-      return [...owned.statements, ...recent.statements]
+      return recent.statements
     }).pipe(Effect.provide(Layer.mergeAll(Networks.Default, MessageHistory.Default)))
   )
 
@@ -315,7 +322,9 @@ export const runMcp = async (): Promise<SectionResult> => {
     const toolsRounds: Array<Measured> = []
     const toolsLateRounds: Array<Measured> = []
     const recentRounds: Array<Measured> = []
+    const olderRounds: Array<Measured> = []
     let toolsBody: string
+    let olderBefore = 0
     const cases = searchCases()
     try {
       for (let i = 2; i <= NETWORKS; i++) await addNetworkWithAdmin(belay, `idle${i}`, fake.server.port)
@@ -341,6 +350,10 @@ export const runMcp = async (): Promise<SectionResult> => {
       const recentProbe = await probe(belay, token, recentBody(networkId))
       const got = recentProbe.result.structuredContent?.messages?.length
       if (got !== 100) throw new Error(`recent_messages returned ${got} messages, expected 100`)
+      olderBefore = (recentProbe.result.structuredContent?.messages?.[99]?.id ?? 0) - OLDER_PAGE_OFFSET
+      const olderProbe = await probe(belay, token, olderPageBody(networkId, olderBefore))
+      const olderGot = olderProbe.result.structuredContent?.messages?.length
+      if (olderGot !== 100) throw new Error(`recent_messages (older page) returned ${olderGot} messages, expected 100`)
       toolsBody = toolsProbe.text
       figures.push(
         { name: "tools/list response body", value: toolsProbe.bytes, unit: "bytes" },
@@ -356,14 +369,18 @@ export const runMcp = async (): Promise<SectionResult> => {
           bare: () => measure({ ...request, url: bareServer.url, body: toolsListBody }, WARMUP, bareServer.pid),
           tools: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListBody }, WARMUP, belay.pid),
           toolsLate: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListLateBody }, WARMUP, belay.pid),
-          recent: () => measure({ ...request, url: `${belay.url}/mcp`, body: recentBody(networkId) }, WARMUP, belay.pid)
+          recent: () => measure({ ...request, url: `${belay.url}/mcp`, body: recentBody(networkId) }, WARMUP, belay.pid),
+          older: () =>
+            measure({ ...request, url: `${belay.url}/mcp`, body: olderPageBody(networkId, olderBefore) }, WARMUP, belay.pid)
         }
         for (let round = 0; round < ROUNDS; round++) {
           const load0 = loadNow()
-          for (const which of rotate(["bare", "tools", "toolsLate", "recent"] as const, round)) {
+          for (const which of rotate(["bare", "tools", "toolsLate", "recent", "older"] as const, round)) {
             const r = await runs[which]()
             checkClean(which, r)
-            ;({ bare: bareRounds, tools: toolsRounds, toolsLate: toolsLateRounds, recent: recentRounds })[which].push(r)
+            ;({ bare: bareRounds, tools: toolsRounds, toolsLate: toolsLateRounds, recent: recentRounds, older: olderRounds })[
+              which
+            ].push(r)
           }
           loads.push({ start: load0, end: loadNow() })
         }
@@ -372,14 +389,14 @@ export const runMcp = async (): Promise<SectionResult> => {
       }
 
       // What the database alone allows for recent_messages: its statements, as many connections as Belay's pool.
-      const recentStatements = await captureRecent(db.env, networkId)
+      const recentStatements = await captureRecent(db.env, networkId, olderBefore)
       const sqlCeiling: Array<number> = []
       for (let round = 0; round < ROUNDS; round++) {
         sqlCeiling.push(await sqlThroughput(db.env, recentStatements, POOL, SECONDS))
       }
       figures.push(
         perRound(
-          `recent_messages' SQL alone (Networks.owned + MessageHistory.recent), ${POOL} connections straight to PostgreSQL: calls/s`,
+          `recent_messages' SQL alone for an older page (MessageHistory.recent with before), ${POOL} connections straight to PostgreSQL: calls/s`,
           sqlCeiling
         ),
         perRound(
@@ -460,7 +477,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       await belay.stop()
     }
 
-    checkRounds(bareRounds, toolsRounds, toolsLateRounds, recentRounds)
+    checkRounds(bareRounds, toolsRounds, toolsLateRounds, recentRounds, olderRounds)
     const toolsRatios = toolsRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
     const recentRatios = recentRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
     figures.push(
@@ -468,12 +485,17 @@ export const runMcp = async (): Promise<SectionResult> => {
       ...loadFigures(`Belay tools/list (${NETWORKS} idle networks)`, toolsRounds),
       ...loadFigures("Belay tools/list, request id 1000 (answer spliced per call)", toolsLateRounds),
       ...loadFigures(`Belay recent_messages limit 100 (${COUNT}-message buffer)`, recentRounds),
+      ...loadFigures(`Belay recent_messages limit 100, an older page (${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids back)`, olderRounds),
       perRound("ratio tools/list ÷ bare", toolsRatios),
       perRound(
         "ratio tools/list with request id 1000 ÷ bare",
         toolsLateRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
       ),
-      perRound("ratio recent_messages ÷ bare", recentRatios)
+      perRound("ratio recent_messages ÷ bare", recentRatios),
+      perRound(
+        "ratio recent_messages, an older page (from the database every call) ÷ bare",
+        olderRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
+      )
     )
     method.push(
       `Belay ran as \`node bin/belay serve\` on ${databaseMode}, with a fresh data dir; account, read-write API token and the loaded network made with \`belay account add\`, \`belay token add\`, \`belay network add\`; ${
@@ -482,10 +504,10 @@ export const runMcp = async (): Promise<SectionResult> => {
       `${MESSAGES.toLocaleString("en-US")} messages were loaded into the loaded network's ${TARGET} buffer while Belay was stopped, by \`INSERT … SELECT generate_series\` (100,000 rows a statement) through the app's own Database layer (same migrations and indexes, GIN included). No ANALYZE or VACUUM by hand: the section waits (up to ${
         AUTOVACUUM_WAIT_MS / 1000
       } s) for autovacuum to analyze and vacuum the table, as it would in a running service, and says when it had.`,
-      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list (request id 1, as a session's first tools/list has, answered from the answer McpDispatcher keeps for ids below 16), tools/list with id 1000 (spliced per call) and recent_messages, in an order rotated per round; a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
+      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list (request id 1, as a session's first tools/list has, answered from the answer McpDispatcher keeps for ids below 16), tools/list with id 1000 (spliced per call), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round; a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
       "Baseline: a bare `node:http` server (bench/bare-server.ts) on core 0 that reads and JSON.parses the body and answers Belay's own tools/list response bytes (same size, same content-type); both ratios divide by this one baseline. A bare server well below 1.0 core was limited by the load generator (autocannon has one core), so against a saturated bare server the ratios would be lower still.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
-      `recent_messages' SQL alone: the two statements one call sends (Networks.owned, MessageHistory.recent; captured as compiled from the services), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
+      `recent_messages' SQL alone: the statement one call for the older page sends (MessageHistory.recent with \`before\`; captured as compiled from the service; the ownership check is remembered after a network's first call), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
       `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the account's networks, the scope, the window and, when the window had too few matches, the rest), sent one after another with \`pg\` on one connection from the bench process. Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`
     )
     const targets: Array<Target> = [

@@ -4,7 +4,7 @@
  * buffers with history (list_buffers), and for the browser WebSocket the newest id of an
  * account and every message after an id (its `?since=` resume). Which networks an account has is Networks' to say.
  *
- * Concurrency: stateless; every read is a few statements on the shared pool (plus the
+ * Concurrency: no state of its own (the pages kept in memory are RecentPages'); every read is a few statements on the shared pool (plus the
  * account's networks), so reads never wait for the writer's batches beyond the pool.
  * SQL errors are defects at this edge. The methods are plain functions, not `Effect.fn`:
  * a named Effect.fn captures a stack trace and opens a span on every call, about 20 µs
@@ -13,8 +13,9 @@
  * Cost: each read walks an index in the order it answers in and stops at its page (the
  * interface's limits: recent_messages ≤ 500, search_messages ≤ 100), so recent and
  * listBuffers cost the same at any buffer size, whatever the planner's statistics say:
- * - recent: the buffer is resolved once (its unique key, network_id + target_folded), and
- *   its messages are read backwards along `messages (buffer_id, id)` from `before`.
+ * - recent: a buffer's newest pages come from memory (RecentPages); other pages resolve the
+ *   buffer once (its unique key, network_id + target_folded) and read its messages backwards
+ *   along `messages (buffer_id, id)` from `before`.
  * - listBuffers: the account's buffers, each with one probe of that index to know it has
  *   history.
  * - search: GIN finds matches but cannot hand over the newest first, so the scope's newest
@@ -37,9 +38,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import type { Encryption, MessageKind } from "./MessageWriter.js"
 import { Networks } from "./Networks.js"
+import { RecentPages } from "./RecentPages.js"
 
 export interface StoredMessage {
   readonly id: number
@@ -87,6 +89,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const networks = yield* Networks
+    const pages = yield* RecentPages
 
     /**
      * One buffer's messages as a key range of `messages (buffer_id, id)`, for statements that
@@ -111,13 +114,13 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
      * buffer's row by its unique key, then (LATERAL, so its id is a constant of the inner
      * plan) its newest `limit` ids below `before`, backwards along `(buffer_id, id)`.
      */
-    const recent = (
+    const read = (
       networkId: number,
       targetFolded: string,
-      page: { readonly before: Option.Option<number>; readonly limit: number }
+      before: Option.Option<number>,
+      limit: number
     ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
-      if (page.limit <= 0) return Effect.succeed([])
-      const before = Option.match(page.before, { onNone: () => sql``, onSome: (id) => sql`AND id < ${id}` })
+      const below = Option.match(before, { onNone: () => sql``, onSome: (id) => sql`AND id < ${id}` })
       return sql<StoredMessage>`
         SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
                m.encryption
@@ -125,12 +128,36 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         CROSS JOIN LATERAL (
           SELECT id, time, kind, nick, text, numeric, self, encryption
           FROM messages
-          WHERE ${ofBuffer(sql`b.id`)} ${before}
+          WHERE ${ofBuffer(sql`b.id`)} ${below}
           ORDER BY buffer_id DESC, id DESC
-          LIMIT ${page.limit}
+          LIMIT ${limit}
         ) AS m
         WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}
         ORDER BY m.id`.pipe(Effect.orDie)
+    }
+
+    /**
+     * A page of the buffer, oldest first: from RecentPages when it holds the page; else read
+     * from the index, and a newest page read so is kept for the next reader.
+     */
+    const recent = (
+      networkId: number,
+      targetFolded: string,
+      page: { readonly before: Option.Option<number>; readonly limit: number }
+    ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
+      if (page.limit <= 0) return Effect.succeed([])
+      const kept = pages.page(networkId, targetFolded, page.before, page.limit)
+      if (Option.isSome(kept)) return Effect.succeed(kept.value)
+      const install = Option.isNone(page.before) ? pages.beginLoad(networkId, targetFolded, page.limit) : Option.none()
+      const rows = read(networkId, targetFolded, page.before, page.limit)
+      if (Option.isNone(install)) return rows
+      return rows.pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() =>
+            Exit.isSuccess(exit) ? install.value(exit.value) : pages.abandonLoad(networkId, targetFolded)
+          )
+        )
+      )
     }
 
     /** Newest first, across every buffer of the account unless filtered; windowed (see the module comment). */
@@ -228,5 +255,5 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
 
     return { recent, search, listBuffers, lastId, after } as const
   }),
-  dependencies: [Networks.Default]
+  dependencies: [Networks.Default, RecentPages.Default]
 }) {}

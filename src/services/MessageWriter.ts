@@ -56,6 +56,7 @@ import {
 import type { MessageKind } from "../schema/Message.js"
 import { Metrics } from "./Metrics.js"
 import { Networks } from "./Networks.js"
+import { RecentPages } from "./RecentPages.js"
 
 export type { MessageKind }
 
@@ -184,6 +185,7 @@ const makeWriter = (options: MessageWriterOptions) =>
     const sql = yield* SqlClient.SqlClient
     const metrics = yield* Metrics
     const networks = yield* Networks
+    const pages = yield* RecentPages
     const clock = yield* Effect.clock
     const batchRows = options.batchRows
     const intervalMillis = Duration.toMillis(options.flushInterval)
@@ -368,7 +370,7 @@ const makeWriter = (options: MessageWriterOptions) =>
           )
           SELECT id FROM m ORDER BY id`
         metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
-        yield* PubSub.publish(stored, rows.map((r, i): StoredRow => ({
+        const storedRows = rows.map((r, i): StoredRow => ({
           id: ids[i]!.id,
           networkId: r.networkId,
           target: r.target,
@@ -380,7 +382,10 @@ const makeWriter = (options: MessageWriterOptions) =>
           numeric: r.numeric,
           self: r.self,
           encryption: r.encryption
-        })))
+        }))
+        // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
+        pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+        yield* PubSub.publish(stored, storedRows)
       }).pipe(Effect.uninterruptible, Effect.exit)
 
     const forget = (rows: ReadonlyArray<Row>) => {
@@ -544,11 +549,11 @@ const makeWriter = (options: MessageWriterOptions) =>
 
 export class MessageWriter extends Effect.Service<MessageWriter>()("belay/MessageWriter", {
   scoped: makeWriter(defaultOptions),
-  dependencies: [Metrics.Default, Networks.Default]
+  dependencies: [Metrics.Default, Networks.Default, RecentPages.Default]
 }) {}
 
-/** The writer with other bounds and timeouts (tests shrink them), over the Metrics and Networks in context. */
+/** The writer with other bounds and timeouts (tests shrink them), over the Metrics, Networks and RecentPages in context. */
 export const messageWriterWith = (
   options: MessageWriterOptions
-): Layer.Layer<MessageWriter, never, SqlClient.SqlClient | Metrics | Networks> =>
+): Layer.Layer<MessageWriter, never, SqlClient.SqlClient | Metrics | Networks | RecentPages> =>
   Layer.scoped(MessageWriter, Effect.map(makeWriter(options), MessageWriter.make))

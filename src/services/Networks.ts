@@ -216,6 +216,7 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       const rows = yield* sql<{ id: number }>`
         DELETE FROM networks WHERE id = ${networkId} AND account_id = ${account.id} RETURNING id`.pipe(Effect.orDie)
       if (!rows[0]) return yield* new NetworkNotFound({ networkId })
+      owners.delete(networkId)
       yield* PubSub.publish(changes, { _tag: "Removed", networkId, accountId: account.id } as const)
       yield* Effect.logInfo("network removed").pipe(Effect.annotateLogs({ account: accountName, networkId }))
     })
@@ -308,6 +309,29 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       return Option.map(Option.fromNullable(rows[0]), toSummary)
     })
 
+    /**
+     * Network id → account id, for networks seen to be owned: a network never changes account, so an entry stays
+     * true until the network is removed (`remove` drops it). Every tool call checks ownership first; this makes the
+     * check free after the first call. Removed through another process, a network is still found here, and the
+     * call then meets the actor's own "unknown network" or an empty history.
+     */
+    const owners = new Map<number, number>()
+
+    /** Whether the network belongs to the account: the ownership check of every tool with a networkId. */
+    const isOwnedBy = (accountId: number, networkId: number): Effect.Effect<boolean> => {
+      const known = owners.get(networkId)
+      if (known !== undefined) return Effect.succeed(known === accountId)
+      return Effect.map(
+        sql<{ accountId: number }>`SELECT account_id AS "accountId" FROM networks WHERE id = ${networkId}`.pipe(Effect.orDie),
+        (rows) => {
+          const owner = rows[0]?.accountId
+          if (owner === undefined) return false
+          owners.set(networkId, owner)
+          return owner === accountId
+        }
+      )
+    }
+
     const allIds = Effect.fn("Networks.allIds")(function*() {
       const rows = yield* sql<{ id: number }>`SELECT id FROM networks ORDER BY id`.pipe(Effect.orDie)
       return rows.map((r) => r.id)
@@ -361,6 +385,7 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       add,
       list,
       listForAccount,
+      isOwnedBy,
       remove,
       update,
       autojoin,

@@ -26,6 +26,7 @@ import {
 } from "../../src/services/MessageWriter.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
+import { RecentPages } from "../../src/services/RecentPages.js"
 import { eventually } from "../support/Eventually.js"
 import { message, seedNetworks as seed, storedTexts, T0 } from "../support/MessageFixtures.js"
 import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
@@ -99,7 +100,7 @@ const storedMetric = Effect.gen(function*() {
 const ownClock = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, TestContext.TestContext)
 
 describe(`MessageWriter on ${describeMode}`, () => {
-  it.layer(Layer.mergeAll(Metrics.Default, Networks.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
+  it.layer(Layer.mergeAll(Metrics.Default, Networks.Default, RecentPages.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
     timeout: 120_000
   })((it) => {
     it.scoped("keeps append order per buffer across interleaved buffers (1,200 rows, 3 buffers)", () =>

@@ -46,13 +46,12 @@ export const makeToolHandlers = Effect.gen(function*() {
   const notes = yield* NickNotes
   const control = yield* NetworkControl
 
-  /** The network if it belongs to the principal's account; every tool with a networkId starts here. */
+  /** The network (its id) if it belongs to the principal's account; every tool with a networkId starts here. */
   const owned = (principal: ToolCaller, networkId: number) =>
-    Effect.flatMap(networks.owned(principal.accountId, networkId), (network) =>
-      Option.match(network, {
-        onNone: () => Effect.fail(new UnknownNetwork({ networkId })),
-        onSome: (n) => Effect.succeed(n)
-      }))
+    Effect.flatMap(
+      networks.isOwnedBy(principal.accountId, networkId),
+      (mine) => (mine ? Effect.succeed({ id: networkId }) : Effect.fail(new UnknownNetwork({ networkId })))
+    )
 
   const ownedWithStatus = (principal: ToolCaller, networkId: number) =>
     Effect.zip(owned(principal, networkId), control.status(networkId))

@@ -1,0 +1,196 @@
+/**
+ * RecentPages: the newest messages of the buffers read lately, kept in memory so that the
+ * page every reader asks for first — the newest `limit` of a buffer, what an agent polls and
+ * what a tab draws when a buffer opens — is answered without a database round trip
+ * (docs/decisions.md "Recent pages in memory"). Older pages (`before` below what is kept)
+ * still read `messages (buffer_id, id)` through MessageHistory.
+ *
+ * What is kept, per buffer (network id + folded target): up to DEPTH of its newest messages,
+ * oldest first, and whether they are the whole buffer. Loaded by the newest page a reader
+ * missed (the same statement and page MessageHistory would read anyway, so a first read costs
+ * what it always did) and extended by MessageWriter
+ * with every batch it stores, synchronously, before the batch is announced on its `stored`
+ * PubSub: a tab that saw a `message` event and then reads the page finds the message there.
+ * At most MAX_MESSAGES in all; the buffer read least recently goes first.
+ *
+ * Coherence: ids grow in the order MessageWriter stores rows (one writer per process), so
+ * appending only ids above the newest kept one makes a batch that a concurrent load already
+ * saw harmless, and a load that raced a batch merges what the batch appended meanwhile. The
+ * pages are this process's: rows written by another Belay process on the same database are
+ * not seen here (each process connects every network itself, so each stores its own
+ * history). A network's pages are dropped when it is removed. Nothing here deletes messages
+ * otherwise: history has no retention.
+ *
+ * Concurrency rule: plain Maps changed by synchronous calls only; nothing suspends while
+ * holding a buffer's entry.
+ */
+import { Effect, Option, PubSub, Queue } from "effect"
+import type { StoredMessage } from "./MessageHistory.js"
+import { Networks } from "./Networks.js"
+
+/** Messages kept per buffer: the interface's largest recent_messages page (500), so any newest page fits. */
+export const DEPTH = 500
+/** Messages kept in all, across buffers: about 10 MB of message records at 500 bytes each. */
+export const MAX_MESSAGES = 20_000
+
+/** A stored message and the folded target of its buffer, as MessageWriter hands them over. */
+export interface StoredForPage extends StoredMessage {
+  readonly targetFolded: string
+}
+
+interface Loaded {
+  readonly _tag: "Loaded"
+  /** Oldest first, at most DEPTH. */
+  messages: Array<StoredMessage>
+  /** True when `messages` is the whole buffer (it had fewer than DEPTH when loaded, and every newer row since). */
+  complete: boolean
+}
+
+interface Loading {
+  readonly _tag: "Loading"
+  /** Rows stored while the load ran; merged above the load's newest id. */
+  readonly pending: Array<StoredMessage>
+}
+
+type Entry = Loaded | Loading
+
+const keyOf = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`
+
+export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPages", {
+  scoped: Effect.gen(function*() {
+    const networks = yield* Networks
+    /** Map order is recency of use: a hit moves its entry to the end; eviction takes from the front. */
+    const entries = new Map<string, Entry>()
+    let kept = 0
+
+    const sizeOf = (entry: Entry) => (entry._tag === "Loaded" ? entry.messages.length : 0)
+
+    const drop = (key: string) => {
+      const entry = entries.get(key)
+      if (entry === undefined) return
+      kept -= sizeOf(entry)
+      entries.delete(key)
+    }
+
+    const evict = () => {
+      for (const [key, entry] of entries) {
+        if (kept <= MAX_MESSAGES) return
+        if (entry._tag === "Loaded") drop(key)
+      }
+    }
+
+    const touch = (key: string, entry: Entry) => {
+      entries.delete(key)
+      entries.set(key, entry)
+    }
+
+    /**
+     * The page `{before, limit}` (oldest first) when what is kept answers it exactly: the kept
+     * messages below `before` number at least `limit`, or they are the whole buffer.
+     */
+    const page = (
+      networkId: number,
+      targetFolded: string,
+      before: Option.Option<number>,
+      limit: number
+    ): Option.Option<ReadonlyArray<StoredMessage>> => {
+      const key = keyOf(networkId, targetFolded)
+      const entry = entries.get(key)
+      if (entry === undefined || entry._tag === "Loading") return Option.none()
+      const messages = entry.messages
+      let end = messages.length
+      if (Option.isSome(before)) {
+        const below = before.value
+        while (end > 0 && messages[end - 1]!.id >= below) end--
+      }
+      if (end < limit && !entry.complete) return Option.none()
+      touch(key, entry)
+      return Option.some(messages.slice(Math.max(0, end - limit), end))
+    }
+
+    /**
+     * Marks the buffer as loading its newest `limit` messages (what kept pages there were are
+     * replaced: they answered fewer); returns the function that installs the load's rows (oldest
+     * first), or None when another load of it is running.
+     */
+    const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
+      const key = keyOf(networkId, targetFolded)
+      const current = entries.get(key)
+      if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
+      if (current !== undefined) drop(key)
+      const loading: Loading = { _tag: "Loading", pending: [] }
+      entries.set(key, loading)
+      return Option.some((rows: ReadonlyArray<StoredMessage>) => {
+        if (entries.get(key) !== loading) return
+        // A buffer without history is not kept: a page of nothing costs one probe of the index, and keeping
+        // every target anyone asked for would let entries grow without bound.
+        if (rows.length === 0) {
+          entries.delete(key)
+          return
+        }
+        const newest = rows.length > 0 ? rows[rows.length - 1]!.id : 0
+        const messages = [...rows, ...loading.pending.filter((m) => m.id > newest)]
+        const complete = rows.length < limit
+        const trimmed = messages.length > DEPTH ? messages.slice(messages.length - DEPTH) : messages
+        const loaded: Loaded = { _tag: "Loaded", messages: trimmed, complete: complete && trimmed.length === messages.length }
+        entries.set(key, loaded)
+        kept += trimmed.length
+        evict()
+      })
+    }
+
+    /** Gives up a load that failed, so that the next reader tries again. */
+    const abandonLoad = (networkId: number, targetFolded: string) => {
+      const key = keyOf(networkId, targetFolded)
+      if (entries.get(key)?._tag === "Loading") entries.delete(key)
+    }
+
+    /** Every row of a stored batch (ids ascending), added to the pages of buffers that are kept. */
+    const stored = (rows: ReadonlyArray<StoredForPage>) => {
+      if (entries.size === 0) return
+      for (const row of rows) {
+        const entry = entries.get(keyOf(row.networkId, row.targetFolded))
+        if (entry === undefined) continue
+        const { targetFolded: _, ...message } = row
+        if (entry._tag === "Loading") {
+          entry.pending.push(message)
+          continue
+        }
+        const messages = entry.messages
+        const newest = messages.length > 0 ? messages[messages.length - 1]! : undefined
+        if (newest !== undefined && message.id <= newest.id) continue
+        // The buffer's display name is the one it was created with (MessageWriter keeps it), not this row's spelling.
+        messages.push(newest === undefined ? message : { ...message, target: newest.target })
+        if (messages.length > DEPTH) {
+          messages.shift()
+          entry.complete = false
+        } else {
+          kept++
+        }
+      }
+      evict()
+    }
+
+    const forgetNetwork = (networkId: number) => {
+      const prefix = `${networkId}\u0000`
+      for (const key of [...entries.keys()]) if (key.startsWith(prefix)) drop(key)
+    }
+
+    const changes = yield* PubSub.subscribe(networks.changes)
+    yield* Queue.take(changes).pipe(
+      Effect.flatMap((change) => Effect.sync(() => change._tag === "Removed" && forgetNetwork(change.networkId))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return {
+      page,
+      beginLoad,
+      abandonLoad,
+      stored,
+      /** Messages kept in all, for tests and metrics. */
+      size: () => kept
+    } as const
+  }),
+  dependencies: [Networks.Default]
+}) {}
