@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`; `irc` means the last three; none means all. Only a full run (every section) writes
+ * `memory`, `storm`; `irc` means the last three; none means all of those four. `client` (the web client in Chromium,
+ * bench/sections/Client.ts) runs only when named. Only a full run (every section) writes
  * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
  * reported as failed and the others still run).
@@ -23,9 +24,12 @@ import { combineRuns, loadNow, machine, type RunResult, type SectionResult, writ
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
+import { runClient } from "./sections/Client.js"
 
 const ALL = ["mcp", "ingest", "memory", "storm"] as const
-type Section = (typeof ALL)[number]
+/** Run only when named. */
+const OPTIONAL = ["client"] as const
+type Section = (typeof ALL)[number] | (typeof OPTIONAL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
@@ -34,10 +38,10 @@ const parse = (argv: ReadonlyArray<string>): ReadonlyArray<Section> => {
   const out = new Set<Section>()
   for (const arg of argv) {
     if (arg === "irc") for (const s of ["ingest", "memory", "storm"] as const) out.add(s)
-    else if ((ALL as ReadonlyArray<string>).includes(arg)) out.add(arg as Section)
-    else throw new Error(`unknown section ${JSON.stringify(arg)}; use ${ALL.join(", ")} or irc`)
+    else if ((ALL as ReadonlyArray<string>).includes(arg) || (OPTIONAL as ReadonlyArray<string>).includes(arg)) out.add(arg as Section)
+    else throw new Error(`unknown section ${JSON.stringify(arg)}; use ${[...ALL, ...OPTIONAL].join(", ")} or irc`)
   }
-  return ALL.filter((s) => out.has(s))
+  return [...ALL, ...OPTIONAL].filter((s) => out.has(s))
 }
 
 const failed = (key: string, title: string, error: unknown, seconds: number): SectionResult => ({
@@ -92,13 +96,14 @@ const main = async () => {
     const title = memory ? "B2. Memory: the whole service, and per network" : "B3. Reconnect storm"
     results.push(...(await repeated(memory ? "memory" : "storm", title, RUNS, () => runNetworks({ memory, storm }))))
   }
+  if (sections.includes("client")) results.push(...(await repeated("client", "C. Web client", 1, async () => [await runClient()])))
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - t0) / 1000,
     sections: results,
     machine: machine(databaseMode, pinning, loadAtStart)
   }
-  const full = ALL.every((s) => sections.includes(s))
+  const full = ALL.every((s) => sections.includes(s as Section))
   const dir = full ? RESULTS_DIR : Os.tmpdir()
   const name = full ? "latest" : `belay-bench-${sections.join("-")}`
   process.stdout.write(write(dir, name, run))
