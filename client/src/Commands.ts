@@ -3,6 +3,9 @@
 // "/text" as it is. A command that cannot be carried out is an error to show, and nothing is sent. Pure.
 import { isChannel } from "./Casemap.js"
 
+/** A word that names a channel in a command: `+` is left out, as `/mode +o` and `/topic +1` begin with one. */
+const namesChannel = (word: string) => /^[#&!]/.test(word)
+
 export interface Call {
   readonly name: string
   readonly arguments: Readonly<Record<string, unknown>>
@@ -98,14 +101,14 @@ export const parseInput = (input: string, ctx: Context): Outcome => {
     case "j": {
       const [channel, key] = word(args)
       if (channel === "") return error("Usage: /join #channel [key]")
-      const name = isChannel(channel) ? channel : `#${channel}`
+      const name = namesChannel(channel) ? channel : `#${channel}`
       return calls([{ name: "join_channel", arguments: key.trim() === "" ? { networkId, channel: name } : { networkId, channel: name, key: key.trim() } }], name)
     }
     case "part":
     case "leave": {
       const [first, more] = word(args)
-      const channel = first !== "" && isChannel(first) ? first : channelHere
-      const reason = (first !== "" && isChannel(first) ? more : args).trim()
+      const channel = namesChannel(first) ? first : channelHere
+      const reason = (namesChannel(first) ? more : args).trim()
       if (channel === null) return error("Usage: /part #channel [reason] (or in a channel: /part [reason])")
       return calls([{ name: "part_channel", arguments: reason === "" ? { networkId, channel } : { networkId, channel, reason } }])
     }
@@ -132,7 +135,7 @@ export const parseInput = (input: string, ctx: Context): Outcome => {
     }
     case "topic": {
       const [first, more] = word(rest)
-      const explicit = first !== "" && isChannel(first)
+      const explicit = namesChannel(first)
       const channel = explicit ? first : channelHere
       const topic = explicit ? more : rest
       if (channel === null) return error("Usage: /topic #channel text")
@@ -141,7 +144,7 @@ export const parseInput = (input: string, ctx: Context): Outcome => {
     }
     case "mode": {
       const parts = args.split(/\s+/).filter((p) => p !== "")
-      const channel = parts[0] !== undefined && isChannel(parts[0]) ? parts.shift()! : channelHere
+      const channel = parts[0] !== undefined && namesChannel(parts[0]) ? parts.shift()! : channelHere
       if (channel === null) return error("Usage: /mode #channel +o-v nick nick")
       const spec = parts.shift()
       if (spec === undefined) return error("Usage: /mode [#channel] +o-v nick nick")

@@ -104,6 +104,7 @@ export class Store {
   private scheduled = false
   private noticeId = 0
   private refreshTimer: number | null = null
+  private readTimer: number | null = null
   onLiveMessage: (buffer: Buffer, message: MessageRecord, highlight: boolean) => void = () => undefined
 
   constructor() {
@@ -556,8 +557,16 @@ export class Store {
     if (atBottom) this.maybeMarkRead()
   }
 
-  /** The member sees the newest line of the active buffer: its marker moves there, in every tab. */
+  /** The member sees the newest line of the active buffer: its marker moves there, in every tab (a burst: once). */
   maybeMarkRead(): void {
+    if (this.readTimer !== null) return
+    this.readTimer = window.setTimeout(() => {
+      this.readTimer = null
+      this.markRead()
+    }, 150)
+  }
+
+  private markRead(): void {
     const buffer = this.activeBuffer
     if (buffer === undefined || !this.focused || !this.atBottom || !buffer.loaded) return
     const newest = buffer.messages[buffer.messages.length - 1]

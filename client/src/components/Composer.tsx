@@ -199,7 +199,7 @@ export class Composer extends Component<ComposerProps, State> {
             placeholder={disabled ? "Not connected" : `Message ${buffer.target}`}
             onInput={this.onInput}
             onKeyDown={this.onKeyDown}
-            enterKeyHint="send"
+            enterkeyhint="send"
             spellcheck={true}
             autoComplete="off"
           />

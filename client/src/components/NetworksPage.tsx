@@ -55,7 +55,9 @@ const NetworkForm = ({ store, editing, onDone }: { readonly store: Store; readon
   const text = (key: "name" | "host" | "port" | "nick" | "username" | "realname" | "password" | "channels", label: string, extra: Record<string, unknown> = {}) => (
     <p class="field">
       <label for={`network-${key}`}>{label}</label>
-      <input id={`network-${key}`} type={key === "password" ? "password" : "text"} value={values[key]} onInput={(e) => set(key, e.currentTarget.value)} {...extra} />
+      {key === "password"
+        ? <input id={`network-${key}`} type="password" value={values[key]} onInput={(e) => set(key, e.currentTarget.value)} {...extra} />
+        : <input id={`network-${key}`} type="text" value={values[key]} onInput={(e) => set(key, e.currentTarget.value)} {...extra} />}
     </p>
   )
   const submit = async (e: Event) => {

@@ -3,6 +3,9 @@
 // tab's own notifications, so a message never notifies twice.
 declare const self: ServiceWorkerGlobalScope
 
+// A module, so that `self` above is this scope's own declaration.
+export {}
+
 interface PushPayload {
   readonly type: "message"
   readonly title: string
