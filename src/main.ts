@@ -5,7 +5,8 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth and /api/push; CORS)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push and /api/buffers;
+ *                CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
@@ -18,6 +19,7 @@ import { AdminServerLive } from "./admin/AdminServer.js"
 import { IrcTransportLive } from "./actors/IrcTransport.js"
 import type { NetworkControl } from "./actors/NetworkApi.js"
 import { NetworkSupervisorLive } from "./actors/NetworkSupervisor.js"
+import { bufferRoutes } from "./http/buffers/BufferRoutes.js"
 import { healthRoutes } from "./http/HealthRoutes.js"
 import { HttpRoutes, HttpServerLive } from "./http/HttpServer.js"
 import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
@@ -49,6 +51,7 @@ import { OAuthTokens } from "./services/OAuthTokens.js"
 import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
 import { PushSubscriptions } from "./services/PushSubscriptions.js"
+import { ReadMarkers } from "./services/ReadMarkers.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
@@ -92,6 +95,7 @@ export const Services = Layer.mergeAll(
   PasskeyCeremonies.Default,
   Passkeys.Default,
   PushSubscriptions.Default,
+  ReadMarkers.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
   SignInLimiter.Default,
@@ -109,7 +113,8 @@ const RoutesLive = Layer.effect(
       ...(yield* mcpRoutes),
       ...(yield* oauthRoutes),
       ...(yield* memberRoutes),
-      ...(yield* pushRoutes)
+      ...(yield* pushRoutes),
+      ...(yield* bufferRoutes)
     ]
     return withCors(yield* AppConfig, routes)
   })

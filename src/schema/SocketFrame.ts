@@ -5,6 +5,7 @@
 // decoded with `decodeClientFrame`. Pure; no state.
 import { Either, Schema } from "effect"
 import type { ChannelTopic } from "./ChannelTopic.js"
+import { BufferTarget, MessageId, NetworkId } from "./Ids.js"
 import type { Member } from "./Member.js"
 import type { Message } from "./Message.js"
 import type { NetworkState } from "./Network.js"
@@ -71,6 +72,8 @@ export type ServerFrame =
     readonly marked: boolean
     readonly pattern: string | null
   }
+  /** A buffer's read marker moved (docs/decisions.md "The web client's server surface"); to every tab of the member. */
+  | { readonly type: "read-marker"; readonly networkId: number; readonly target: string; readonly messageId: number }
   | NetworkEvent
   | { readonly type: "resync" }
   | { readonly type: "result"; readonly id: CallId; readonly isError: boolean; readonly payload: unknown }
@@ -98,7 +101,18 @@ export const FocusFrame = Schema.Struct({
   focused: Schema.Boolean
 })
 
-export const ClientFrame = Schema.Union(CallFrame, FocusFrame)
+/**
+ * `{type: "read", networkId, target, messageId}`: the member has read the buffer up to this message; the server keeps
+ * the larger of this and the stored marker and tells every tab of the member (`read-marker`).
+ */
+export const ReadFrame = Schema.Struct({
+  type: Schema.Literal("read"),
+  networkId: NetworkId,
+  target: BufferTarget,
+  messageId: MessageId
+})
+
+export const ClientFrame = Schema.Union(CallFrame, FocusFrame, ReadFrame)
 export type ClientFrame = typeof ClientFrame.Type
 
 const decodeFrame = Schema.decodeUnknownEither(ClientFrame)
@@ -118,6 +132,7 @@ export const decodeClientFrame = (text: string): Either.Either<ClientFrame, Serv
   return Either.left({
     type: "error",
     id,
-    message: "expected {type: \"call\", id, name, arguments} or {type: \"focus\", focused}"
+    message:
+      "expected {type: \"call\", id, name, arguments}, {type: \"focus\", focused} or {type: \"read\", networkId, target, messageId}"
   })
 }

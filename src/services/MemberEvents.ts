@@ -2,7 +2,8 @@
  * MemberEvents: the per-account event hub of the member's open browser tabs (the interface, "Events" 2; CONTRACT
  * "The member's browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Events come from where the
  * data changes: stored messages from MessageWriter.stored (after their batch committed, so `id` is final), nick
- * notes and relay-bot marks from NickNotes.changes, networks removed from Networks.changes, and the network actors'
+ * notes and relay-bot marks from NickNotes.changes, read markers from ReadMarkers.changes, networks removed from
+ * Networks.changes, and the network actors'
  * statuses and channel changes through `actorEvents` (the supervisor hands it to every actor). Each event is
  * encoded once (`frame`), whatever the number of tabs, and delivered to every subscription of its account and to
  * no one else.
@@ -16,8 +17,8 @@
  *
  * Concurrency rule: `publish`, `actorEvents` and the subscriptions' `deliver` are synchronous steps, safe from any
  * fiber (JavaScript runs one step at a time), so events of one source reach a queue in the order they were
- * published. One fiber of this service renders stored messages (relay-bot marks need NickNotes) and one
- * follows NickNotes and Networks; both end with the service's scope.
+ * published. One fiber of this service renders stored messages (relay-bot marks need NickNotes), and one each
+ * follows NickNotes, ReadMarkers and Networks; they end with the service's scope.
  */
 import { Deferred, Effect, FiberId, Option, PubSub, Queue, type Scope } from "effect"
 import { DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
@@ -27,6 +28,7 @@ import { toMessageRecord } from "./MessageRecord.js"
 import { type BufferKind, MessageWriter, type StoredRow } from "./MessageWriter.js"
 import { Networks } from "./Networks.js"
 import { NickNotes } from "./NickNotes.js"
+import { ReadMarkers } from "./ReadMarkers.js"
 
 /** Events one subscription may have waiting; beyond, it is overflowed (the socket closes with 1013). */
 export const QUEUE_BOUND = 4096
@@ -78,6 +80,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     const writer = yield* MessageWriter
     const notes = yield* NickNotes
     const networks = yield* Networks
+    const markers = yield* ReadMarkers
 
     const subscribers = new Map<number, Set<Subscriber>>()
     const listeners = new Set<MessageListener>()
@@ -232,6 +235,22 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       Effect.forkScoped
     )
 
+    const markerChanges = yield* PubSub.subscribe(markers.changes)
+    yield* Queue.take(markerChanges).pipe(
+      Effect.flatMap((marker) =>
+        Effect.sync(() =>
+          publish(marker.accountId, [{
+            type: "read-marker",
+            networkId: marker.networkId,
+            target: marker.target,
+            messageId: marker.messageId
+          }])
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
     const networkChanges = yield* PubSub.subscribe(networks.changes)
     yield* Queue.take(networkChanges).pipe(
       Effect.flatMap((change) =>
@@ -260,5 +279,5 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
 
     return { subscribe, publish, listening, anyFocused, actorEvents, addMessageListener } as const
   }),
-  dependencies: [MessageWriter.Default, NickNotes.Default, Networks.Default]
+  dependencies: [MessageWriter.Default, NickNotes.Default, Networks.Default, ReadMarkers.Default]
 }) {}

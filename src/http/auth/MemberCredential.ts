@@ -10,7 +10,8 @@
 import { Effect, Either, Option } from "effect"
 import type { Authenticator, Principal } from "../../services/Authenticator.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
-import { noStore } from "../oauth/OAuthHttp.js"
+import { type IssuerSettings, resolveIssuer } from "../Issuer.js"
+import { foreignOrigin, isSameOriginPost, malformed, noStore } from "../oauth/OAuthHttp.js"
 import { currentSession, type MemberSession, type SessionServices } from "./Session.js"
 
 export type Member =
@@ -47,4 +48,30 @@ export const memberCredential = (
     const session = yield* currentSession(services, request, issuer)
     if (Option.isNone(session)) return Either.left(invalidToken("sign in, or send a Bearer token"))
     return Either.right<Member>({ _tag: "Session", session: session.value, accountId: session.value.session.accountId })
+  })
+
+/** 403 `{error: "account_paused"}`: a paused account reads but does not change anything (CONTRACT, Credentials). */
+export const accountPaused = (): HttpResponse =>
+  json(403, { error: "account_paused", error_description: "the account is paused" }, noStore)
+
+/**
+ * The member behind a REST request of the web client, or the answer that ends it: a usable Host (400), the
+ * credential (401), and for a request that `changes` something, a same-origin `Origin` when carried by the cookie
+ * (403; a foreign origin was already refused by Cors.ts) and an account that is not paused (403 account_paused).
+ */
+export const memberRequest = (
+  services: SessionServices & { readonly authenticator: Authenticator; readonly config: IssuerSettings },
+  request: HttpRequest,
+  changes: boolean
+): Effect.Effect<Either.Either<Member, HttpResponse>> =>
+  Effect.gen(function*() {
+    const issuer = resolveIssuer(request, services.config)
+    if (Either.isLeft(issuer)) return Either.left(malformed())
+    const found = yield* memberCredential(services, request, issuer.right)
+    if (Either.isLeft(found) || !changes) return found
+    if (found.right._tag === "Session" && !isSameOriginPost(request, issuer.right)) return Either.left(foreignOrigin())
+    const account = yield* services.accounts.findById(found.right.accountId)
+    if (Option.isNone(account)) return Either.left(invalidToken("the account is gone"))
+    if (account.value.status === "paused") return Either.left(accountPaused())
+    return found
   })

@@ -41,6 +41,7 @@ import { MemberEvents } from "../../services/MemberEvents.js"
 import { MessageHistory } from "../../services/MessageHistory.js"
 import { Networks } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
+import { ReadMarkers } from "../../services/ReadMarkers.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, HttpUpgrades, json, refuseUpgrade } from "../HttpServer.js"
 import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"
@@ -96,7 +97,8 @@ export const make = Effect.gen(function*() {
     notes: yield* NickNotes,
     networks: yield* Networks,
     control: yield* NetworkControl,
-    dispatcher: yield* McpDispatcher
+    dispatcher: yield* McpDispatcher,
+    markers: yield* ReadMarkers
   }
   const clock = yield* Effect.clock
   const runtime = yield* Effect.runtime<never>()

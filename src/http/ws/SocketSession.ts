@@ -11,7 +11,9 @@
  *   4. every network drawn whole (NetworkControl.view), through this subscription, in order with its later changes;
  *   5. then the events as they come, while the tab's frames are answered: `call` through McpDispatcher.call — the
  *      one path of /mcp's tools/call, with the credential judged again at each call (a paused account gets the read
- *      tools only) — and `focus`.
+ *      tools only) — `focus`, and `read` through ReadMarkers.set (the target folded with the network's CASEMAPPING;
+ *      the `read-marker` event reaches every tab of the member through MemberEvents, this one included; a buffer
+ *      that is not the member's gets an `error` frame on this socket alone and nothing is stored).
  *
  * Bounds: a tab that stops reading (RFC 6455 gives no flow control beyond TCP) is closed with 1013 once more than
  * MAX_BUFFERED bytes wait to be sent, or when its subscription overflows; the replay waits for the socket to drain
@@ -33,6 +35,8 @@ import type { MessageHistory, StoredMessageInBuffer } from "../../services/Messa
 import { toMessageRecord } from "../../services/MessageRecord.js"
 import type { Networks } from "../../services/Networks.js"
 import type { NickNotes } from "../../services/NickNotes.js"
+import type { ReadMarkers } from "../../services/ReadMarkers.js"
+import { foldCase } from "../../irc/CaseMapping.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 
@@ -63,6 +67,7 @@ export interface SocketServices {
   readonly networks: Networks
   readonly control: NetworkControlService
   readonly dispatcher: McpDispatcher
+  readonly markers: ReadMarkers
 }
 
 export interface SocketOptions {
@@ -151,22 +156,32 @@ const reader = (
       }
     })
 
+  /** Moves a read marker; the `read-marker` event comes back through the subscription, to every tab. */
+  const read = (networkId: number, target: string, messageId: number) =>
+    Effect.gen(function*() {
+      yield* helloSent
+      const { caseMapping } = yield* services.control.status(networkId)
+      const moved = yield* services.markers.set(options.accountId, networkId, foldCase(caseMapping, target), messageId)
+      if (Option.isNone(moved)) send({ type: "error", id: null, message: `no buffer ${target} on network ${networkId}` })
+    })
+
   return (data: WebSocket.RawData, isBinary: boolean) => {
     if (isBinary) return send({ type: "error", id: null, message: "frames are text, one JSON object each" })
     const decoded = decodeClientFrame(data.toString())
     if (Either.isLeft(decoded)) return send(decoded.left)
     const f = decoded.right
     if (f.type === "focus") return subscription.setFocused(f.focused)
+    const id = f.type === "call" ? f.id : null
     if (inFlight >= MAX_CALLS_IN_FLIGHT) {
-      return send({ type: "error", id: f.id, message: `at most ${MAX_CALLS_IN_FLIGHT} calls at once per socket` })
+      return send({ type: "error", id, message: `at most ${MAX_CALLS_IN_FLIGHT} calls at once per socket` })
     }
     inFlight++
     Runtime.runFork(runtime)(
-      call(f.id, f.name, f.arguments).pipe(
+      (f.type === "call" ? call(f.id, f.name, f.arguments) : read(f.networkId, f.target, f.messageId)).pipe(
         Effect.catchAllCause((cause) =>
           Effect.zipRight(
             Effect.logError("socket call failed", cause),
-            Effect.sync(() => send({ type: "error", id: f.id, message: "internal error" }))
+            Effect.sync(() => send({ type: "error", id, message: "internal error" }))
           )
         ),
         Effect.ensuring(Effect.sync(() => {

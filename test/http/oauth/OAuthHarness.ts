@@ -22,7 +22,7 @@ export const startOAuthApp = (env: Record<string, string> = {}, options: { reado
     const accounts = service(Accounts)
     const sql = service(SqlClient.SqlClient)
     const account = options.member === false ? undefined : yield* accounts.create("alice", PASSWORD).pipe(Effect.orDie)
-    return { url: app.url, service, sql, accountId: account?.id ?? 0, settings: app.settings } as const
+    return { url: app.url, service, sql, accountId: account?.id ?? 0, settings: app.settings, fake: app.fake } as const
   })
 
 export type OAuthApp = Effect.Effect.Success<ReturnType<typeof startOAuthApp>>
