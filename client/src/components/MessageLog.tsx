@@ -66,7 +66,18 @@ export class MessageLog extends Component<MessageLogProps> {
       this.stuck = atBottom
       this.props.onAtBottom(atBottom)
     }
-    if (el.scrollTop < NEAR_TOP && this.props.buffer.hasOlder && !this.props.buffer.loadingOlder) void this.props.loadOlder()
+    this.checkTop()
+  }
+
+  /** Near the top with more history: load a page. */
+  private checkTop() {
+    const el = this.scroller.current
+    if (el !== null && el.scrollTop < NEAR_TOP && this.props.buffer.hasOlder && !this.props.buffer.loadingOlder) void this.loadOlder()
+  }
+
+  /** A page more; if the member is still near the top once it is drawn (a short page, a fast fling), another. */
+  private readonly loadOlder = async () => {
+    if (await this.props.loadOlder()) requestAnimationFrame(() => requestAnimationFrame(() => this.checkTop()))
   }
 
   override render() {
@@ -81,7 +92,7 @@ export class MessageLog extends Component<MessageLogProps> {
             ? <p>Loading…</p>
             : buffer.hasOlder
             ? (
-              <button type="button" onClick={() => void this.props.loadOlder()} disabled={buffer.loadingOlder}>
+              <button type="button" onClick={() => void this.loadOlder()} disabled={buffer.loadingOlder}>
                 {buffer.loadingOlder ? "Loading older messages…" : "Load older messages"}
               </button>
             )
