@@ -5,8 +5,8 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
- *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push and /api/buffers;
- *                CORS)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push, /api/buffers and
+ *                /api/networks; CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *
@@ -26,6 +26,7 @@ import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
 import { mcpRoutes } from "./http/mcp/McpRoute.js"
 import { withCors } from "./http/Cors.js"
 import { memberRoutes } from "./http/MemberRoutes.js"
+import { networkRoutes } from "./http/networks/NetworkRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { pushRoutes } from "./http/push/PushRoutes.js"
 import { SocketServerLive } from "./http/ws/SocketServer.js"
@@ -114,7 +115,8 @@ const RoutesLive = Layer.effect(
       ...(yield* oauthRoutes),
       ...(yield* memberRoutes),
       ...(yield* pushRoutes),
-      ...(yield* bufferRoutes)
+      ...(yield* bufferRoutes),
+      ...(yield* networkRoutes)
     ]
     return withCors(yield* AppConfig, routes)
   })

@@ -1,7 +1,7 @@
 /**
  * NetworkSupervisor: runs one NetworkActor per stored network and implements `NetworkControl`, the only way other
- * services reach the actors. It starts an actor for every network at boot and follows `Networks.changes` (add and
- * remove without a restart); an actor that dies is logged and restarted after a backing-off delay, and a network
+ * services reach the actors. It starts an actor for every network at boot and follows `Networks.changes` (add, change
+ * and remove without a restart; a changed connection setting replaces the actor, so it reconnects with it); an actor that dies is logged and restarted after a backing-off delay, and a network
  * that no longer exists stops being supervised. On shutdown every actor QUITs in parallel, then the history is
  * flushed, all within SHUTDOWN_BOUND (3 s, inside the process's 5 s).
  *
@@ -228,10 +228,32 @@ export const make = Effect.gen(function*() {
     )
   )
 
-  // Follow adds and removes; subscribe before listing so a network added meanwhile is not missed.
+  /**
+   * A stored network changed (Networks.update). Its connection settings: the actor is replaced by a new one built
+   * from the new settings (the old one's scope closes with a QUIT), which connects unless the member disconnected
+   * the network. Anything else: the running actor reads its settings again, keeping its connection.
+   */
+  const changed = (networkId: number, reconnect: boolean) =>
+    Effect.suspend(() => {
+      if (reconnect) return Effect.asVoid(FiberMap.run(supervised, networkId, supervise(networkId)))
+      const actor = actors.get(networkId)
+      if (actor === undefined) return Effect.void
+      return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: actor.reconfigure }))
+    })
+
+  // Follow adds, changes and removes; subscribe before listing so a network added meanwhile is not missed.
   const changes = yield* PubSub.subscribe(networks.changes)
   yield* Queue.take(changes).pipe(
-    Effect.flatMap((change) => (change._tag === "Added" ? start(change.networkId) : stop(change.networkId))),
+    Effect.flatMap((change) => {
+      switch (change._tag) {
+        case "Added":
+          return start(change.networkId)
+        case "Changed":
+          return changed(change.networkId, change.reconnect)
+        case "Removed":
+          return stop(change.networkId)
+      }
+    }),
     Effect.forever,
     Effect.forkScoped
   )

@@ -5,11 +5,20 @@
  * open the socket) sends.
  */
 import { Schema } from "effect"
-import { NetworkConnection } from "./Network.js"
+import {
+  AutojoinChannel,
+  NetworkConnection,
+  NetworkHost,
+  NetworkName,
+  NetworkNick,
+  NetworkPort,
+  NetworkRealname,
+  NetworkUsername,
+  ServerPassword
+} from "./Network.js"
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
 const Secret = Schema.String.pipe(Schema.maxLength(4096))
-const Port = Schema.Number.pipe(Schema.int(), Schema.between(1, 65535))
 const Id = Schema.Number.pipe(Schema.int(), Schema.positive())
 
 export const AdminRequest = Schema.Union(
@@ -20,17 +29,17 @@ export const AdminRequest = Schema.Union(
   Schema.TaggedStruct("AccountRecover", { name: Name, password: Secret }),
   Schema.TaggedStruct("NetworkAdd", {
     account: Name,
-    name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
-    host: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9.:\-[\]]{1,253}$/)),
-    port: Port,
+    name: NetworkName,
+    host: NetworkHost,
+    port: NetworkPort,
     tls: Schema.Boolean,
     tlsInsecure: Schema.Boolean,
-    nick: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\s,*?!@#&:$][^\s,*?!@]{0,63}$/))),
-    username: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\s@]{1,64}$/))),
-    realname: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\r\n\0]{1,256}$/))),
-    serverPassword: Schema.optional(Schema.String.pipe(Schema.pattern(/^[^\r\n\0 ]{1,512}$/))),
+    nick: Schema.optional(NetworkNick),
+    username: Schema.optional(NetworkUsername),
+    realname: Schema.optional(NetworkRealname),
+    serverPassword: Schema.optional(ServerPassword),
     saslPlain: Schema.optional(Schema.Struct({ username: Name, password: Secret })),
-    join: Schema.Array(Schema.String.pipe(Schema.pattern(/^[^\s,\x07\0]{1,200}$/)))
+    join: Schema.Array(AutojoinChannel)
   }),
   Schema.TaggedStruct("NetworkList", { account: Name }),
   Schema.TaggedStruct("NetworkRemove", { account: Name, id: Id }),

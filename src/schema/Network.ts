@@ -58,3 +58,24 @@ export const NetworkStatus = Schema.Struct({
   channelTypes: Schema.String
 })
 export type NetworkStatus = typeof NetworkStatus.Type
+
+// ---------------------------------------------------------------------------------------------
+// A network's settings as the member gives them: `belay network add` (src/schema/Admin.ts) and the web client's
+// `/api/networks` (src/http/networks/NetworkRoutes.ts) decode with these same Schemas, so both accept exactly the
+// same values.
+
+/** The member's name for the network, unique on the account. */
+export const NetworkName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+/** A host name, IPv4 or IPv6 address (brackets allowed): nothing that could carry a path, a user or a space. */
+export const NetworkHost = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9.:\-[\]]{1,253}$/))
+export const NetworkPort = Schema.Number.pipe(Schema.int(), Schema.between(1, 65535))
+/** RFC 2812 §2.3.1 roughly: no space, no list or mask character, not starting like a channel or a prefix. */
+export const NetworkNick = Schema.String.pipe(Schema.pattern(/^[^\s,*?!@#&:$][^\s,*?!@]{0,63}$/))
+/** The USER name: one word without `@`. */
+export const NetworkUsername = Schema.String.pipe(Schema.pattern(/^[^\s@]{1,64}$/))
+/** The real name (USER's trailing parameter): one line. */
+export const NetworkRealname = Schema.String.pipe(Schema.pattern(/^[^\r\n\0]{1,256}$/))
+/** The server password (PASS): one word. */
+export const ServerPassword = Schema.String.pipe(Schema.pattern(/^[^\r\n\0 ]{1,512}$/))
+/** A channel joined on every connection: one JOIN parameter (no space, comma, BEL or NUL). */
+export const AutojoinChannel = Schema.String.pipe(Schema.pattern(/^[^\s,\x07\0]{1,200}$/))

@@ -88,6 +88,8 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     const accountOfNetwork = new Map<number, number>()
     /** The last status each network's actor published: its nick (highlights) and CASEMAPPING (relay bots). */
     const statuses = new Map<number, NetworkStatus>()
+    /** The name each network's last `network` event carried: a rename is a change the tabs must hear of. */
+    const names = new Map<number, string>()
 
     const offer = (subscriber: Subscriber, event: Outbound) => {
       if (subscriber.dead) return
@@ -158,8 +160,10 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       status: (accountId: number, name: string, status: NetworkStatus): void => {
         accountOfNetwork.set(status.networkId, accountId)
         const before = statuses.get(status.networkId)
+        const nameBefore = names.get(status.networkId)
         statuses.set(status.networkId, status)
-        if (before !== undefined && before.state === status.state && before.nick === status.nick) return
+        names.set(status.networkId, name)
+        if (before !== undefined && before.state === status.state && before.nick === status.nick && nameBefore === name) return
         publish(accountId, [{
           type: "network",
           network: { id: status.networkId, name, state: status.state, nick: status.nick }
@@ -256,10 +260,10 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       Effect.flatMap((change) =>
         Effect.sync(() => {
           if (change._tag !== "Removed") return
-          const accountId = accountOfNetwork.get(change.networkId)
           accountOfNetwork.delete(change.networkId)
           statuses.delete(change.networkId)
-          if (accountId !== undefined) publish(accountId, [{ type: "network-removed", networkId: change.networkId }])
+          names.delete(change.networkId)
+          publish(change.accountId, [{ type: "network-removed", networkId: change.networkId }])
         })
       ),
       Effect.forever,

@@ -3,10 +3,13 @@
  * account and the channels each network should be in (with their keys). Secrets (server password,
  * SASL password, channel keys) are sealed by SecretBox before they reach SQL.
  *
- * Changes are published on `changes` so the network supervisor can start and stop
- * actors without a restart. All state is in PostgreSQL; safe to call concurrently.
+ * Changes are published on `changes` so the network supervisor can start, reconfigure and stop
+ * actors without a restart: `update` (the web client's PATCH /api/networks/{id}) says whether the
+ * change touches the connection (host, port, TLS, nick, server password: the network must
+ * reconnect) or only what the actor reads later (name, username, realname, autojoin channels).
+ * All state is in PostgreSQL; safe to call concurrently.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { Data, Effect, Option, PubSub } from "effect"
 import { foldCase, type CaseMapping } from "../irc/CaseMapping.js"
 import { Accounts } from "./Accounts.js"
@@ -44,10 +47,25 @@ export interface NetworkConfig {
   readonly awayMessage: string | null
 }
 
+/**
+ * A change to a stored network (PATCH /api/networks/{id}): an absent field keeps its value; for username,
+ * realname and the server password, null clears it; `join` replaces the channels joined on connect (the keys of
+ * channels that stay are kept).
+ */
+export interface NetworkUpdate {
+  readonly name?: string | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly tls?: boolean | undefined
+  readonly nick?: string | undefined
+  readonly username?: string | null | undefined
+  readonly realname?: string | null | undefined
+  readonly serverPassword?: string | null | undefined
+  readonly join?: ReadonlyArray<string> | undefined
+}
+
 /** What listings show: no secrets, only whether they are set. */
-export interface NetworkSummary
-  extends Omit<NetworkConfig, "username" | "realname" | "serverPassword" | "sasl" | "awayMessage">
-{
+export interface NetworkSummary extends Omit<NetworkConfig, "serverPassword" | "sasl" | "awayMessage"> {
   readonly hasServerPassword: boolean
   readonly hasSasl: boolean
 }
@@ -59,7 +77,9 @@ export interface StoredChannel {
 
 export type NetworkChange =
   | { readonly _tag: "Added"; readonly networkId: number }
-  | { readonly _tag: "Removed"; readonly networkId: number }
+  /** `reconnect`: the connection settings changed, so the network must connect again with them. */
+  | { readonly _tag: "Changed"; readonly networkId: number; readonly reconnect: boolean }
+  | { readonly _tag: "Removed"; readonly networkId: number; readonly accountId: number }
 
 export class NetworkNotFound extends Data.TaggedError("NetworkNotFound")<{ readonly networkId: number }> {
   override get message() {
@@ -88,6 +108,12 @@ interface NetworkRow {
   readonly saslPasswordEnc: Uint8Array | null
   readonly enabled: boolean
   readonly awayMessage: string | null
+}
+
+/** SQLSTATE 23505: the new name is another network's of the account (UNIQUE (account_id, name)). */
+const uniqueViolation = (error: SqlError.SqlError): boolean => {
+  const inner: unknown = error.cause
+  return typeof inner === "object" && inner !== null && "code" in inner && inner.code === "23505"
 }
 
 export class Networks extends Effect.Service<Networks>()("belay/Networks", {
@@ -128,6 +154,8 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
 
     const toSummary = (row: NetworkRow): NetworkSummary => ({
       ...publicFields(row),
+      username: row.username,
+      realname: row.realname,
       hasServerPassword: row.serverPasswordEnc !== null,
       hasSasl: row.saslUsername !== null
     })
@@ -188,8 +216,83 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       const rows = yield* sql<{ id: number }>`
         DELETE FROM networks WHERE id = ${networkId} AND account_id = ${account.id} RETURNING id`.pipe(Effect.orDie)
       if (!rows[0]) return yield* new NetworkNotFound({ networkId })
-      yield* PubSub.publish(changes, { _tag: "Removed", networkId } as const)
+      yield* PubSub.publish(changes, { _tag: "Removed", networkId, accountId: account.id } as const)
       yield* Effect.logInfo("network removed").pipe(Effect.annotateLogs({ account: accountName, networkId }))
+    })
+
+    /**
+     * Applies `patch` to the account's network in one transaction (the row locked, so two edits apply one after
+     * the other); the network as it is now. Another network of the account with the new name: NetworkExists,
+     * nothing changed. Publishes `Changed`, with `reconnect` when a connection setting actually changed.
+     */
+    const update = Effect.fn("Networks.update")(function*(accountId: number, networkId: number, patch: NetworkUpdate) {
+      const result = yield* sql.withTransaction(
+        Effect.gen(function*() {
+          const before = (yield* sql<NetworkRow>`
+            SELECT ${columns} FROM networks WHERE id = ${networkId} AND account_id = ${accountId} FOR UPDATE`)[0]
+          if (before === undefined) return Option.none()
+          const set: Record<string, unknown> = {}
+          if (patch.name !== undefined) set.name = patch.name
+          if (patch.host !== undefined) set.host = patch.host
+          if (patch.port !== undefined) set.port = patch.port
+          if (patch.tls !== undefined) set.tls = patch.tls
+          if (patch.nick !== undefined) set.nick = patch.nick
+          if (patch.username !== undefined) set.username = patch.username
+          if (patch.realname !== undefined) set.realname = patch.realname
+          if (patch.serverPassword !== undefined) {
+            set.server_password_enc = patch.serverPassword === null ? null : box.seal("server-password", patch.serverPassword)
+          }
+          const after = Object.keys(set).length === 0
+            ? before
+            : (yield* sql<NetworkRow>`
+              UPDATE networks SET ${sql.update(set)} WHERE id = ${networkId} RETURNING ${columns}`)[0]!
+          if (patch.join !== undefined) {
+            const folded = [...new Map(patch.join.map((c) => [foldCase("rfc1459", c), c])).entries()]
+            const keep = folded.map(([f]) => f)
+            yield* keep.length === 0
+              ? sql`DELETE FROM channels WHERE network_id = ${networkId}`
+              : sql`DELETE FROM channels WHERE network_id = ${networkId} AND NOT ${sql.in("name_folded", keep)}`
+            for (const [nameFolded, name] of folded) {
+              yield* sql`
+                INSERT INTO channels (network_id, name, name_folded) VALUES (${networkId}, ${name}, ${nameFolded})
+                ON CONFLICT (network_id, name_folded) DO NOTHING`
+            }
+          }
+          const passwordChanged = patch.serverPassword !== undefined &&
+            (patch.serverPassword === null
+              ? before.serverPasswordEnc !== null
+              : before.serverPasswordEnc === null || box.open("server-password", before.serverPasswordEnc) !== patch.serverPassword)
+          const reconnect = passwordChanged || after.host !== before.host || after.port !== before.port ||
+            after.tls !== before.tls || after.nick !== before.nick
+          return Option.some({ summary: toSummary(after), reconnect })
+        })
+      ).pipe(
+        Effect.catchIf(
+          (error) => error instanceof SqlError.SqlError && uniqueViolation(error),
+          () => Effect.fail(new NetworkExists({ name: patch.name ?? "" }))
+        ),
+        Effect.catchTag("SqlError", Effect.die)
+      )
+      if (Option.isNone(result)) return yield* new NetworkNotFound({ networkId })
+      yield* PubSub.publish(changes, { _tag: "Changed", networkId, reconnect: result.value.reconnect } as const)
+      yield* Effect.logInfo("network changed").pipe(
+        Effect.annotateLogs({ networkId, reconnect: result.value.reconnect })
+      )
+      return result.value.summary
+    })
+
+    /** The channels joined on connect of each of the account's networks, in the order they were added. */
+    const autojoin = Effect.fn("Networks.autojoin")(function*(accountId: number) {
+      const rows = yield* sql<{ networkId: number; name: string }>`
+        SELECT c.network_id AS "networkId", c.name FROM channels c JOIN networks n ON n.id = c.network_id
+        WHERE n.account_id = ${accountId} ORDER BY c.id`.pipe(Effect.orDie)
+      const byNetwork = new Map<number, Array<string>>()
+      for (const row of rows) {
+        let list = byNetwork.get(row.networkId)
+        if (list === undefined) byNetwork.set(row.networkId, (list = []))
+        list.push(row.name)
+      }
+      return byNetwork as ReadonlyMap<number, ReadonlyArray<string>>
     })
 
     /** The network with its secrets opened, for the actor. */
@@ -259,6 +362,8 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       list,
       listForAccount,
       remove,
+      update,
+      autojoin,
       config,
       owned,
       allIds,

@@ -12,7 +12,8 @@
  *   `highlights`, of those, every one in a query plus the channel ones whose text names the member's nick as a
  *   word, compared under the network's CASEMAPPING. Cost: per buffer, one probe of `messages (buffer_id, id)` for
  *   its last message, one of the marker's primary key, and a walk of `(buffer_id, id)` from the marker onwards that
- *   stops after UNREAD_CAP matching rows; a buffer read to its end walks nothing (an empty index range).
+ *   stops after UNREAD_CAP matching rows; a buffer read to its end walks nothing (an empty index range). The text
+ *   is matched against the nick's pattern only when it contains the folded nick at all.
  *
  * Concurrency: stateless besides the PubSub; every method is one statement on the shared pool.
  */
@@ -111,14 +112,14 @@ export class ReadMarkers extends Effect.Service<ReadMarkers>()("belay/ReadMarker
     const buffers = (selves: ReadonlyArray<SelfOnNetwork>): Effect.Effect<ReadonlyArray<BufferState>> => {
       if (selves.length === 0) return Effect.succeed([])
       const values = sql.csv(selves.map((self) =>
-        sql`(${self.networkId}::bigint, ${self.caseMapping}::text, ${
+        sql`(${self.networkId}::bigint, ${self.caseMapping}::text, ${foldCase(self.caseMapping, self.nick)}::text, ${
           mentionPattern(foldCase(self.caseMapping, self.nick))
         }::text)`
       ))
-      return sql<Omit<BufferState, "kind"> & { readonly kind: "channel" | "dm" | "server" }>`
+      const statement = sql<Omit<BufferState, "kind"> & { readonly kind: "channel" | "dm" | "server" }>`
         SELECT b.network_id AS "networkId", b.target, b.kind, last.id AS "lastMessageId", last.time AS "lastMessageAt",
                r.message_id AS "readMessageId", u.unread, u.highlights
-        FROM (VALUES ${values}) AS v (network_id, mapping, pattern)
+        FROM (VALUES ${values}) AS v (network_id, mapping, nick, pattern)
         JOIN buffers b ON b.network_id = v.network_id
         CROSS JOIN LATERAL (
           SELECT id, time FROM messages
@@ -129,7 +130,8 @@ export class ReadMarkers extends Effect.Service<ReadMarkers>()("belay/ReadMarker
         LEFT JOIN read_markers r ON r.network_id = b.network_id AND r.target_folded = b.target_folded
         CROSS JOIN LATERAL (
           SELECT count(*)::int AS unread,
-                 (count(*) FILTER (WHERE b.kind = 'dm' OR (b.kind = 'channel' AND ${foldedText} ~ v.pattern)))::int
+                 (count(*) FILTER (WHERE b.kind = 'dm' OR (b.kind = 'channel' AND strpos(${foldedText}, v.nick) > 0
+                   AND ${foldedText} ~ v.pattern)))::int
                    AS highlights
           FROM (
             SELECT text FROM messages
@@ -139,7 +141,16 @@ export class ReadMarkers extends Effect.Service<ReadMarkers>()("belay/ReadMarker
             LIMIT ${UNREAD_CAP}
           ) AS m
         ) AS u
-        ORDER BY last.id DESC`.pipe(
+        ORDER BY last.id DESC`
+      // With the marker a parameter of the lateral walk, the planner guesses its range small and may prefer a
+      // bitmap scan of it and a sort, which reads a buffer without a marker whole instead of stopping at the cap;
+      // without bitmap scans the walk is the index in order, and LIMIT ends it. JIT compilation would cost more
+      // than this statement ever runs (seconds of compiling against milliseconds of work).
+      return sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET LOCAL enable_bitmapscan = off`
+        yield* sql`SET LOCAL jit = off`
+        return yield* statement
+      })).pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map((row): BufferState => ({ ...row, kind: row.kind === "dm" ? "query" : row.kind })))
       )

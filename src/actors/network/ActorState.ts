@@ -83,7 +83,8 @@ export interface ModeListWaiter {
 export interface Actor {
   readonly networkId: number
   readonly deps: ActorDeps
-  readonly config: NetworkConfig
+  /** The stored settings; replaced whole by a Reconfigure input (a change that keeps the connection). */
+  config: NetworkConfig
   readonly inbox: Queue.Queue<Input>
   readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
   /** The actor's scope: the writer and the channel reader are forked into it. */

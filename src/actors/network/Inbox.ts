@@ -23,7 +23,7 @@ import type {
 } from "../../schema/ToolErrors.js"
 import type { E2eKeyChange } from "../../services/E2eKeys.js"
 import type { NetworkEvent } from "../../schema/SocketFrame.js"
-import type { StoredChannel } from "../../services/Networks.js"
+import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import type { SayKind } from "../NetworkApi.js"
 import type { RequestId } from "./ModeListRequests.js"
@@ -149,6 +149,11 @@ export type Internal =
   | { readonly _tag: "WhoTimeout"; readonly session: number }
   /** The connection's token bucket holds a token again: write the next lines waiting (Outbound.ts). */
   | { readonly _tag: "SendDue"; readonly session: number }
+  /**
+   * The stored settings changed in a way that needs no new connection (name, username, realname): the actor
+   * takes them as they are now; the next connection uses them.
+   */
+  | { readonly _tag: "Reconfigure"; readonly config: NetworkConfig }
   /** A new tab wants the whole network drawn through `deliver` (LiveView.view); `done` completes once it is. */
   | {
     readonly _tag: "View"

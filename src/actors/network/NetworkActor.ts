@@ -57,6 +57,8 @@ export interface NetworkActor {
   readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
   /** STATUSMSG of the network (for send_raw's end-to-end guard); "" before ISUPPORT. */
   readonly statusMsg: Effect.Effect<string>
+  /** Takes new stored settings that keep the connection (the supervisor read them); publishes the status again. */
+  readonly reconfigure: (config: NetworkConfig) => Effect.Effect<void>
   /** Enqueues a command; the caller awaits its Deferred. Never blocks (unbounded inbox). */
   readonly offer: (command: Command) => Effect.Effect<void>
   /** Draws the whole network for one new tab through `deliver`, from the dispatcher fiber (LiveView.view). */
@@ -126,6 +128,11 @@ const dispatch = (a: Actor, input: Input): Effect.Effect<unknown> => {
       })
     case "View":
       return LiveView.view(a, input.deliver, input.done)
+    case "Reconfigure":
+      return Effect.suspend(() => {
+        a.config = input.config
+        return publish(a)
+      })
     default:
       return onCommand(a, input)
   }
@@ -216,6 +223,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       status: a.status,
       statusMsg: Effect.sync(() => a.isupport.statusMsg),
       offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
+      reconfigure: (config) => Effect.asVoid(Queue.offer(inbox, { _tag: "Reconfigure", config })),
       view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),
       await: Effect.orDie(Deferred.await(died)),
       run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
