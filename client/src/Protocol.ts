@@ -44,15 +44,15 @@ export interface NetworkDetails {
   readonly nextRetryAt: string | null
 }
 
-/** `POST /api/networks` body; PATCH takes any subset (password null clears it). */
+/** `POST /api/networks` body; PATCH takes any subset (password, username, realname: null clears). */
 export interface NetworkInput {
   readonly name: string
   readonly host: string
   readonly port: number
   readonly tls: boolean
   readonly nick: string
-  readonly username?: string
-  readonly realname?: string
+  readonly username?: string | null
+  readonly realname?: string | null
   readonly password?: string | null
   readonly channels?: ReadonlyArray<string>
 }

@@ -70,8 +70,9 @@ const NetworkForm = ({ store, editing, onDone }: { readonly store: Store; readon
       port,
       tls: values.tls,
       nick: values.nick.trim(),
-      ...(values.username.trim() === "" ? {} : { username: values.username.trim() }),
-      ...(values.realname.trim() === "" ? {} : { realname: values.realname.trim() }),
+      // Empty: nothing for a new network; on an edit, null clears what was set.
+      ...(values.username.trim() !== "" ? { username: values.username.trim() } : editing === null ? {} : { username: null }),
+      ...(values.realname.trim() !== "" ? { realname: values.realname.trim() } : editing === null ? {} : { realname: null }),
       ...(values.password !== "" ? { password: values.password } : values.clearPassword ? { password: null } : {}),
       channels: channelList(values.channels)
     }
