@@ -131,8 +131,10 @@ export class Store {
     })
   }
 
+  /** Opens the socket and, at the same time, reads networks and buffers over REST (they need no socket). */
   start(): void {
     this.connection.start()
+    void Promise.all([this.refreshNetworks(), this.refreshBuffers()]).then(() => this.chooseInitialView())
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -229,14 +231,15 @@ export class Store {
     switch (frame.type) {
       case "hello": {
         this.account = frame.account
-        const first = !this.started
+        // The first hello: the REST reads started with the page (start()); a later one: read them again, as
+        // markers and counts may have moved while the socket was away.
+        if (this.started) {
+          void this.refreshNetworks()
+          void this.refreshBuffers()
+        }
         this.started = true
-        void this.refreshNetworks()
-        void this.refreshBuffers().then(() => {
-          if (first) this.chooseInitialView()
-          const active = this.activeBuffer
-          if (active !== undefined && !active.loaded) void this.loadLatest(active)
-        })
+        const active = this.activeBuffer
+        if (active !== undefined && !active.loaded) void this.loadLatest(active)
         this.sendFocus()
         break
       }
