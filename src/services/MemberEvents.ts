@@ -3,8 +3,8 @@
  * "The member's browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Events come from where the
  * data changes: stored messages from MessageWriter.stored (after their batch committed, so `id` is final), nick
  * notes and relay-bot marks from NickNotes.changes, read markers from ReadMarkers.changes, networks removed from
- * Networks.changes, and the network actors'
- * statuses and channel changes through `actorEvents` (the supervisor hands it to every actor). Each event is
+ * Networks.changes, and the network actors' statuses (a rename included) and channel changes through
+ * `actorEvents` (the supervisor hands it to every actor). Each event is
  * encoded once (`frame`), whatever the number of tabs, and delivered to every subscription of its account and to
  * no one else.
  *

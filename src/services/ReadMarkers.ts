@@ -19,8 +19,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, PubSub } from "effect"
-import type { CaseMapping } from "../irc/CaseMapping.js"
-import { foldCase } from "../irc/CaseMapping.js"
+import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 
 /** `unread` counts at most this many messages (the client shows "999+"). */
 export const UNREAD_CAP = 999

@@ -26,6 +26,7 @@
  */
 import { Effect, Either, Fiber, Option, Runtime, type Scope } from "effect"
 import type WebSocket from "ws"
+import { foldCase } from "../../irc/CaseMapping.js"
 import { isToolName } from "../../schema/McpTools.js"
 import { type CallId, decodeClientFrame, type ServerFrame } from "../../schema/SocketFrame.js"
 import type { NetworkControlService } from "../../actors/NetworkApi.js"
@@ -36,7 +37,6 @@ import { toMessageRecord } from "../../services/MessageRecord.js"
 import type { Networks } from "../../services/Networks.js"
 import type { NickNotes } from "../../services/NickNotes.js"
 import type { ReadMarkers } from "../../services/ReadMarkers.js"
-import { foldCase } from "../../irc/CaseMapping.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 
