@@ -5,10 +5,11 @@
  * the connection `status` — so the accessible names are tested by every step.
  *
  * One test, in order: sign in; add a network from the Networks page; /join a channel from the server buffer; carol's
- * line appears live; a line from the composer, /me and /msg reach carol; older history (put in the database before
+ * line appears live; a line from the composer, /me and /msg reach carol; a nick note is saved and a search finds
+ * carol's line; older history (put in the database before
  * the join) comes back when scrolling up, with a day separator; a second tab shares the draft (localStorage) and the
  * read marker (server); Belay restarts while the tab is offline, lines arrive after the restart, and the tab catches
- * up on reconnecting with each line once; a phone-sized viewport still shows the composer. Screenshots of the main
+ * up on reconnecting with each line once; a phone-sized viewport still shows the composer; the network is removed. Screenshots of the main
  * views go to test-output/screenshots (not in the repository).
  */
 import * as Fs from "node:fs"
@@ -74,7 +75,7 @@ const query = (url: string, sql: string, params: ReadonlyArray<unknown> = []) =>
 
 describe("the web client in headless Chromium, through ngircd", () => {
   it.scopedLive.skipIf(CHROMIUM.skip || NGIRCD.skip)(
-    "sign in, add a network, join, chat both ways, /me and /msg, scroll back, two tabs, survive a restart, phone layout",
+    "sign in, add a network, join, chat both ways, /me and /msg, note and search, scroll back, two tabs, survive a restart, phone layout, remove",
     () =>
       Effect.gen(function*() {
         const started = Date.now()
@@ -162,6 +163,22 @@ describe("the web client in headless Chromium, through ngircd", () => {
           await buffers(page).getByRole("link", { name: CHANNEL, exact: true }).click()
           await lineInLog(page, "hi carol").waitFor({ timeout: WAIT })
         })
+
+        // A note on carol, from the member list; a search across buffers finds carol's line.
+        yield* promise(async () => {
+          await page.getByRole("complementary", { name: "Members" }).getByRole("button", { name: "carol" }).click()
+          await page.getByRole("textbox", { name: "Note on carol" }).fill("met on #web")
+          await page.getByRole("button", { name: "Save note" }).click()
+          await page.getByRole("complementary", { name: "About carol" }).getByText("Saved.").waitFor({ timeout: WAIT })
+          await page.getByRole("button", { name: "Close" }).click()
+          await buffers(page).getByRole("link", { name: "Search" }).click()
+          await page.getByRole("searchbox", { name: "Search messages" }).fill("hello carol")
+          await page.getByRole("button", { name: "Search", exact: true }).click()
+          await page.getByRole("list", { name: "Search results" }).getByText("hello from carol", { exact: false }).waitFor({ timeout: WAIT })
+          await buffers(page).getByRole("link", { name: CHANNEL, exact: true }).click()
+          await lineInLog(page, "hi carol").waitFor({ timeout: WAIT })
+        })
+        expect((yield* query(env.DATABASE_URL!, "SELECT note FROM nick_notes WHERE nick_folded = 'carol'"))[0]?.note).toBe("met on #web")
 
         // Scrolling up brings the older history back, page by page, down to the first line, under a day separator.
         yield* promise(async () => {
@@ -252,6 +269,16 @@ describe("the web client in headless Chromium, through ngircd", () => {
         yield* shot(page, "phone-sidebar")
         yield* promise(() => page.getByRole("button", { name: "Buffers" }).click())
         yield* shot(page, "phone")
+
+        // Networks: remove the network with its history, after a confirmation.
+        yield* promise(async () => {
+          await page.setViewportSize({ width: 1280, height: 720 })
+          await buffers(page).getByRole("link", { name: "Networks" }).click()
+          await page.getByRole("button", { name: "Remove ngircd…" }).click()
+          await page.getByRole("button", { name: "Remove ngircd and its history" }).click()
+          await buffers(page).getByRole("link", { name: CHANNEL, exact: true }).waitFor({ state: "detached", timeout: WAIT })
+        })
+        expect(yield* query(env.DATABASE_URL!, "SELECT id FROM networks")).toEqual([])
 
         expect(pageErrors).toEqual([])
         console.log(`WebClient.browser.test: ${((Date.now() - started) / 1000).toFixed(1)} s`)
