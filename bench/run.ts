@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`; `irc` means ingest, memory and storm; none means all. Only a full run (every section) writes
+ * `memory`, `storm`, `sockets`, `client`; `irc` means ingest, memory and storm; none means all. `client` drives the
+ * web client in Chromium (bench/sections/Client.ts). Only a full run (every section) writes
  * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
  * reported as failed and the others still run).
@@ -24,9 +25,10 @@ import { combineRuns, loadNow, machine, type RunResult, type SectionResult, writ
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
+import { runClient } from "./sections/Client.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -97,13 +99,14 @@ const main = async () => {
   if (sections.includes("sockets")) {
     results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
+  if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - t0) / 1000,
     sections: results,
     machine: machine(databaseMode, pinning, loadAtStart)
   }
-  const full = ALL.every((s) => sections.includes(s))
+  const full = ALL.every((s) => sections.includes(s as Section))
   const dir = full ? RESULTS_DIR : Os.tmpdir()
   const name = full ? "latest" : `belay-bench-${sections.join("-")}`
   process.stdout.write(write(dir, name, run))

@@ -1,5 +1,6 @@
-// Builds dist/ with tsc when it is missing or older than any file under src/, so that
-// `npm start` works on a fresh clone and stays fast once built.
+// Builds dist/ with tsc when it is missing or older than any file under src/, and the web client (dist/client, by
+// scripts/build-client.mjs) when it is missing or older than any file under client/, so that `npm start` and
+// `npm test` work on a fresh clone and stay fast once built.
 import { execFileSync } from "node:child_process"
 import { readdirSync, statSync, existsSync } from "node:fs"
 import { join } from "node:path"
@@ -13,8 +14,14 @@ const newest = (dir) => {
   return t
 }
 
-const stamp = "dist/cli/main.js"
-if (!existsSync(stamp) || statSync(stamp).mtimeMs < Math.max(newest("src"), statSync("tsconfig.build.json").mtimeMs)) {
+const stale = (stamp, inputs) =>
+  !existsSync(stamp) || statSync(stamp).mtimeMs < Math.max(...inputs.map((p) => (statSync(p).isDirectory() ? newest(p) : statSync(p).mtimeMs)))
+
+if (stale("dist/cli/main.js", ["src", "tsconfig.build.json"])) {
   process.stderr.write("belay: building (tsc)…\n")
   execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { stdio: "inherit" })
+}
+if (stale("dist/client/manifest.json", ["client", "scripts/build-client.mjs"])) {
+  process.stderr.write("belay: building the web client (esbuild)…\n")
+  execFileSync(process.execPath, ["scripts/build-client.mjs"], { stdio: "inherit" })
 }

@@ -43,7 +43,7 @@ const signOut = (ctx: SettingsContext) =>
   html`<form method="post" action="${MemberPaths.logout}">${csrfField(ctx)}<button type="submit" class="small">Sign out</button></form>`
 
 const topbar = (ctx: SettingsContext) =>
-  html`<div class="topbar"><p class="muted">Signed in as <strong>${ctx.accountName}</strong></p>${signOut(ctx)}</div>`
+  html`<div class="topbar"><p class="muted"><a href="/">Chat</a> · Signed in as <strong>${ctx.accountName}</strong></p>${signOut(ctx)}</div>`
 
 const noticeHtml = (notice: Notice | undefined) =>
   notice === undefined
@@ -76,21 +76,6 @@ ${body}`,
     { wide: true, ...(options.scripts === undefined ? {} : { scripts: options.scripts }) }
   )
 }
-
-// ---------------------------------------------------------------------------------------------
-// `/`
-
-/** The start page for a signed-in member, until the web client takes its place. */
-export const homePage = (ctx: SettingsContext): string =>
-  layout(
-    "Belay",
-    html`${topbar(ctx)}
-<h1>Belay</h1>
-<p>Your bouncer is running. Programs reach it over MCP with an API token or an approved app.</p>
-<h2>Settings</h2>
-<ul>
-${sections.map((s) => html`<li><a href="${s.path}">${s.label}</a></li>\n`)}</ul>`
-  )
 
 // ---------------------------------------------------------------------------------------------
 // Settings > API tokens

@@ -1,6 +1,6 @@
 /**
  * SettingsRoutes gathers the member's pages (docs/decisions.md):
- * `/`, `/settings` (→ the first section) and the four sections. Without a session every
+ * `/settings` (→ the first section) and the four sections (`/` is the web client, pages/ClientAssets.ts). Without a session every
  * one of them answers 303 to `/login?next=<its path>` (SettingsHttp). Stateless.
  */
 import { Effect } from "effect"
@@ -9,23 +9,16 @@ import { Accounts } from "../../services/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/BrowserSessions.js"
 import type { Route } from "../HttpServer.js"
-import { page, seeOther } from "../oauth/OAuthHttp.js"
-import { homePage } from "../pages/SettingsPages.js"
+import { seeOther } from "../oauth/OAuthHttp.js"
 import { apiTokensSettingsRoutes } from "./ApiTokensSettings.js"
 import { authorizedAppsSettingsRoutes } from "./AuthorizedAppsSettings.js"
 import { passkeysSettingsRoutes } from "./PasskeysSettings.js"
 import { passwordSettingsRoutes } from "./PasswordSettings.js"
 import { guarded, makeSettingsHttp } from "./SettingsHttp.js"
 
-const homeRoutes = Effect.gen(function*() {
+const settingsIndexRoutes = Effect.gen(function*() {
   const http = makeSettingsHttp(yield* AppConfig, { sessions: yield* BrowserSessions, accounts: yield* Accounts })
   return [
-    {
-      method: "GET",
-      path: MemberPaths.home,
-      name: "home",
-      handler: (request) => guarded(http.visit(request), (visit) => Effect.succeed(page(200, homePage(visit.context))))
-    },
     {
       method: "GET",
       path: MemberPaths.settings,
@@ -36,6 +29,6 @@ const homeRoutes = Effect.gen(function*() {
 })
 
 export const settingsRoutes = Effect.map(
-  Effect.all([homeRoutes, apiTokensSettingsRoutes, authorizedAppsSettingsRoutes, passkeysSettingsRoutes, passwordSettingsRoutes]),
+  Effect.all([settingsIndexRoutes, apiTokensSettingsRoutes, authorizedAppsSettingsRoutes, passkeysSettingsRoutes, passwordSettingsRoutes]),
   (groups): ReadonlyArray<Route> => groups.flat()
 )

@@ -1,0 +1,92 @@
+// App: the page — the top bar (menu on phones, connection status, notifications, settings, sign-out), the "Buffers"
+// sidebar, and the active view. It is the one subscriber of the Store and draws again after each change.
+import { useEffect, useState } from "preact/hooks"
+import { api, signInAgain } from "../Api.js"
+import { disablePush, enableNotifications, permission, pushEnabled } from "../Notifications.js"
+import type { Store } from "../Store.js"
+import { BufferView } from "./BufferView.js"
+import { NetworksPage } from "./NetworksPage.js"
+import { SearchPage } from "./SearchPage.js"
+import { Sidebar } from "./Sidebar.js"
+
+const useStore = (store: Store) => {
+  const [, setVersion] = useState(0)
+  useEffect(() => store.subscribe(() => setVersion((v) => v + 1)), [store])
+}
+
+const ConnectionStatus = ({ store }: { readonly store: Store }) => {
+  const [, tick] = useState(0)
+  const p = store.phase
+  useEffect(() => {
+    if (p.phase !== "waiting") return
+    const timer = setInterval(() => tick((t) => t + 1), 1000)
+    return () => clearInterval(timer)
+  }, [p])
+  let text = ""
+  if (p.phase === "connecting") text = p.attempt === 0 && store.account === null ? "Connecting…" : "Reconnecting…"
+  else if (p.phase === "waiting") {
+    text = `Disconnected. Reconnecting in ${Math.max(1, Math.ceil((p.retryAt - Date.now()) / 1000))} s…`
+  } else if (p.phase === "signed-out") text = "Signed out."
+  return (
+    <div class={`connection ${p.phase}`}>
+      <span role="status" aria-live="polite">{text}</span>
+      {p.phase === "waiting" ? <button type="button" class="small" onClick={() => store.connection.reconnectNow()}>Reconnect now</button> : null}
+      {p.phase === "signed-out" ? <button type="button" class="small" onClick={signInAgain}>Sign in again</button> : null}
+    </div>
+  )
+}
+
+const NotificationsButton = ({ store }: { readonly store: Store }) => {
+  const [on, setOn] = useState(permission() === "granted")
+  if (permission() === "unsupported") return null
+  if (on) {
+    return pushEnabled()
+      ? <button type="button" class="small" onClick={() => void disablePush().then(() => setOn(false))}>Turn off push</button>
+      : null
+  }
+  return (
+    <button type="button" class="small" onClick={() => void enableNotifications().then((message) => {
+      store.notify(message)
+      setOn(permission() === "granted")
+    })}>
+      Enable notifications
+    </button>
+  )
+}
+
+export const App = ({ store }: { readonly store: Store }) => {
+  useStore(store)
+  const [menuOpen, setMenuOpen] = useState(false)
+  const view = store.view
+  const active = store.activeBuffer
+  const signOut = async () => {
+    await api("POST", "/api/auth/logout")
+    signInAgain()
+  }
+  let main
+  if (view.view === "buffer" && active !== undefined) main = <BufferView store={store} buffer={active} />
+  else if (view.view === "networks") main = <NetworksPage store={store} editing={view.editing} />
+  else if (view.view === "search") main = <SearchPage store={store} />
+  else main = <p class="page">{store.phase.phase === "open" ? "Loading…" : "Connecting to Belay…"}</p>
+  return (
+    <div class={menuOpen ? "app menu-open" : "app"}>
+      <header class="topbar">
+        <button type="button" class="menu" aria-expanded={menuOpen} aria-controls="sidebar" onClick={() => setMenuOpen(!menuOpen)}>
+          Buffers
+        </button>
+        <span class="brand">Belay</span>
+        <ConnectionStatus store={store} />
+        <span class="spacer" />
+        {store.account === null ? null : <span class="account muted">{store.account.name}{store.account.paused ? " (paused: read only)" : ""}</span>}
+        <NotificationsButton store={store} />
+        <a class="small" href="/settings">Settings</a>
+        <button type="button" class="small" onClick={() => void signOut()}>Sign out</button>
+      </header>
+      <Sidebar store={store} open={menuOpen} onNavigate={() => setMenuOpen(false)} />
+      <main class="main">{main}</main>
+      <div class="notices" role="alert">
+        {store.notices.map((n) => <p key={n.id}>{n.text}</p>)}
+      </div>
+    </div>
+  )
+}

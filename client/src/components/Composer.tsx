@@ -1,0 +1,211 @@
+// Composer: the "Message" box of the active buffer. Enter sends (Shift+Enter makes a new line); text of several lines
+// is sent only after the member confirms it; Tab completes a nick (again: the next match), and moves focus as usual
+// when there is nothing to complete; Up and Down walk the lines sent before. The draft is the buffer's (Drafts): kept
+// across reloads and shared with the other tabs.
+import { Component, createRef } from "preact"
+import { fold } from "../Casemap.js"
+import { COMMANDS, parseInput } from "../Commands.js"
+import { onDraftChange, readDraft, writeDraft } from "../Drafts.js"
+import type { Buffer, Store } from "../Store.js"
+
+export interface ComposerProps {
+  readonly store: Store
+  readonly buffer: Buffer
+  readonly ownNick: string | null
+  readonly disabled: boolean
+}
+
+interface State {
+  readonly text: string
+  readonly sending: boolean
+  readonly confirm: { readonly lines: number; readonly text: string } | null
+}
+
+/** Lines sent from this tab, newest last (shared by every buffer, as in most clients). */
+const sent: Array<string> = []
+const SENT_KEEP = 100
+
+interface Completion {
+  readonly start: number
+  readonly end: number
+  readonly candidates: ReadonlyArray<string>
+  readonly index: number
+}
+
+export class Composer extends Component<ComposerProps, State> {
+  override state: State = { text: readDraft(this.props.buffer.key), sending: false, confirm: null }
+  private readonly box = createRef<HTMLTextAreaElement>()
+  private completion: Completion | null = null
+  private historyIndex: number | null = null
+  private unsubscribe: (() => void) | null = null
+
+  override componentDidMount() {
+    this.unsubscribe = onDraftChange((key, text) => {
+      if (key === this.props.buffer.key && text !== this.state.text) this.setState({ text })
+    })
+  }
+
+  override componentWillUnmount() {
+    this.unsubscribe?.()
+  }
+
+  focus() {
+    this.box.current?.focus()
+  }
+
+  private setText(text: string) {
+    this.setState({ text })
+    writeDraft(this.props.buffer.key, text)
+  }
+
+  private readonly onInput = (e: Event) => {
+    this.completion = null
+    this.historyIndex = null
+    this.setText((e.currentTarget as HTMLTextAreaElement).value)
+  }
+
+  private readonly onKeyDown = (e: KeyboardEvent) => {
+    const box = e.currentTarget as HTMLTextAreaElement
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault()
+      void this.submit()
+      return
+    }
+    if (e.key === "Tab" && !e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey) {
+      if (this.complete(box)) e.preventDefault()
+      return
+    }
+    if (e.key !== "Tab") this.completion = null
+    if (e.key === "ArrowUp" && !box.value.slice(0, box.selectionStart).includes("\n") && sent.length > 0) {
+      e.preventDefault()
+      this.historyIndex = this.historyIndex === null ? sent.length - 1 : Math.max(0, this.historyIndex - 1)
+      this.setText(sent[this.historyIndex]!)
+      return
+    }
+    if (e.key === "ArrowDown" && this.historyIndex !== null && !box.value.slice(box.selectionEnd).includes("\n")) {
+      e.preventDefault()
+      this.historyIndex++
+      if (this.historyIndex >= sent.length) {
+        this.historyIndex = null
+        this.setText("")
+      } else this.setText(sent[this.historyIndex]!)
+    }
+  }
+
+  /** Nick (and command) completion at the caret; false when there is nothing to complete. */
+  private complete(box: HTMLTextAreaElement): boolean {
+    const text = box.value
+    let c = this.completion
+    if (c === null) {
+      const caret = box.selectionStart
+      const start = text.slice(0, caret).search(/\S+$/)
+      if (start === -1) return false
+      const word = text.slice(start, caret)
+      const candidates = word.startsWith("/") && start === 0
+        ? COMMANDS.map((cmd) => `/${cmd.name}`).filter((name) => name.startsWith(word.toLowerCase()))
+        : this.nicks().filter((nick) => fold(nick).startsWith(fold(word)))
+      if (candidates.length === 0) return false
+      c = { start, end: caret, candidates, index: -1 }
+    }
+    const index = (c.index + 1) % c.candidates.length
+    const choice = c.candidates[index]!
+    const suffix = choice.startsWith("/") ? " " : c.start === 0 ? ": " : " "
+    const replacement = choice + suffix
+    const next = text.slice(0, c.start) + replacement + text.slice(c.end)
+    this.completion = { ...c, index, end: c.start + replacement.length }
+    this.setText(next)
+    const caret = c.start + replacement.length
+    requestAnimationFrame(() => box.setSelectionRange(caret, caret))
+    return true
+  }
+
+  /** Who may be completed: recent speakers first (newest first), then the other members. */
+  private nicks(): ReadonlyArray<string> {
+    const { buffer, ownNick } = this.props
+    const seen = new Set<string>()
+    const out: Array<string> = []
+    const add = (nick: string | null) => {
+      if (nick === null || (ownNick !== null && fold(nick) === fold(ownNick)) || seen.has(fold(nick))) return
+      seen.add(fold(nick))
+      out.push(nick)
+    }
+    for (let i = buffer.messages.length - 1; i >= 0 && i >= buffer.messages.length - 300; i--) add(buffer.messages[i]!.nick)
+    for (const m of [...buffer.members.values()].sort((a, b) => a.nick.localeCompare(b.nick))) add(m.nick)
+    if (buffer.kind === "query") add(buffer.target)
+    return out
+  }
+
+  private readonly onSubmit = (e: Event) => {
+    e.preventDefault()
+    void this.submit()
+  }
+
+  private async submit(confirmed = false) {
+    const text = this.state.text
+    if (text.trim() === "" || this.state.sending) return
+    const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "").length
+    if (!text.startsWith("/") && lines > 1 && !confirmed) {
+      this.setState({ confirm: { lines, text } })
+      return
+    }
+    const { store, buffer } = this.props
+    const outcome = parseInput(text, { networkId: buffer.networkId, target: buffer.target })
+    if (outcome.kind === "error") {
+      store.notify(outcome.message)
+      return
+    }
+    this.setState({ sending: true, confirm: null })
+    try {
+      for (const call of outcome.calls) await store.callOk(call.name, call.arguments)
+      sent.push(text)
+      if (sent.length > SENT_KEEP) sent.shift()
+      this.historyIndex = null
+      this.setText("")
+      if (outcome.open !== undefined) store.openBuffer(buffer.networkId, outcome.open.target)
+    } catch (error) {
+      store.notify((error as Error).message)
+    } finally {
+      this.setState({ sending: false })
+      this.focus()
+    }
+  }
+
+  override render() {
+    const { buffer, ownNick, disabled } = this.props
+    const { text, sending, confirm } = this.state
+    return (
+      <div class="composer-area">
+        {confirm === null ? null : (
+          <div class="confirm" role="alertdialog" aria-labelledby="confirm-text" aria-modal="false">
+            <p id="confirm-text">Send {confirm.lines} lines to {buffer.target}? Each line is one message.</p>
+            <button type="button" class="primary" onClick={() => void this.submit(true)} ref={(b) => b?.focus()}>
+              Send {confirm.lines} lines
+            </button>
+            <button type="button" onClick={() => {
+              this.setState({ confirm: null })
+              this.focus()
+            }}>
+              Cancel
+            </button>
+          </div>
+        )}
+        <form class="composer" onSubmit={this.onSubmit}>
+          {ownNick === null ? null : <span class="own-nick" aria-hidden="true">{ownNick}</span>}
+          <textarea
+            ref={this.box}
+            aria-label="Message"
+            rows={1}
+            value={text}
+            placeholder={disabled ? "Not connected" : `Message ${buffer.target}`}
+            onInput={this.onInput}
+            onKeyDown={this.onKeyDown}
+            enterkeyhint="send"
+            spellcheck={true}
+            autoComplete="off"
+          />
+          <button type="submit" disabled={sending || text.trim() === ""}>Send</button>
+        </form>
+      </div>
+    )
+  }
+}

@@ -1,0 +1,28 @@
+// The web client's entry: one Store, its socket started, the App drawn into #app; the URL's fragment, the tab's
+// focus and the service worker's clicks are fed to the Store. docs/architecture.md "The web client".
+import { render } from "preact"
+import { App } from "./components/App.js"
+import { notifyLocally, onWorkerOpen, permission } from "./Notifications.js"
+import { parseHash } from "./Route.js"
+import { Store } from "./Store.js"
+import "./styles.css"
+
+const store = new Store()
+
+addEventListener("hashchange", () => {
+  const route = parseHash(location.hash)
+  if (route !== null) store.route(route)
+})
+const looking = () => document.visibilityState === "visible" && document.hasFocus()
+addEventListener("focus", () => store.setFocused(looking()))
+addEventListener("blur", () => store.setFocused(false))
+document.addEventListener("visibilitychange", () => store.setFocused(looking()))
+
+store.onLiveMessage = (buffer, message, highlight) => {
+  if (!highlight || permission() !== "granted") return
+  notifyLocally(message, buffer.kind === "query", () => store.openBuffer(buffer.networkId, buffer.target))
+}
+onWorkerOpen((networkId, target) => store.openBuffer(networkId, target))
+
+render(<App store={store} />, document.getElementById("app")!)
+store.start()
