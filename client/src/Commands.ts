@@ -1,4 +1,4 @@
-// Commands: what the composer's text means, as the tool calls that carry it out (CONTRACT "MCP tool shapes"). Plain
+// Commands: what the composer's text means, as the tool calls that carry it out (docs/contract.md "MCP tool shapes"). Plain
 // text is one send_message per non-empty line; `/cmd args` is one of the slash commands below; `//text` sends
 // "/text" as it is. A command that cannot be carried out is an error to show, and nothing is sent. Pure.
 import { isChannel } from "./Casemap.js"

@@ -1,4 +1,4 @@
-// Connection: the tab's one WebSocket to `/api/ws` (CONTRACT "The member's browser surface", WebSocket). It opens
+// Connection: the tab's one WebSocket to `/api/ws` (docs/contract.md "The member's browser surface", WebSocket). It opens
 // again by itself after any close but a revoked credential (4001: back to sign-in), waiting 0.5 s and doubling up to
 // 15 s (with jitter, so that the tabs of a restarted server do not all come back in the same instant), and at once
 // when the browser says it is online again. Each reopening asks `?since=<newest message id seen>`, so the server

@@ -1,5 +1,5 @@
 // Notifications: desktop notifications for highlights and direct messages. While a tab is open but not looked at, the
-// tab shows them itself; with Web Push enabled (CONTRACT "Push"), the service worker (/sw.js) shows the server's
+// tab shows them itself; with Web Push enabled (docs/contract.md "Push"), the service worker (/sw.js) shows the server's
 // pushes when no tab is focused. Both use the tag `belay-<message id>`, so one message never notifies twice.
 import { api } from "./Api.js"
 import type { MessageRecord } from "./Protocol.js"

@@ -1,5 +1,5 @@
 // ChannelMode: channel mode changes (the set_channel_modes argument) and channel lists
-// (get_mode_list results), per docs/decisions.md "MCP tool shapes"; the network actors take
+// (get_mode_list results), per docs/contract.md "MCP tool shapes"; the network actors take
 // and answer them through their port in these same types. Pure Schemas; no state.
 import { Schema } from "effect"
 import { checkedString, IrcParam, IsoTime, showValue } from "./Ids.js"

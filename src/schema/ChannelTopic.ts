@@ -1,4 +1,4 @@
-// ChannelTopic: a joined channel's topic as get_topic returns it (docs/decisions.md "MCP
+// ChannelTopic: a joined channel's topic as get_topic returns it (docs/contract.md "MCP
 // tool shapes"), and as the network actors answer it through their port. Pure Schemas; no state.
 import { Schema } from "effect"
 import { IsoTime } from "./Ids.js"

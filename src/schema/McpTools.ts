@@ -1,5 +1,5 @@
 // McpTools: the 23 MCP tools as data — name, scope, agent-facing description, hints, and the
-// input and output Schemas (docs/decisions.md "MCP tool shapes", interface "Endpoints"). The input
+// input and output Schemas (docs/contract.md "MCP tool shapes", interface "Endpoints"). The input
 // Schema both validates `tools/call` arguments (with defaults applied) and generates the
 // published inputSchema (ToolCatalog.ts), so validation and tools/list cannot drift.
 // Pure data; no state.

@@ -1,4 +1,4 @@
-// Message: the stored IRC message and the buffer summary as tools return them (CONTRACT
+// Message: the stored IRC message and the buffer summary as tools return them (docs/contract.md
 // "MCP tool shapes": `message`, list_buffers). Output records: every field described for
 // the agent reading tools/list. Pure Schemas; no state.
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 // Network: a configured IRC network with its live connection state, as list_networks
-// returns it (docs/decisions.md "MCP tool shapes"), and the status the network actors
+// returns it (docs/contract.md "MCP tool shapes"), and the status the network actors
 // publish through their port (src/actors/NetworkApi.ts), which carries the same live
 // fields. Pure Schemas; no state.
 import { Schema } from "effect"

@@ -5,7 +5,7 @@
 import { Either, Schema } from "effect"
 import { InvalidRequest, malformedBody, UnsupportedGrantType } from "./OAuthErrors.js"
 
-/** Fixed paths of the authorization server and the resource metadata (interface table, CONTRACT
+/** Fixed paths of the authorization server and the resource metadata (interface table, docs/contract.md
  * "HTTP routes beyond the interface document"). */
 export const OAuthPaths = {
   discovery: "/.well-known/oauth-authorization-server",
@@ -43,7 +43,7 @@ export const RegisterRequest = Schema.Struct({
 })
 export type RegisterRequest = typeof RegisterRequest.Type
 
-/** 201 body. `client_uri` is omitted when none was registered, never null or "" (CONTRACT; the
+/** 201 body. `client_uri` is omitted when none was registered, never null or "" (docs/contract.md; the
  * MCP SDK's OAuthClientInformationFullSchema rejects both). */
 export const RegisterResponse = Schema.Struct({
   client_id: Schema.String,

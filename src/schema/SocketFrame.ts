@@ -1,4 +1,4 @@
-// SocketFrame: the frames of the browser WebSocket `GET /api/ws` (CONTRACT "The member's
+// SocketFrame: the frames of the browser WebSocket `GET /api/ws` (docs/contract.md "The member's
 // browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Text frames, one
 // JSON object each, with a `type`. The server's frames are typed here and encoded with
 // JSON.stringify once per event, whatever the number of sockets; the client's frames are
@@ -13,10 +13,10 @@ import type { NetworkState } from "./Network.js"
 /** The socket's path. */
 export const SOCKET_PATH = "/api/ws"
 
-/** A message record exactly as the MCP tools return it (CONTRACT "MCP tool shapes", `message`). */
+/** A message record exactly as the MCP tools return it (docs/contract.md "MCP tool shapes", `message`). */
 export type MessageRecord = Schema.Schema.Encoded<typeof Message>
 
-/** What the `network` event says of a network (CONTRACT: `{id, name, state, nick}`). */
+/** What the `network` event says of a network (docs/contract.md: `{id, name, state, nick}`). */
 export interface NetworkView {
   readonly id: number
   readonly name: string

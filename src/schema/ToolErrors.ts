@@ -3,7 +3,7 @@
 // (src/actors/NetworkApi.ts) fails with these same classes, so a command's failure reaches
 // the wire unchanged, with no second vocabulary to translate. Pure; no state.
 //
-// docs/decisions.md "MCP tool shapes": a failure is a normal tools/call result with
+// docs/contract.md "MCP tool shapes": a failure is a normal tools/call result with
 // `isError: true` whose payload (structuredContent, and the same JSON as text) is `{ok: false,
 // error, message?}`, `refused` adding `numeric` and `text`. Every failure is isError —
 // including not-connected, which the interface calls a "normal result": it is still a result,
@@ -13,7 +13,7 @@
 import { Schema } from "effect"
 import { showValue } from "./Ids.js"
 
-/** The wire strings of docs/decisions.md "MCP tool shapes", in its order. */
+/** The wire strings of docs/contract.md "MCP tool shapes", in its order. */
 export const TOOL_ERROR_CODES = [
   "insufficient-scope",
   "account-paused",

@@ -28,7 +28,7 @@ export interface AppSettings {
   readonly secretKey: Option.Option<Redacted.Redacted<string>>
   /**
    * BELAY_PUSH_INSECURE_ENDPOINTS: Web Push endpoints may also be http (a local push service); otherwise https only
-   * (CONTRACT "The member's browser surface", REST).
+   * (docs/contract.md "The member's browser surface", REST).
    */
   readonly pushInsecureEndpoints: boolean
   readonly logLevel: LogLevel.LogLevel

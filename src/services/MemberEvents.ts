@@ -1,5 +1,5 @@
 /**
- * MemberEvents: the per-account event hub of the member's open browser tabs (the interface, "Events" 2; CONTRACT
+ * MemberEvents: the per-account event hub of the member's open browser tabs (the interface, "Events" 2; docs/contract.md
  * "The member's browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Events come from where the
  * data changes: stored messages from MessageWriter.stored (after their batch committed, so `id` is final), nick
  * notes and relay-bot marks from NickNotes.changes, read markers from ReadMarkers.changes, networks removed from

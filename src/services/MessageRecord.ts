@@ -1,6 +1,6 @@
 /**
  * MessageRecord: a stored message as the member sees it — the `message` record of the MCP
- * tools (CONTRACT "MCP tool shapes") and of the browser WebSocket's `message` event, one
+ * tools (docs/contract.md "MCP tool shapes") and of the browser WebSocket's `message` event, one
  * rendering for both. A marked relay bot's line is shown as its inner speaker's, with
  * `relayBot` naming the bot (the interface, set_relay_bot; RelayEnvelope.ts); the mark is
  * applied when the message is read, never stored. Pure.

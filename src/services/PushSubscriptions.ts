@@ -1,6 +1,6 @@
 /**
  * PushSubscriptions owns `push_subscriptions` (migration 0004): the Web Push subscriptions of the member's
- * browsers (RFC 8030 §4; CONTRACT "The member's browser surface", Push), each owned by the credential that
+ * browsers (RFC 8030 §4; docs/contract.md "The member's browser surface", Push), each owned by the credential that
  * registered it — a browser session or an OAuth / password-sign-in token. It deletes them when that credential ends
  * (the interface, "States and transitions": "push subscriptions registered with it are deleted"): it follows
  * CredentialRevocations, and a session's rows go with the session row itself (ON DELETE CASCADE); WebPush deletes

@@ -1,6 +1,6 @@
 /**
  * WebPush sends the member's browsers a notification for a direct message or a highlight of the member's nick when
- * no tab of the member has the member's attention (CONTRACT "The member's browser surface", Push; docs/decisions.md
+ * no tab of the member has the member's attention (docs/contract.md "The member's browser surface", Push; docs/decisions.md
  * "Web Push"): Web Push (RFC 8030) with VAPID (RFC 8292) and the payload encrypted with aes128gcm (RFC 8291), built by
  * the `web-push` package and sent with fetch, so a local http push service works too when allowed.
  *

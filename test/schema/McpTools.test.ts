@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { SchemaAST } from "effect"
 import { isToolName, McpTools, scopeAllows, TOOL_NAMES, toolsByName } from "../../src/schema/McpTools.js"
 
-// docs/decisions.md, transcribed: name, scope (interface "Endpoints"), arguments
+// docs/contract.md "MCP tool shapes", transcribed: name, scope (interface "Endpoints"), arguments
 // (`?` marks optional ones).
-const CONTRACT: ReadonlyArray<readonly [string, "read" | "read-write", ReadonlyArray<string>]> = [
+const CONTRACT_TOOLS: ReadonlyArray<readonly [string, "read" | "read-write", ReadonlyArray<string>]> = [
   ["list_networks", "read", []],
   ["list_buffers", "read", ["networkId?"]],
   ["recent_messages", "read", ["networkId", "target", "before?", "limit?"]],
@@ -40,10 +40,10 @@ const wireArguments = (ast: SchemaAST.AST): ReadonlyArray<string> => {
 describe("McpTools", () => {
   it("has the 23 tools of the contract, in its order", () => {
     expect(McpTools.length).toBe(23)
-    expect(TOOL_NAMES).toEqual(CONTRACT.map(([name]) => name))
+    expect(TOOL_NAMES).toEqual(CONTRACT_TOOLS.map(([name]) => name))
   })
 
-  it.each(CONTRACT)("%s: scope %s, arguments %j", (name, scope, args) => {
+  it.each(CONTRACT_TOOLS)("%s: scope %s, arguments %j", (name, scope, args) => {
     if (!isToolName(name)) throw new Error(`${name} missing`)
     const tool = toolsByName[name]
     expect(tool.name).toBe(name)

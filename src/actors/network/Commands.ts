@@ -168,7 +168,7 @@ const part = (a: Actor, channel: string, reason: Option.Option<string>): Effect.
   })
 
 /**
- * set_away passes the one write gate like every write (docs/decisions.md "Semantics"): a network that is not
+ * set_away passes the one write gate like every write (docs/contract.md "MCP tool shapes"): a network that is not
  * connected refuses it and keeps its away state. Once sent, the state is kept and restored after every
  * registration (Registration.afterBurst).
  */

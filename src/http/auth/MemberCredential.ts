@@ -50,7 +50,7 @@ export const memberCredential = (
     return Either.right<Member>({ _tag: "Session", session: session.value, accountId: session.value.session.accountId })
   })
 
-/** 403 `{error: "account_paused"}`: a paused account reads but does not change anything (CONTRACT, Credentials). */
+/** 403 `{error: "account_paused"}`: a paused account reads but does not change anything (docs/contract.md, Credentials). */
 export const accountPaused = (): HttpResponse =>
   json(403, { error: "account_paused", error_description: "the account is paused" }, noStore)
 

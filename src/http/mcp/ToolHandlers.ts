@@ -57,7 +57,7 @@ export const makeToolHandlers = Effect.gen(function*() {
     Effect.zip(owned(principal, networkId), control.status(networkId))
 
   /**
-   * set_away without networkId (docs/decisions.md "Semantics"): every connected network of the account is told,
+   * set_away without networkId (docs/contract.md "MCP tool shapes"): every connected network of the account is told,
    * each through the one write gate, and a network that is not connected keeps its away state. Done when at least
    * one network took it; NotConnected when none is connected; any other failure when nothing took it.
    */

@@ -1,6 +1,6 @@
 /**
  * OAuthHttp owns what every OAuth endpoint shares on the wire: the bounded body reader
- * (16 KiB, CONTRACT; form or JSON), the encoding of OAuth errors (interface "Errors >
+ * (16 KiB, docs/contract.md; form or JSON), the encoding of OAuth errors (interface "Errors >
  * OAuth": `{error, error_description?}`), the cache headers, the origin rule and the
  * page responses with their security headers. Pure helpers and stateless Effects.
  */

@@ -1,6 +1,6 @@
 /**
  * Token owns `POST /api/oauth/token` (RFC 6749 §4.1.3 with PKCE, RFC 7636). The check
- * order is CONTRACT's "Token endpoint check order", and only the last step touches the code:
+ * order is docs/contract.md "Token endpoint check order", and only the last step touches the code:
  *   1. Host and Origin: an unusable Host → 400; a web page of another origin → 403 (a form
  *      POST is a CORS simple request, sent without preflight, so refusing it is ours to do);
  *   2. a readable body: ≤ 16 KiB (else 413), form (with or without charset) or JSON, that

@@ -1,5 +1,5 @@
 /**
- * PushRoutes owns the REST routes of Web Push (CONTRACT "The member's browser surface", REST and Push), JSON in and
+ * PushRoutes owns the REST routes of Web Push (docs/contract.md "The member's browser surface", REST and Push), JSON in and
  * out, every answer `no-store`, each for the member behind the session cookie or a Bearer OAuth / password-sign-in
  * token (MemberCredential: an API token or none → 401 invalid_token); a cookie-carried POST or DELETE needs a
  * same-origin request (a foreign origin is refused 403 by Cors.ts already):

@@ -1,5 +1,5 @@
 /**
- * SocketServer: the browser WebSocket `GET /api/ws` (CONTRACT "The member's browser surface", WebSocket; the
+ * SocketServer: the browser WebSocket `GET /api/ws` (docs/contract.md "The member's browser surface", WebSocket; the
  * interface, "Events" 2–3 and "Authentication" 2–3; docs/decisions.md "The browser WebSocket"). It owns the `ws`
  * server (RFC 6455), the registry of open sockets, and when each one must end.
  *
@@ -9,7 +9,7 @@
  *      must not drive the member's account, the interface "Authentication" 3);
  *   3. the credential (MemberCredential): a Bearer OAuth or password-sign-in token, else the session cookie; an API
  *      token, a dead token or none → 401 `{error: "invalid_token"}`;
- *   4. a cookie-carried socket needs `Origin` to be the service's own (it can write; CONTRACT, Credentials) → 403;
+ *   4. a cookie-carried socket needs `Origin` to be the service's own (it can write; docs/contract.md, Credentials) → 403;
  *   5. `since`, when given, a message id → else 400.
  *
  * Then each socket runs in SocketSession.ts. It ends:
@@ -53,7 +53,7 @@ import type { ToolCaller } from "../mcp/ToolHandlers.js"
 import { foreignOrigin, noStore } from "../oauth/OAuthHttp.js"
 import { CloseCode, MAX_BUFFERED, runSocket, type SocketServices } from "./SocketSession.js"
 
-/** CONTRACT: the server pings every 30 s and closes a peer silent for 60 s. */
+/** docs/contract.md: the server pings every 30 s and closes a peer silent for 60 s. */
 export const PING_EVERY = Duration.seconds(30)
 export const SILENT_AFTER = Duration.seconds(60)
 /** How often the sweeper looks at every socket. */

@@ -1,5 +1,5 @@
 /**
- * SocketSession: the life of one open browser WebSocket, after SocketServer let it in (CONTRACT "The member's browser
+ * SocketSession: the life of one open browser WebSocket, after SocketServer let it in (docs/contract.md "The member's browser
  * surface", WebSocket; docs/decisions.md "The browser WebSocket"):
  *
  *   1. subscribe to the account's events (MemberEvents) — before anything is read, so nothing published from now on
@@ -40,9 +40,9 @@ import type { ReadMarkers } from "../../services/ReadMarkers.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 
-/** CONTRACT: `?since=` replays at most this many messages, else one `resync`. */
+/** docs/contract.md: `?since=` replays at most this many messages, else one `resync`. */
 export const REPLAY_LIMIT = 10_000
-/** CONTRACT: a peer with more than this queued (ws `bufferedAmount`) is closed with 1013. */
+/** docs/contract.md: a peer with more than this queued (ws `bufferedAmount`) is closed with 1013. */
 export const MAX_BUFFERED = 1024 * 1024
 /** The replay waits for the socket to drain below this before it sends more. */
 const REPLAY_HIGH_WATER = 256 * 1024

@@ -1,5 +1,5 @@
 /**
- * Web Push subscriptions (RFC 8030; CONTRACT "The member's browser surface", Push): one row per browser push
+ * Web Push subscriptions (RFC 8030; docs/contract.md "The member's browser surface", Push): one row per browser push
  * endpoint, with the keys its payloads are encrypted to (RFC 8291: `p256dh`, the browser's P-256 public key, and
  * `auth`, the 16-byte secret), owned by the credential that registered it — a browser session or an OAuth /
  * password-sign-in token, exactly one of them (the interface: "push subscriptions registered with it are

@@ -6,7 +6,7 @@
 // `error=access_denied` (the interface, "Errors > OAuth"). Every invalid request, including
 // those RFC 6749 §4.1.2.1 would let a server redirect (bad response_type, missing PKCE), is shown
 // on an error page with status 400 and nothing is sent to the client: RFC 9700 §4.11.2 (phishing
-// through error redirects) and the CONTRACT.
+// through error redirects) and docs/contract.md.
 import { Data, Either, Schema } from "effect"
 import { CodeChallenge, OOB_REDIRECT_URI } from "../../schema/OAuth.js"
 import { matchRedirectUri, redirectTarget, type RedirectTarget } from "./ClientMetadata.js"

@@ -25,7 +25,7 @@ const codePoints = (s: string): number => {
 // client_name
 
 // \p{Cc}: U+0000–U+001F and U+007F–U+009F; \p{Bidi_Control}: the 12 text-direction marks and
-// overrides behind "Trojan Source" (CVE-2021-42574). Both are the CONTRACT's rule.
+// overrides behind "Trojan Source" (CVE-2021-42574). Both are rules of docs/contract.md.
 const CONTROL = /\p{Cc}/u
 const BIDI_CONTROL = /\p{Bidi_Control}/u
 // Line and paragraph separators, and invisible characters that make one name look like another
@@ -98,7 +98,7 @@ export type RedirectUriKind = "https" | "loopback" | "custom" | "oob"
 /** The rule a refused redirect URI broke. */
 export type RedirectUriRule =
   | "empty"
-  | "character" // outside 0x21–0x7E, or `\` (CONTRACT; WHATWG reads `a.example\@evil` as host a.example)
+  | "character" // outside 0x21–0x7E, or `\` (docs/contract.md; WHATWG reads `a.example\@evil` as host a.example)
   | "rfc3986-character" // " < > ^ ` { | } are not allowed anywhere in a URI (RFC 3986 §2)
   | "fragment" // any `#`, even an empty fragment (RFC 6749 §3.1.2)
   | "scheme" // no RFC 3986 §3.1 scheme

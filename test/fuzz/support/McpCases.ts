@@ -3,7 +3,7 @@
  * inputSchema (tools/list's, so every one of the 23 tools and every argument is covered as the server describes
  * it): each argument right-typed with hostile content, wrong-typed, missing, or joined by unknown keys. Around them:
  * the other methods with junk params, broken envelopes, and raw byte mutations of all of these. The judge holds every
- * answer to CONTRACT: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool result whose payload
+ * answer to docs/contract.md: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool result whose payload
  * decodes with that tool's output Schema or as `{ok: false, error}` when isError, 202 for notifications, 401 only for
  * a bad credential, 413 only past 1 MiB, and never a 5xx.
  */
@@ -215,7 +215,7 @@ const parse = (body: Buffer): unknown => {
   }
 }
 
-/** What is wrong with the answer to `request`, or undefined when it is one CONTRACT allows. */
+/** What is wrong with the answer to `request`, or undefined when it is one docs/contract.md allows. */
 export const judgeMcp = (request: McpCase, outcome: RawOutcome): string | undefined => {
   if (outcome._tag === "Transport") return `no answer: ${outcome.message}`
   const { status, body } = outcome

@@ -1,5 +1,5 @@
 /**
- * The transport and JSON-RPC matrix of POST /mcp (docs/decisions.md "Protocol decisions"),
+ * The transport and JSON-RPC matrix of POST /mcp (docs/contract.md "Protocol decisions"),
  * against the real app in-process with fake network actors.
  */
 import { describe, expect, it } from "@effect/vitest"

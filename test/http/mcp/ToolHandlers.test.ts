@@ -1,5 +1,5 @@
 // ToolHandlers over the real services of the app and the scriptable network actors (FakeNetworkControl): set_away
-// through the one write gate (docs/decisions.md "Semantics") with one network named and with every network, and a
+// through the one write gate (docs/contract.md "MCP tool shapes") with one network named and with every network, and a
 // failure of the port reaching the wire as the port gave it. One app for the file; each test has its own account.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"

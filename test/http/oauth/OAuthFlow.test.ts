@@ -303,7 +303,7 @@ describe(`OAuth flow with oauth4webapi on ${describeMode}`, () => {
         csrf_token: csrf, return_to: returnTo, username: "alice", password: "correct horse battery staple"
       }, { ...proxied, ...jar.header(), origin: "https://belay.example" })
       expect(signed.status).toBe(303)
-      // CONTRACT: on https the session cookie carries the __Host- prefix (Secure, Path=/, no Domain).
+      // docs/contract.md: on https the session cookie carries the __Host- prefix (Secure, Path=/, no Domain).
       const cookie = signed.headers.get("set-cookie")!
       expect(cookie).toMatch(/^__Host-belay_session=[^;]+;/)
       for (const attribute of ["Path=/", "HttpOnly", "SameSite=Lax", "Secure"]) expect(cookie.split("; ")).toContain(attribute)

@@ -4,7 +4,7 @@
  * refusals before the code is examined (invalid_request, unsupported_grant_type,
  * invalid_client, a foreign Origin, 413) leave it usable; any refusal after the claim
  * (invalid_grant) spends it (interface "States and transitions"). Requests that break two
- * rules at once pin CONTRACT's check order: the earlier check answers.
+ * rules at once pin the check order of docs/contract.md: the earlier check answers.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
