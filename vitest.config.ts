@@ -1,8 +1,10 @@
 import { configDefaults, defineConfig } from "vitest/config"
 
-// Two projects: `unit` (pure code, actors against the scripted fake IRC server,
-// services and HTTP against the embedded PostgreSQL or TEST_DATABASE_URL) and
-// `system` (real ngircd, real Chromium, the MCP conformance suite). Each run starts
+// Three projects: `unit` (pure code, actors against the scripted fake IRC server,
+// services and HTTP against the embedded PostgreSQL or TEST_DATABASE_URL), `system`
+// (real ngircd, real Chromium, the MCP conformance suite) and `faults` (a real
+// `belay serve` through ngircd restarts, a PostgreSQL restart mid-flood, SIGTERM and
+// SIGKILL while ingesting, no database at start; test/faults). Each run starts
 // one database server (or uses TEST_DATABASE_URL's) with a migrated template
 // database, from which every test file or layer gets a fresh copy.
 export default defineConfig({
@@ -12,7 +14,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**"],
+          exclude: [...configDefaults.exclude, "test/system/**", "test/conformance/**", "test/faults/**"],
           globalSetup: ["test/support/globalSetup.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000
@@ -27,6 +29,17 @@ export default defineConfig({
           hookTimeout: 120_000,
           // one ngircd / one Chromium at a time: 2 cores, fixed system resources
           poolOptions: { forks: { singleFork: true } }
+        }
+      },
+      {
+        test: {
+          name: "faults",
+          include: ["test/faults/**/*.test.ts"],
+          globalSetup: ["test/support/globalSetup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 120_000
+          // `npm run test:faults` runs two files at once (--maxWorkers=2): the ngircd restarts spend most of their
+          // time waiting (each period stays up for STABLE_CONNECTION), so the other cases run beside them.
         }
       }
     ]
