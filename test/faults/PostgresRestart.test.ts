@@ -46,7 +46,7 @@ describe("fault: PostgreSQL restarted mid-flood", () => {
       yield* Effect.addFinalizer(() => stopServer)
 
       const server = yield* startServer
-      const proxy = yield* postgresProxy(Path.join(server.socketDir, `.s.PGSQL.${server.port}`))
+      const proxy = yield* postgresProxy({ path: Path.join(server.socketDir, `.s.PGSQL.${server.port}`) })
       // The test reads over the socket itself, so its reads never meet the proxy's cut.
       const direct = server.url(server.database)
       const irc = yield* FakeIrcServer.make()

@@ -1,6 +1,7 @@
 /**
- * PostgresProxy: a TCP listener on a free loopback port that relays each connection to a PostgreSQL server's Unix
- * socket (the embedded server listens on no TCP port), and can lose one answer on purpose: the next statement whose
+ * PostgresProxy: a TCP listener on a free loopback port that relays each connection to a PostgreSQL server (its Unix
+ * socket, `{ path }`, for the embedded server, which listens on no TCP port; or `{ host, port }`), and can lose one
+ * answer on purpose: the next statement whose
  * text contains a marker is passed to the server, the server's whole answer up to ReadyForQuery (by then the
  * statement has committed) is swallowed, and the connection is cut. The client then holds a statement whose commit it
  * cannot know: the case the MessageWriter's batch keys are for (docs/decisions.md "Message batches and unknown
@@ -30,13 +31,23 @@ export interface PostgresProxy {
 
 const READY_FOR_QUERY = 0x5a // 'Z'
 
-export const postgresProxy = (socketPath: string): Effect.Effect<PostgresProxy, never, Scope.Scope> =>
+/** Where a `postgres://` URL points: its `host` query parameter (a socket directory) or its host and port. */
+export const serverAddress = (databaseUrl: string): Net.NetConnectOpts => {
+  const url = new URL(databaseUrl)
+  const port = Number(url.searchParams.get("port") ?? (url.port || "5432"))
+  const socketDir = url.searchParams.get("host")
+  return socketDir !== null && socketDir.startsWith("/")
+    ? { path: `${socketDir}/.s.PGSQL.${port}` }
+    : { host: url.hostname, port }
+}
+
+export const postgresProxy = (target: Net.NetConnectOpts): Effect.Effect<PostgresProxy, never, Scope.Scope> =>
   Effect.gen(function*() {
     const port = yield* freePort
     let armed: { readonly marker: string; readonly done: Deferred.Deferred<void> } | undefined
     const sockets = new Set<Net.Socket>()
     const server = Net.createServer((client) => {
-      const upstream = Net.connect({ path: socketPath })
+      const upstream = Net.connect(target)
       sockets.add(client).add(upstream)
       const end = () => {
         client.destroy()
