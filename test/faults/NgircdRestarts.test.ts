@@ -58,7 +58,7 @@ describe("fault: ngircd restarted under traffic", () => {
     Effect.gen(function*() {
       const server = yield* ngircd
       const relay = yield* connectionRelay(server.port)
-      const env = yield* testEnvironment()
+      const env = yield* testEnvironment({ LOG_LEVEL: "info" })
       const belay = yield* startBelay(env)
       const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
       expect((yield* cli(["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
@@ -72,11 +72,25 @@ describe("fault: ngircd restarted under traffic", () => {
       let restarts = 0
       /** How many connections the relay had seen when ngircd was last killed. */
       let atKill = 0
+      // A period that fails says where Belay stood: its network's state and its last log lines.
+      const diagnosed = (period: number) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+        Effect.catchAll(self, (error) =>
+          Effect.gen(function*() {
+            const list = yield* cli(["network", "list", "alice", "--json"])
+            const tail = belay.output().trim().split("\n").slice(-15).join("\n")
+            const relayed = relay.connections().map((c) => `${Math.round(c.acceptedAt)}-${Math.round(c.closedAt ?? -1)}`)
+            return yield* Effect.fail(new Error(`period ${period}: ${error instanceof Error ? error.message : String(error)}\n` +
+              `network list: ${list.stdout.trim()}\nrelay connections: ${relayed.join(" ")}\nbelay log:\n${tail}`))
+          }))
       for (let period = 0; period <= RESTARTS; period++) {
-        const talker = yield* peer(server.port, `talker${period}`)
-        const observer = yield* peer(server.port, `observer${period}`)
-        yield* joinWithBelay(talker)
-        yield* joinWithBelay(observer)
+        // Nicks of at most 9 characters: ngircd's default MaxNickLength refuses longer ones (432).
+        const { observer, talker } = yield* Effect.gen(function*() {
+          const talker = yield* peer(server.port, `talk${period}`)
+          const observer = yield* peer(server.port, `obs${period}`)
+          yield* joinWithBelay(talker)
+          yield* joinWithBelay(observer)
+          return { observer, talker }
+        }).pipe(diagnosed(period))
         const rejoinedAt = performance.now()
         if (period > 0) {
           // The connection ngircd's shutdown ended and the next one Belay opened.
@@ -105,10 +119,10 @@ describe("fault: ngircd restarted under traffic", () => {
           restarts++
         } else {
           yield* Fiber.join(talking)
-          yield* eventually("the observer to receive the last lines", relayedFrom(observer, `talker${period}`), (ls) =>
+          yield* eventually("the observer to receive the last lines", relayedFrom(observer, `talk${period}`), (ls) =>
             ls.length === LAST_LINES, "60 seconds")
         }
-        const seen = yield* relayedFrom(observer, `talker${period}`)
+        const seen = yield* relayedFrom(observer, `talk${period}`)
         // ngircd relays one client's lines in order: what the observer got is the start of what was sent.
         expect(seen).toEqual(mine.slice(0, seen.length))
         sent.push(...mine)
