@@ -145,15 +145,28 @@ export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<Netwo
  */
 export const NetworkActorsLive = NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive))
 
+/**
+ * A start-up failure in one line, with the cause underneath when there is one: "PgClient: Failed to connect" alone
+ * does not say that nothing listens where DATABASE_URL points (the driver's words, e.g. "connect ECONNREFUSED
+ * 127.0.0.1:5432", name the address and never the password).
+ */
+const startupFailure = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const cause: unknown = "cause" in error ? error.cause : undefined
+  return cause instanceof Error && cause.message !== "" && cause.message !== error.message
+    ? `${error.message}: ${cause.message}`
+    : error.message
+}
+
 export const serve = Effect.gen(function*() {
   const settings = yield* appSettings.pipe(Effect.mapError((e) => new StartupError({ message: describeConfigError(e) })))
   return yield* Layer.launch(makeAppLayer(settings, NetworkActorsLive)).pipe(
     Effect.provide(loggerLayer(settings)),
     Effect.catchAllDefect((defect) =>
-      Effect.fail(new StartupError({ message: `start-up failed: ${defect instanceof Error ? defect.message : String(defect)}` }))
+      Effect.fail(new StartupError({ message: `start-up failed: ${startupFailure(defect)}` }))
     ),
     Effect.mapError((e) =>
-      e instanceof StartupError ? e : new StartupError({ message: `start-up failed: ${e instanceof Error ? e.message : String(e)}` })
+      e instanceof StartupError ? e : new StartupError({ message: `start-up failed: ${startupFailure(e)}` })
     )
   )
 })

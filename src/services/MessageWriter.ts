@@ -23,6 +23,12 @@
  *   inbox keeps accepting rows up to `bufferRows` (100,000). Beyond that bound `append`
  *   waits for room (backpressure on the caller, whose own inbox grows instead), with one
  *   warning per episode: nothing is ever dropped for lack of room.
+ * - Unknown commits: a batch whose statement got no answer (the connection dropped after
+ *   it was sent) may have committed. Each batch statement records a random key in
+ *   message_batches; before retrying, the writer looks the key up and takes the rows as
+ *   stored if it is there, and a retry reuses the key, so a late commit makes it fail on
+ *   the key rather than store the rows twice (docs/decisions.md "Message batches and
+ *   unknown commits"; StatementFailure.ts says which failures are answers).
  * - A cached buffer may vanish (network removed → ON DELETE CASCADE): on a foreign-key
  *   violation the batch's cached ids are forgotten, rows of networks that no longer exist
  *   (Networks says which do) are dropped (debug log) and the rest retried at once.
@@ -37,7 +43,8 @@
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import * as Crypto from "node:crypto"
+import { SqlClient } from "@effect/sql"
 import {
   Cause,
   Chunk,
@@ -57,6 +64,7 @@ import type { MessageKind } from "../schema/Message.js"
 import { Metrics } from "./Metrics.js"
 import { Networks } from "./Networks.js"
 import { RecentPages } from "./RecentPages.js"
+import { answered, classify, describeFailure, violatedConstraint } from "./StatementFailure.js"
 
 export type { MessageKind }
 
@@ -123,6 +131,17 @@ const SHUTDOWN_RETRY = "250 millis"
 const STORED_METRIC = "belay_messages_stored_total"
 const STORED_HELP = "Messages stored in the database."
 
+/** The primary key of message_batches (migration 0006): violated when a batch that did commit is sent again. */
+const BATCH_KEY_CONSTRAINT = "message_batches_pkey"
+
+/** A batch attempt that got no answer: its key, and how many of the rows at hand it held (they come first). */
+interface Unsure {
+  readonly key: string
+  readonly rows: number
+}
+
+const newKey = (): string => Crypto.randomUUID()
+
 const bufferKey = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`
 
 const noNul = (s: string) => (s.includes("\u0000") ? s.replaceAll("\u0000", "\uFFFD") : s)
@@ -143,41 +162,6 @@ interface Row {
   readonly self: boolean
   readonly encryption: NonNullable<NewMessage["encryption"]>
   readonly raw: string | null
-}
-
-type Failure = "orphan" | "refused" | "transient"
-
-/** SQLSTATE of a failed statement, when PostgreSQL gave one. */
-const sqlState = (cause: Cause.Cause<SqlError.SqlError>): string | undefined => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isNone(failure)) return undefined
-  const inner: unknown = failure.value.cause
-  if (typeof inner !== "object" || inner === null || !("code" in inner)) return undefined
-  return typeof inner.code === "string" ? inner.code : undefined
-}
-
-/** The database's own words for a failure (SqlError's message is generic), for the logs. */
-const describeFailure = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isNone(failure)) return Cause.pretty(cause)
-  const error = failure.value
-  const inner: unknown = typeof error === "object" && error !== null && "cause" in error ? error.cause : error
-  if (inner instanceof Error) {
-    const code = "code" in inner && typeof inner.code === "string" ? ` (${inner.code})` : ""
-    return `${inner.message}${code}`
-  }
-  return String(inner)
-}
-
-// PostgreSQL Appendix A: 23503 foreign_key_violation; classes 22 (data exception), 23
-// (integrity constraint violation) and 54 (program limit exceeded) fail again on every
-// retry. Anything else (connection loss, 57P01 admin shutdown, 53xxx resources, a missing
-// table during an upgrade, a bug) may heal, so it is retried.
-const classify = (cause: Cause.Cause<SqlError.SqlError>): Failure => {
-  const code = sqlState(cause)
-  if (code === "23503") return "orphan"
-  if (code !== undefined && /^(22|23|54)[0-9A-Z]{3}$/.test(code)) return "refused"
-  return "transient"
 }
 
 const makeWriter = (options: MessageWriterOptions) =>
@@ -344,8 +328,59 @@ const makeWriter = (options: MessageWriterOptions) =>
         for (const b of created) bufferIds.set(bufferKey(b.networkId, b.targetFolded), b.id)
       })
 
-    /** One batch, one statement on the hot path; atomic: all rows or none. */
-    const insert = (rows: ReadonlyArray<Row>) =>
+    /** Counts the rows as stored and announces them with their ids (in id order). */
+    const announce = (rows: ReadonlyArray<Row>, ids: ReadonlyArray<number>) =>
+      Effect.suspend(() => {
+        metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
+        const storedRows = rows.map((r, i): StoredRow => ({
+          id: ids[i]!,
+          networkId: r.networkId,
+          target: r.target,
+          bufferKind: r.bufferKind,
+          time: r.time,
+          kind: r.kind,
+          nick: r.nick,
+          text: r.text,
+          numeric: r.numeric,
+          self: r.self,
+          encryption: r.encryption
+        }))
+        // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
+        pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+        return PubSub.publish(stored, storedRows)
+      })
+
+    /**
+     * The ids of the batch stored under `key`, if it committed. Only this fiber inserts messages, so the ids between
+     * the batch's first and last are its rows'; fewer than it had means a network was removed since (its rows went
+     * with it).
+     */
+    const committed = (key: string) =>
+      Effect.gen(function*() {
+        const found = yield* sql<{ firstId: number; lastId: number }>`
+          SELECT first_id AS "firstId", last_id AS "lastId" FROM message_batches WHERE key = ${key}::uuid`
+        if (found.length === 0) return Option.none<ReadonlyArray<number>>()
+        const rows = yield* sql<{ id: number }>`
+          SELECT id FROM messages WHERE id BETWEEN ${found[0]!.firstId} AND ${found[0]!.lastId} ORDER BY id`
+        return Option.some(rows.map((r) => r.id))
+      })
+
+    /** A batch found committed after all: announced when its rows are all still there. */
+    const recovered = (rows: ReadonlyArray<Row>, ids: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        yield* Effect.logInfo("a batch whose commit was not confirmed had been stored; not storing it again").pipe(
+          Effect.annotateLogs({ rows: rows.length })
+        )
+        if (ids.length === rows.length) yield* announce(rows, ids)
+      })
+
+    /**
+     * One batch, one statement on the hot path; atomic: all rows or none. The statement also records the batch's
+     * `key` (and drops every other key: an earlier batch's answer has been heard by the time this one is sent), so
+     * a second attempt of a batch that did commit fails on the key, and is then taken as stored
+     * (docs/decisions.md "Message batches and unknown commits").
+     */
+    const insert = (rows: ReadonlyArray<Row>, key: string) =>
       Effect.gen(function*() {
         yield* resolveBuffers(rows)
         const values = rows.map((r) => ({
@@ -367,26 +402,21 @@ const makeWriter = (options: MessageWriterOptions) =>
             UPDATE buffers AS b SET last_message_at = GREATEST(b.last_message_at, x.t)
             FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
             WHERE b.id = x.buffer_id
-          )
+          ),
+          k AS (INSERT INTO message_batches (key, first_id, last_id) SELECT ${key}::uuid, min(id), max(id) FROM m),
+          d AS (DELETE FROM message_batches WHERE key <> ${key}::uuid)
           SELECT id FROM m ORDER BY id`
-        metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
-        const storedRows = rows.map((r, i): StoredRow => ({
-          id: ids[i]!.id,
-          networkId: r.networkId,
-          target: r.target,
-          bufferKind: r.bufferKind,
-          time: r.time,
-          kind: r.kind,
-          nick: r.nick,
-          text: r.text,
-          numeric: r.numeric,
-          self: r.self,
-          encryption: r.encryption
-        }))
-        // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
-        pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
-        yield* PubSub.publish(stored, storedRows)
-      }).pipe(Effect.uninterruptible, Effect.exit)
+        yield* announce(rows, ids.map((r) => r.id))
+      }).pipe(
+        Effect.catchAll((error) =>
+          violatedConstraint(Cause.fail(error)) === BATCH_KEY_CONSTRAINT
+            ? Effect.flatMap(committed(key), (found) =>
+              Option.isSome(found) ? recovered(rows, found.value) : Effect.fail(error))
+            : Effect.fail(error)
+        ),
+        Effect.uninterruptible,
+        Effect.exit
+      )
 
     const forget = (rows: ReadonlyArray<Row>) => {
       for (const row of rows) bufferIds.delete(row.key)
@@ -408,21 +438,26 @@ const makeWriter = (options: MessageWriterOptions) =>
 
     /**
      * After an orphan or refused batch: store row by row, dropping only the rows at fault.
-     * Stops at the first transient failure and returns the rows from there on.
+     * Stops at the first transient failure and returns the rows from there on, and the key of
+     * that row's attempt when its outcome is unknown.
      */
     const oneByOne = (rows: ReadonlyArray<Row>) =>
       Effect.gen(function*() {
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!
+          const key = newKey()
           inFlight = rows.length - i
-          let exit = yield* insert([row])
+          let exit = yield* insert([row], key)
           if (Exit.isFailure(exit) && classify(exit.cause) === "orphan") {
             forget([row])
-            exit = yield* insert([row])
+            exit = yield* insert([row], key)
           }
           if (Exit.isSuccess(exit)) continue
           const failure = classify(exit.cause)
-          if (failure === "transient") return { rest: rows.slice(i), cause: exit.cause }
+          if (failure === "transient") {
+            const unsure: Unsure | undefined = answered(exit.cause) ? undefined : { key, rows: 1 }
+            return { rest: rows.slice(i), cause: exit.cause, unsure }
+          }
           if (failure === "orphan") {
             yield* Effect.logDebug("dropped a message whose buffer or network no longer exists").pipe(
               Effect.annotateLogs({ networkId: row.networkId, target: row.target })
@@ -438,40 +473,70 @@ const makeWriter = (options: MessageWriterOptions) =>
             )
           }
         }
-        return { rest: [] as ReadonlyArray<Row>, cause: Cause.empty }
+        return { rest: [] as ReadonlyArray<Row>, cause: Cause.empty, unsure: undefined }
       })
 
     const untilClosing: Effect.Effect<void> = Effect.gen(function*() {
       while (!closing) yield* parkUnless(() => closing)
     })
 
-    /** Stores one batch, however long the database takes to come back. */
+    /**
+     * Stores one batch, however long the database takes to come back. An attempt that got no
+     * answer may have committed: before anything else the batch's key is looked up, and the
+     * rows it held are taken as stored if it is there; otherwise they are sent again under the
+     * same key, so that if that attempt still commits, this one fails on the key instead of
+     * storing them twice.
+     */
     const store = (batch: ReadonlyArray<Row>) =>
       Effect.gen(function*() {
         let rest = batch
+        let key = newKey()
+        let unsure: Unsure | undefined
         let failures = 0
         let orphanChecked = false
         const retry = yield* Schedule.driver(options.retry)
         while (rest.length > 0) {
           inFlight = rest.length
-          const exit = yield* insert(rest)
-          if (Exit.isSuccess(exit)) break
-          let cause: Cause.Cause<unknown> = exit.cause
-          const failure = classify(exit.cause)
-          if (failure === "orphan" && !orphanChecked) {
-            orphanChecked = true
-            forget(rest)
-            const kept = yield* dropOrphans(rest)
-            if (Exit.isSuccess(kept)) {
-              rest = kept.value
+          let cause: Cause.Cause<unknown>
+          if (unsure !== undefined) {
+            const found = yield* committed(unsure.key).pipe(Effect.uninterruptible, Effect.exit)
+            if (Exit.isSuccess(found)) {
+              if (Option.isSome(found.value)) {
+                yield* recovered(rest.slice(0, unsure.rows), found.value.value)
+                rest = rest.slice(unsure.rows)
+                key = newKey()
+              } else {
+                key = unsure.rows === rest.length ? unsure.key : newKey()
+              }
+              unsure = undefined
               continue
             }
-            cause = kept.cause
-          } else if (failure !== "transient") {
-            const left = yield* oneByOne(rest)
-            rest = left.rest
-            if (rest.length === 0) break
-            cause = left.cause
+            cause = found.cause
+          } else {
+            const exit = yield* insert(rest, key)
+            if (Exit.isSuccess(exit)) break
+            cause = exit.cause
+            const failure = classify(exit.cause)
+            if (!answered(exit.cause)) {
+              unsure = { key, rows: rest.length }
+            } else if (failure === "orphan" && !orphanChecked) {
+              orphanChecked = true
+              forget(rest)
+              const kept = yield* dropOrphans(rest)
+              if (Exit.isSuccess(kept)) {
+                rest = kept.value
+                key = newKey()
+                continue
+              }
+              cause = kept.cause
+            } else if (failure !== "transient") {
+              const left = yield* oneByOne(rest)
+              rest = left.rest
+              unsure = left.unsure
+              key = newKey()
+              if (rest.length === 0) break
+              cause = left.cause
+            }
           }
           failures++
           yield* Effect.logWarning("could not store messages; keeping them and retrying", cause).pipe(

@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  Chunk,
   Context,
   Effect,
   Exit,
@@ -13,11 +14,17 @@ import {
   Layer,
   Logger,
   LogLevel,
+  Option,
+  PubSub,
+  Queue,
+  Redacted,
   Scope,
   TestClock,
   TestContext,
   TestServices
 } from "effect"
+import { AppConfig } from "../../src/services/AppConfig.js"
+import { SqlLive } from "../../src/services/Database.js"
 import {
   defaultOptions,
   MessageWriter,
@@ -28,6 +35,7 @@ import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
 import { RecentPages } from "../../src/services/RecentPages.js"
 import { eventually } from "../support/Eventually.js"
+import { postgresProxy, serverAddress } from "../support/PostgresProxy.js"
 import { message, seedNetworks as seed, storedTexts, T0 } from "../support/MessageFixtures.js"
 import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
 
@@ -44,7 +52,7 @@ interface LogLine {
  * A MessageWriter built in the current scope, so its writer runs on the test's clock; its
  * log lines (debug and up) are captured.
  */
-const startWriter = (options: Partial<MessageWriterOptions> = {}) =>
+const startWriter = (options: Partial<MessageWriterOptions> = {}, sql?: Layer.Layer<SqlClient.SqlClient, unknown>) =>
   Effect.gen(function*() {
     const logs: Array<LogLine> = []
     const capture = Logger.make(({ annotations, cause, logLevel, message }) => {
@@ -56,12 +64,11 @@ const startWriter = (options: Partial<MessageWriterOptions> = {}) =>
         cause: String(cause)
       })
     })
-    const context = yield* Layer.build(
-      messageWriterWith({ ...defaultOptions, ...options }).pipe(
-        Layer.provide(Logger.add(capture)),
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Debug))
-      )
+    const writer = messageWriterWith({ ...defaultOptions, ...options }).pipe(
+      Layer.provide(Logger.add(capture)),
+      Layer.provide(Logger.minimumLogLevel(LogLevel.Debug))
     )
+    const context = yield* Layer.build(sql === undefined ? writer : writer.pipe(Layer.provide(sql), Layer.orDie))
     return { store: Context.get(context, MessageWriter), logs }
   })
 
@@ -267,6 +274,32 @@ describe(`MessageWriter on ${describeMode}`, () => {
         // The interval never elapses on this clock: only the shutdown flush can store them.
         yield* Scope.close(scope, Exit.void)
         expect(yield* storedTexts(net!, "#bye")).toEqual(["b0", "b1", "b2"])
+      })))
+
+    it.scoped("a batch whose commit answer is lost is stored once and announced once with its ids", () =>
+      ownClock(Effect.gen(function*() {
+        const { networkIds: [net] } = yield* seed()
+        // The writer reaches the test database through a proxy that swallows the answer of one committed batch.
+        const settings = yield* AppConfig
+        const direct = Redacted.value(Option.getOrThrow(settings.databaseUrl))
+        const proxy = yield* postgresProxy(serverAddress(direct))
+        const throughProxy = Layer.succeed(AppConfig, {
+          ...settings,
+          databaseUrl: Option.some(Redacted.make(proxy.url(new URL(direct).pathname.slice(1))))
+        })
+        const { logs, store } = yield* startWriter({}, SqlLive.pipe(Layer.provide(throughProxy)))
+        const announced = yield* PubSub.subscribe(store.stored)
+        const texts = Array.from({ length: 10 }, (_, i) => `r${i}`)
+        for (const text of texts) yield* store.append(message(net!, "#unsure", text))
+        const cut = yield* Effect.fork(proxy.loseNextAnswer("INSERT INTO messages"))
+        const flushing = yield* Effect.fork(store.flush)
+        yield* eventually("the flush done", Effect.sync(() => flushing.unsafePoll() !== null), (done) => done, "20 seconds", TestClock.adjust("1 second"))
+        expect(cut.unsafePoll()).not.toBeNull()
+        const rows = yield* storedRows(net!, "#unsure")
+        expect(rows.map((r) => r.text)).toEqual(texts)
+        const heard = Chunk.toReadonlyArray(yield* Queue.takeAll(announced)).flat()
+        expect(heard.map((r) => [r.id, r.text])).toEqual(rows.map((r) => [r.id, r.text]))
+        expect(logs.some((l) => l.message.includes("had been stored; not storing it again"))).toBe(true)
       })))
 
     it.scoped("closing the scope while the database is down gives up after the timeout and counts the loss", () =>
