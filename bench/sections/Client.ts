@@ -97,7 +97,7 @@ export const runClient = async (): Promise<SectionResult> => {
     const wait = median(waits)
     return {
       key: "client",
-      title: "C. Web client",
+      title: "D. Web client",
       seconds: (performance.now() - t0) / 1000,
       figures: [
         { name: `sign-in → first channel drawn (${MESSAGES} messages stored)`, value: Math.round(wait), unit: "ms", runs: waits.map(Math.round) },

@@ -39,7 +39,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Exit, Option } from "effect"
-import type { Encryption, MessageKind } from "./MessageWriter.js"
+import type { Encryption, MessageKind } from "./MessageRow.js"
 import { Networks } from "./Networks.js"
 import { RecentPages } from "./RecentPages.js"
 

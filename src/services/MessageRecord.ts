@@ -8,7 +8,7 @@
 import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 import { toIsoTime } from "../schema/Ids.js"
 import type { MessageRecord } from "../schema/SocketFrame.js"
-import type { Encryption, MessageKind } from "./MessageWriter.js"
+import type { Encryption, MessageKind } from "./MessageRow.js"
 import type { RelayBotMarks } from "./NickNotes.js"
 import { unwrapRelayed } from "./RelayEnvelope.js"
 

@@ -43,7 +43,6 @@
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
-import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import {
   Cause,
@@ -60,49 +59,12 @@ import {
   Queue,
   Schedule
 } from "effect"
-import type { MessageKind } from "../schema/Message.js"
+import { BATCH_KEY_CONSTRAINT, committedBatch, insertBatch, newKey, type Unsure } from "./MessageBatches.js"
+import { bufferKey, type NewMessage, type PendingRow, type StoredRow, toPendingRow } from "./MessageRow.js"
 import { Metrics } from "./Metrics.js"
 import { Networks } from "./Networks.js"
 import { RecentPages } from "./RecentPages.js"
 import { answered, classify, describeFailure, violatedConstraint } from "./StatementFailure.js"
-
-export type { MessageKind }
-
-export type BufferKind = "channel" | "dm" | "server"
-
-export type Encryption = "plain" | "decrypted" | "undecryptable"
-
-export interface NewMessage {
-  readonly networkId: number
-  /** Display name of the buffer: "#chan", the peer's nick, or ":server:<networkId>". */
-  readonly target: string
-  /** `target` folded with the network's CASEMAPPING: the buffer's identity. */
-  readonly targetFolded: string
-  readonly bufferKind: BufferKind
-  readonly time: Date
-  readonly kind: MessageKind
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric?: string | null
-  readonly self: boolean
-  readonly encryption?: Encryption
-  readonly raw?: string | null
-}
-
-/** A row as stored: its id is final, and ids grow with append order. */
-export interface StoredRow {
-  readonly id: number
-  readonly networkId: number
-  readonly target: string
-  readonly bufferKind: BufferKind
-  readonly time: Date
-  readonly kind: MessageKind
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric: string | null
-  readonly self: boolean
-  readonly encryption: Encryption
-}
 
 export interface MessageWriterOptions {
   /** A batch goes out as soon as this many rows are pending. */
@@ -131,38 +93,6 @@ const SHUTDOWN_RETRY = "250 millis"
 const STORED_METRIC = "belay_messages_stored_total"
 const STORED_HELP = "Messages stored in the database."
 
-/** The primary key of message_batches (migration 0006): violated when a batch that did commit is sent again. */
-const BATCH_KEY_CONSTRAINT = "message_batches_pkey"
-
-/** A batch attempt that got no answer: its key, and how many of the rows at hand it held (they come first). */
-interface Unsure {
-  readonly key: string
-  readonly rows: number
-}
-
-const newKey = (): string => Crypto.randomUUID()
-
-const bufferKey = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`
-
-const noNul = (s: string) => (s.includes("\u0000") ? s.replaceAll("\u0000", "\uFFFD") : s)
-const noNulOrNull = (s: string | null | undefined) => (s == null ? null : noNul(s))
-
-/** What the writer keeps: the message with every optional column resolved and NUL gone. */
-interface Row {
-  readonly key: string
-  readonly networkId: number
-  readonly target: string
-  readonly targetFolded: string
-  readonly bufferKind: NewMessage["bufferKind"]
-  readonly time: Date
-  readonly kind: NewMessage["kind"]
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric: string | null
-  readonly self: boolean
-  readonly encryption: NonNullable<NewMessage["encryption"]>
-  readonly raw: string | null
-}
 
 const makeWriter = (options: MessageWriterOptions) =>
   Effect.gen(function*() {
@@ -174,7 +104,7 @@ const makeWriter = (options: MessageWriterOptions) =>
     const batchRows = options.batchRows
     const intervalMillis = Duration.toMillis(options.flushInterval)
 
-    const inbox = yield* Queue.bounded<Row>(options.bufferRows)
+    const inbox = yield* Queue.bounded<PendingRow>(options.bufferRows)
     const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
@@ -217,25 +147,8 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
 
     // --- Append: no Effect work per row beyond the offer.
-    const toRow = (m: NewMessage): Row => {
-      const targetFolded = noNul(m.targetFolded)
-      const time = Number.isNaN(m.time.getTime()) ? new Date(clock.unsafeCurrentTimeMillis()) : m.time
-      return {
-        key: bufferKey(m.networkId, targetFolded),
-        networkId: m.networkId,
-        target: noNul(m.target),
-        targetFolded,
-        bufferKind: m.bufferKind,
-        time,
-        kind: m.kind,
-        nick: noNulOrNull(m.nick),
-        text: noNul(m.text),
-        numeric: noNulOrNull(m.numeric),
-        self: m.self,
-        encryption: m.encryption ?? "plain",
-        raw: noNulOrNull(m.raw)
-      }
-    }
+    const toRow = (m: NewMessage): PendingRow =>
+      toPendingRow(m, Number.isNaN(m.time.getTime()) ? new Date(clock.unsafeCurrentTimeMillis()) : m.time)
 
     const accepted = () => {
       const pending = ++enqueued - taken
@@ -248,7 +161,7 @@ const makeWriter = (options: MessageWriterOptions) =>
     }
 
     /** The inbox is full: wait for the writer to take rows, then try again. */
-    const appendWhenRoom = (row: Row) =>
+    const appendWhenRoom = (row: PendingRow) =>
       Effect.gen(function*() {
         if (!fullWarned) {
           fullWarned = true
@@ -305,9 +218,9 @@ const makeWriter = (options: MessageWriterOptions) =>
     // --- Writing
 
     /** Ids of the rows' buffers, upserting those not cached yet (one statement). */
-    const resolveBuffers = (rows: ReadonlyArray<Row>) =>
+    const resolveBuffers = (rows: ReadonlyArray<PendingRow>) =>
       Effect.gen(function*() {
-        let missing: Map<string, Row> | undefined
+        let missing: Map<string, PendingRow> | undefined
         for (const row of rows) {
           if (!bufferIds.has(row.key)) (missing ??= new Map()).set(row.key, row)
         }
@@ -329,7 +242,7 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
 
     /** Counts the rows as stored and announces them with their ids (in id order). */
-    const announce = (rows: ReadonlyArray<Row>, ids: ReadonlyArray<number>) =>
+    const announce = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
       Effect.suspend(() => {
         metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
         const storedRows = rows.map((r, i): StoredRow => ({
@@ -350,23 +263,8 @@ const makeWriter = (options: MessageWriterOptions) =>
         return PubSub.publish(stored, storedRows)
       })
 
-    /**
-     * The ids of the batch stored under `key`, if it committed. Only this fiber inserts messages, so the ids between
-     * the batch's first and last are its rows'; fewer than it had means a network was removed since (its rows went
-     * with it).
-     */
-    const committed = (key: string) =>
-      Effect.gen(function*() {
-        const found = yield* sql<{ firstId: number; lastId: number }>`
-          SELECT first_id AS "firstId", last_id AS "lastId" FROM message_batches WHERE key = ${key}::uuid`
-        if (found.length === 0) return Option.none<ReadonlyArray<number>>()
-        const rows = yield* sql<{ id: number }>`
-          SELECT id FROM messages WHERE id BETWEEN ${found[0]!.firstId} AND ${found[0]!.lastId} ORDER BY id`
-        return Option.some(rows.map((r) => r.id))
-      })
-
     /** A batch found committed after all: announced when its rows are all still there. */
-    const recovered = (rows: ReadonlyArray<Row>, ids: ReadonlyArray<number>) =>
+    const recovered = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         yield* Effect.logInfo("a batch whose commit was not confirmed had been stored; not storing it again").pipe(
           Effect.annotateLogs({ rows: rows.length })
@@ -380,7 +278,7 @@ const makeWriter = (options: MessageWriterOptions) =>
      * a second attempt of a batch that did commit fails on the key, and is then taken as stored
      * (docs/decisions.md "Message batches and unknown commits").
      */
-    const insert = (rows: ReadonlyArray<Row>, key: string) =>
+    const insert = (rows: ReadonlyArray<PendingRow>, key: string) =>
       Effect.gen(function*() {
         yield* resolveBuffers(rows)
         const values = rows.map((r) => ({
@@ -394,23 +292,11 @@ const makeWriter = (options: MessageWriterOptions) =>
           encryption: r.encryption,
           raw: r.raw
         }))
-        // The ids come from the sequence row by row in VALUES order, and only this fiber
-        // inserts, so the batch's ids sorted ascending are its rows' ids in order.
-        const ids = yield* sql<{ id: number }>`
-          WITH m AS (INSERT INTO messages ${sql.insert(values)} RETURNING id, buffer_id, time),
-          u AS (
-            UPDATE buffers AS b SET last_message_at = GREATEST(b.last_message_at, x.t)
-            FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
-            WHERE b.id = x.buffer_id
-          ),
-          k AS (INSERT INTO message_batches (key, first_id, last_id) SELECT ${key}::uuid, min(id), max(id) FROM m),
-          d AS (DELETE FROM message_batches WHERE key <> ${key}::uuid)
-          SELECT id FROM m ORDER BY id`
-        yield* announce(rows, ids.map((r) => r.id))
+        yield* announce(rows, yield* insertBatch(sql, values, key))
       }).pipe(
         Effect.catchAll((error) =>
           violatedConstraint(Cause.fail(error)) === BATCH_KEY_CONSTRAINT
-            ? Effect.flatMap(committed(key), (found) =>
+            ? Effect.flatMap(committedBatch(sql, key), (found) =>
               Option.isSome(found) ? recovered(rows, found.value) : Effect.fail(error))
             : Effect.fail(error)
         ),
@@ -418,12 +304,12 @@ const makeWriter = (options: MessageWriterOptions) =>
         Effect.exit
       )
 
-    const forget = (rows: ReadonlyArray<Row>) => {
+    const forget = (rows: ReadonlyArray<PendingRow>) => {
       for (const row of rows) bufferIds.delete(row.key)
     }
 
     /** Drops the rows of networks that no longer exist; fails if the check itself fails. */
-    const dropOrphans = (rows: ReadonlyArray<Row>) =>
+    const dropOrphans = (rows: ReadonlyArray<PendingRow>) =>
       Effect.gen(function*() {
         const ids = Array.from(new Set(rows.map((r) => r.networkId)))
         const live = new Set(yield* networks.allIds())
@@ -441,7 +327,7 @@ const makeWriter = (options: MessageWriterOptions) =>
      * Stops at the first transient failure and returns the rows from there on, and the key of
      * that row's attempt when its outcome is unknown.
      */
-    const oneByOne = (rows: ReadonlyArray<Row>) =>
+    const oneByOne = (rows: ReadonlyArray<PendingRow>) =>
       Effect.gen(function*() {
         for (let i = 0; i < rows.length; i++) {
           const row = rows[i]!
@@ -473,7 +359,7 @@ const makeWriter = (options: MessageWriterOptions) =>
             )
           }
         }
-        return { rest: [] as ReadonlyArray<Row>, cause: Cause.empty, unsure: undefined }
+        return { rest: [] as ReadonlyArray<PendingRow>, cause: Cause.empty, unsure: undefined }
       })
 
     const untilClosing: Effect.Effect<void> = Effect.gen(function*() {
@@ -487,7 +373,7 @@ const makeWriter = (options: MessageWriterOptions) =>
      * same key, so that if that attempt still commits, this one fails on the key instead of
      * storing them twice.
      */
-    const store = (batch: ReadonlyArray<Row>) =>
+    const store = (batch: ReadonlyArray<PendingRow>) =>
       Effect.gen(function*() {
         let rest = batch
         let key = newKey()
@@ -499,7 +385,7 @@ const makeWriter = (options: MessageWriterOptions) =>
           inFlight = rest.length
           let cause: Cause.Cause<unknown>
           if (unsure !== undefined) {
-            const found = yield* committed(unsure.key).pipe(Effect.uninterruptible, Effect.exit)
+            const found = yield* committedBatch(sql, unsure.key).pipe(Effect.uninterruptible, Effect.exit)
             if (Exit.isSuccess(found)) {
               if (Option.isSome(found.value)) {
                 yield* recovered(rest.slice(0, unsure.rows), found.value.value)

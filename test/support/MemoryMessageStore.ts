@@ -8,7 +8,8 @@
  */
 import { Effect, Layer, PubSub, Stream, SubscriptionRef } from "effect"
 import type { StoredMessage } from "../../src/services/MessageHistory.js"
-import { MessageWriter, type NewMessage, type StoredRow } from "../../src/services/MessageWriter.js"
+import type { NewMessage, StoredRow } from "../../src/services/MessageRow.js"
+import { MessageWriter } from "../../src/services/MessageWriter.js"
 
 export interface MemoryMessageStore extends MessageWriter {
   /** Everything stored (not the rows held during an outage), oldest first. */

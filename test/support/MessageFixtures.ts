@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { NewMessage } from "../../src/services/MessageWriter.js"
+import type { NewMessage } from "../../src/services/MessageRow.js"
 
 let seq = 0
 

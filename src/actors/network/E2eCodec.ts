@@ -20,7 +20,7 @@
  *   channel or per nick).
  */
 import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
-import type { Encryption, NewMessage } from "../../services/MessageWriter.js"
+import type { Encryption, NewMessage } from "../../services/MessageRow.js"
 import {
   CTCP_ACTION_OVERHEAD_BYTES,
   type FishKey,

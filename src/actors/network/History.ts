@@ -20,7 +20,7 @@
  *   are not history.
  */
 import { serverBufferTarget } from "../../schema/Ids.js"
-import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageWriter.js"
+import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageRow.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
 import { equalsFolded, foldCase } from "../../irc/CaseMapping.js"

@@ -15,7 +15,7 @@
 import { Effect, Fiber, Queue, Schedule } from "effect"
 import { CaseMappedMap } from "../../irc/CaseMapping.js"
 import { serverBufferTarget } from "../../schema/Ids.js"
-import type { NewMessage } from "../../services/MessageWriter.js"
+import type { NewMessage } from "../../services/MessageRow.js"
 import type { StoredChannel } from "../../services/Networks.js"
 import { CHANNELS_RELOAD, PERSIST_DRAIN } from "../ReconnectPolicy.js"
 import { type Actor, mapping, now, type Session } from "./ActorState.js"
