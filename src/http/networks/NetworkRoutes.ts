@@ -151,6 +151,17 @@ export const networkRoutes = Effect.gen(function*() {
       })
   }
 
+  /** A change the service refused: the name is taken → 409; anything else (not the member's network) → 404. */
+  const refused = (error: { readonly _tag: string; readonly message: string }) =>
+    error._tag === "NetworkExists"
+      ? json(409, { error: "network_exists", error_description: error.message }, noStore)
+      : notFound()
+
+  /** The network as it is now, with `status`; 404 if it went meanwhile. */
+  const answerWith = (accountId: number, networkId: number, status: number) =>
+    Effect.map(viewOne(accountId, networkId), (view) =>
+      Option.match(view, { onNone: notFound, onSome: (network) => json(status, network, noStore) }))
+
   const add: Route = {
     method: "POST",
     path: NetworkPaths.networks,
@@ -177,13 +188,8 @@ export const networkRoutes = Effect.gen(function*() {
           sasl: Option.none(),
           join: input.channels ?? []
         }).pipe(Effect.either)
-        if (Either.isLeft(added)) {
-          return added.left._tag === "NetworkExists"
-            ? json(409, { error: "network_exists", error_description: added.left.message }, noStore)
-            : notFound()
-        }
-        const created = yield* viewOne(who.right.accountId, added.right)
-        return Option.match(created, { onNone: notFound, onSome: (network) => json(201, network, noStore) })
+        if (Either.isLeft(added)) return refused(added.left)
+        return yield* answerWith(who.right.accountId, added.right, 201)
       })
   }
 
@@ -211,13 +217,8 @@ export const networkRoutes = Effect.gen(function*() {
           serverPassword: patch.password,
           join: patch.channels
         }).pipe(Effect.either)
-        if (Either.isLeft(updated)) {
-          return updated.left._tag === "NetworkExists"
-            ? json(409, { error: "network_exists", error_description: updated.left.message }, noStore)
-            : notFound()
-        }
-        const edited = yield* viewOne(who.right.accountId, id.value)
-        return Option.match(edited, { onNone: notFound, onSome: (network) => json(200, network, noStore) })
+        if (Either.isLeft(updated)) return refused(updated.left)
+        return yield* answerWith(who.right.accountId, id.value, 200)
       })
   }
 
