@@ -16,61 +16,31 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import pg from "pg"
 import type { Locator, Page } from "playwright-core"
 import { runCli, startBelay } from "../support/BelayProcess.js"
 import { CHROMIUM, launchChromium, newPage } from "../support/Chromium.js"
 import { eventually } from "../support/Eventually.js"
 import { NGIRCD, ngircd, peer } from "../support/Ngircd.js"
 import { testEnvironment } from "../support/TestDatabase.js"
+import { buffers, composer, expectValue, log, promise, query, WAIT } from "../support/WebClientPage.js"
 
 const PASSWORD = "correct horse battery staple"
 const CHANNEL = "#web"
 const HISTORY = 400
 const SHOTS = Path.resolve(import.meta.dirname, "../../test-output/screenshots")
-/** Waits in the page: ngircd paces every client (its penalty), so lines take seconds. */
-const WAIT = 30_000
-
-const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
-
 const shot = (page: Page, name: string) =>
   promise(async () => {
     Fs.mkdirSync(SHOTS, { recursive: true })
     await page.screenshot({ path: Path.join(SHOTS, `${name}.png`) })
   })
 
-const log = (page: Page) => page.getByRole("log")
 const lineInLog = (page: Page, text: string): Locator => log(page).getByText(text, { exact: true })
-const buffers = (page: Page) => page.getByRole("navigation", { name: "Buffers" })
-const composer = (page: Page) => page.getByRole("textbox", { name: "Message" })
 
 const send = (page: Page, text: string) =>
   promise(async () => {
     await composer(page).fill(text)
     await composer(page).press("Enter")
     await expectValue(composer(page), "")
-  })
-
-const expectValue = async (locator: Locator, value: string) => {
-  const deadline = Date.now() + WAIT
-  for (;;) {
-    const now = await locator.inputValue()
-    if (now === value) return
-    if (Date.now() > deadline) throw new Error(`expected ${JSON.stringify(value)}, found ${JSON.stringify(now)}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-/** Runs `sql` against the test's database (the one `bin/belay serve` uses). */
-const query = (url: string, sql: string, params: ReadonlyArray<unknown> = []) =>
-  promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      return (await client.query(sql, [...params])).rows as Array<Record<string, unknown>>
-    } finally {
-      await client.end()
-    }
   })
 
 describe("the web client in headless Chromium, through ngircd", () => {

@@ -13,47 +13,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import pg from "pg"
-import type { Locator, Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { runCli, startBelay } from "../support/BelayProcess.js"
 import { CHROMIUM, launchChromium, newPage } from "../support/Chromium.js"
 import { eventually } from "../support/Eventually.js"
 import { NGIRCD, ngircd, peer } from "../support/Ngircd.js"
 import { testEnvironment } from "../support/TestDatabase.js"
+import { buffers, composer, expectValue, log, promise, query, WAIT } from "../support/WebClientPage.js"
 
 const PASSWORD = "correct horse battery staple"
 const CHANNEL = "#compose"
-/** Waits in the page: ngircd paces every client (its penalty), so lines take seconds. */
-const WAIT = 30_000
-
-const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
-
-const log = (page: Page) => page.getByRole("log")
-const buffers = (page: Page) => page.getByRole("navigation", { name: "Buffers" })
-const composer = (page: Page) => page.getByRole("textbox", { name: "Message" })
 const members = (page: Page) => page.getByRole("complementary", { name: "Members" })
-
-const expectValue = async (locator: Locator, value: string) => {
-  const deadline = Date.now() + WAIT
-  for (;;) {
-    const now = await locator.inputValue()
-    if (now === value) return
-    if (Date.now() > deadline) throw new Error(`expected ${JSON.stringify(value)}, found ${JSON.stringify(now)}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-/** Runs `sql` against the test's database (the one `bin/belay serve` uses). */
-const query = (url: string, sql: string, params: ReadonlyArray<unknown> = []) =>
-  promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      return (await client.query(sql, [...params])).rows as Array<Record<string, unknown>>
-    } finally {
-      await client.end()
-    }
-  })
 
 /** A line carol receives from `nick` (any user@host) ending with `rest`. */
 const from = (nick: string, rest: string) => (line: string) => line.startsWith(`:${nick}!`) && line.endsWith(rest)
