@@ -8,23 +8,12 @@
 import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 import { toIsoTime } from "../schema/Ids.js"
 import type { MessageRecord } from "../schema/SocketFrame.js"
-import type { Encryption, MessageKind } from "./MessageRow.js"
+import type { StoredMessage } from "./MessageHistory.js"
 import type { RelayBotMarks } from "./NickNotes.js"
 import { unwrapRelayed } from "./RelayEnvelope.js"
 
-/** What rendering needs of a stored message. */
-export interface RenderableMessage {
-  readonly id: number
-  readonly networkId: number
-  readonly target: string
-  readonly time: Date
-  readonly kind: MessageKind
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric: string | null
-  readonly self: boolean
-  readonly encryption: Encryption
-}
+/** What rendering needs of a stored message: the message as MessageHistory reads it. */
+export type RenderableMessage = StoredMessage
 
 const RELAYABLE: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
 
