@@ -130,7 +130,11 @@ export interface HttpRequest {
 export interface HttpResponse {
   readonly status: number
   readonly headers?: Readonly<Record<string, string>>
-  readonly body?: string | Buffer
+  /**
+   * Parts are written in order without being joined: a large answer kept encoded (tools/list's ~54 KB) goes out as
+   * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request.
+   */
+  readonly body?: string | Buffer | ReadonlyArray<Buffer>
 }
 
 export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>
@@ -274,23 +278,35 @@ const makeRequest = (
   }
 }
 
+const EMPTY = Buffer.alloc(0)
+
+/** A response body as the buffers to write; encoded once, so the length header and the write use the same bytes. */
+const bodyParts = (body: HttpResponse["body"]): ReadonlyArray<Buffer> =>
+  body === undefined ? [] : typeof body === "string" ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body
+
 const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: HttpResponse) => {
   if (res.headersSent) return
-  // Encode once: the length header and the write use the same bytes.
-  const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
+  const parts = bodyParts(response.body)
+  let length = 0
+  for (const part of parts) length += part.length
   const headers: Record<string, string | number> = { ...response.headers }
-  headers["content-length"] = body.length
+  headers["content-length"] = length
   if (timedOutBodies.has(req)) headers["connection"] = "close"
   res.writeHead(response.status, headers)
-  res.end(body)
+  if (parts.length === 1) {
+    res.end(parts[0])
+    return
+  }
+  // Corked, the head and every part leave in one writev (node:stream), as a single buffer would.
+  res.cork()
+  for (const part of parts) res.write(part)
+  res.end()
 }
-
-const EMPTY = Buffer.alloc(0)
 
 /** A plain HTTP response on a connection that asked to be upgraded, then closed (RFC 6455 §4.2.2). */
 export const refuseUpgrade = (socket: Duplex, response: HttpResponse): void => {
   if (socket.destroyed) return
-  const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body ?? EMPTY
+  const body = Buffer.concat(bodyParts(response.body))
   const head = [`HTTP/1.1 ${response.status} ${Http.STATUS_CODES[response.status] ?? ""}`]
   for (const [name, value] of Object.entries(response.headers ?? {})) head.push(`${name}: ${value}`)
   head.push(`content-length: ${body.length}`, "connection: close", "", "")

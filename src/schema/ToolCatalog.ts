@@ -142,17 +142,19 @@ export const toolsListResultJson: { readonly [S in ToolScope]: string } = {
   "read-write": JSON.stringify({ tools: toolListEntries })
 }
 
-// The ~54 KB list is UTF-8 encoded once, at load, and each response only splices the
-// request id in: re-encoding the list per request was a visible share of tools/list time.
-const RESPONSE_PREFIX = Buffer.from(`{"jsonrpc":"2.0","id":`)
+// The ~54 KB list is UTF-8 encoded once, at load, and a response is that buffer behind a few
+// bytes that carry the request id: re-encoding the list per request, or copying it into a new
+// buffer with the id spliced in, was a visible share of tools/list time (and of its GC).
 const RESPONSE_SUFFIX: { readonly [S in ToolScope]: Buffer } = {
   read: Buffer.from(`,"result":${toolsListResultJson.read}}`),
   "read-write": Buffer.from(`,"result":${toolsListResultJson["read-write"]}}`)
 }
 
-/** A whole tools/list JSON-RPC response body, built from pre-encoded parts. */
-export const toolsListResponseBytes = (scope: ToolScope, id: JsonRpcId): Buffer =>
-  Buffer.concat([RESPONSE_PREFIX, Buffer.from(JSON.stringify(id)), RESPONSE_SUFFIX[scope]])
+/** A whole tools/list JSON-RPC response body, as the parts to write in order (HttpResponse.body). */
+export const toolsListResponseParts = (scope: ToolScope, id: JsonRpcId): readonly [Buffer, Buffer] => [
+  Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)}`),
+  RESPONSE_SUFFIX[scope]
+]
 
 // --- tools/call arguments ---
 
@@ -237,29 +239,61 @@ export { isToolName }
 
 // --- tools/call results ---
 
-export interface TextContent {
-  readonly type: "text"
-  readonly text: string
-}
+/** A JSON text as a JSON string literal's contents: escaped, without the quotes. */
+const escapedJson = (json: string): string => JSON.stringify(json).slice(1, -1)
 
 /**
- * A tools/call result (docs/decisions.md): the payload as structuredContent and the
- * same payload as JSON in one text item (for clients older than 2025-06-18).
+ * A tools/call result (docs/decisions.md): the payload as structuredContent and the same
+ * payload as JSON in one text item (for clients older than 2025-06-18). Kept as the two texts
+ * the response is written from (McpDispatcher.callResultBody), so that neither is made twice.
  */
 export interface CallToolResult {
-  readonly content: ReadonlyArray<TextContent>
-  readonly structuredContent: object
+  /** The payload's JSON: structuredContent as written, and the text item's value. */
+  readonly json: string
+  /** `json` escaped as the contents of a JSON string (no quotes): the text item as written. */
+  readonly escaped: string
   readonly isError?: true
 }
 
-/** The result of a successful call; `payload` is the tool's output (`ToolOutput<N>`). */
-export const toolSuccessResult = (payload: object): CallToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(payload) }],
-  structuredContent: payload
-})
+/** A part of a payload serialized ahead of the call: its JSON, and that JSON escaped as inside a JSON string. */
+export interface SerializedPart {
+  readonly json: string
+  readonly escaped: string
+}
+
+export const serializedPart = (json: string): SerializedPart => ({ json, escaped: escapedJson(json) })
+
+/**
+ * A payload assembled from parts serialized earlier — a history page from records rendered once
+ * (src/services/MessageRecord.ts) — as `head`, the items joined by commas, and `tail`. Its JSON
+ * must be what JSON.stringify of the payload `A` would give; `A` only types which tool may return it.
+ */
+export class SerializedPayload<A extends object> {
+  declare readonly payload: A
+  readonly json: string
+  readonly escaped: string
+  constructor(head: string, items: ReadonlyArray<SerializedPart>, tail: string) {
+    let json = head
+    let escaped = escapedJson(head)
+    for (let i = 0; i < items.length; i++) {
+      const comma = i === 0 ? "" : ","
+      json += comma + items[i]!.json
+      escaped += comma + items[i]!.escaped
+    }
+    this.json = json + tail
+    this.escaped = escaped + escapedJson(tail)
+  }
+}
+
+/** The result of a successful call; `payload` is the tool's output (`ToolOutput<N>`), as a value or serialized. */
+export const toolSuccessResult = (payload: object): CallToolResult => {
+  if (payload instanceof SerializedPayload) return { json: payload.json, escaped: payload.escaped }
+  const json = JSON.stringify(payload)
+  return { json, escaped: escapedJson(json) }
+}
 
 /** The result of a failed call: isError true, payload per ToolErrors.toToolFailurePayload. */
 export const toolFailureResult = (failure: ToolFailure): CallToolResult => {
-  const payload = toToolFailurePayload(failure)
-  return { content: [{ type: "text", text: JSON.stringify(payload) }], structuredContent: payload, isError: true }
+  const json = JSON.stringify(toToolFailurePayload(failure))
+  return { json, escaped: escapedJson(json), isError: true }
 }

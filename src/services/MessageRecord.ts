@@ -7,6 +7,7 @@
  */
 import { type CaseMapping, foldCase } from "../irc/CaseMapping.js"
 import { toIsoTime } from "../schema/Ids.js"
+import { type SerializedPart, serializedPart } from "../schema/ToolCatalog.js"
 import type { MessageRecord } from "../schema/SocketFrame.js"
 import type { StoredMessage } from "./MessageHistory.js"
 import type { RelayBotMarks } from "./NickNotes.js"
@@ -35,4 +36,29 @@ export const toMessageRecord = (m: RenderableMessage, bots: RelayBotMarks, caseM
   if (!bot) return base
   const inner = unwrapRelayed(m.text, bot.pattern)
   return inner ? { ...base, nick: inner.nick, text: inner.message, relayBot: bot.nick } : base
+}
+
+interface SerializedEntry {
+  readonly bots: RelayBotMarks
+  readonly caseMapping: CaseMapping
+  readonly part: SerializedPart
+}
+
+/**
+ * Records serialized once per message object and rendering. The newest page of a buffer stays
+ * in memory (RecentPages) and is what agents poll and tabs draw first; with this, answering it
+ * again joins strings instead of rendering and serializing 100 records (and escaping them into
+ * the MCP text item). Keyed by the message object, so an entry lives exactly as long as the
+ * message is kept; an entry made with other relay-bot marks (NickNotes makes a new marks map
+ * on every change) or another case mapping is rendered again.
+ */
+const serialized = new WeakMap<RenderableMessage, SerializedEntry>()
+
+/** `toMessageRecord` of `m`, serialized: from memory when this message object was rendered alike before. */
+export const serializedMessageRecord = (m: RenderableMessage, bots: RelayBotMarks, caseMapping: CaseMapping): SerializedPart => {
+  const hit = serialized.get(m)
+  if (hit !== undefined && hit.bots === bots && hit.caseMapping === caseMapping) return hit.part
+  const part = serializedPart(JSON.stringify(toMessageRecord(m, bots, caseMapping)))
+  serialized.set(m, { bots, caseMapping, part })
+  return part
 }

@@ -6,8 +6,10 @@ import {
   toolFailureResult,
   toolListEntries,
   toolsForScope,
-  toolsListResponseBytes,
+  toolsListResponseParts,
   toolsListResultJson,
+  serializedPart,
+  SerializedPayload,
   toolSuccessResult
 } from "../../src/schema/ToolCatalog.js"
 import {
@@ -343,7 +345,7 @@ describe("toolsForScope", () => {
   })
 
   it.each([7, "req-1"])("wraps the pre-serialized result in a response for id %j", (id) => {
-    expect(JSON.parse(toolsListResponseBytes("read", id).toString("utf8"))).toEqual({
+    expect(JSON.parse(Buffer.concat(toolsListResponseParts("read", id)).toString("utf8"))).toEqual({
       jsonrpc: "2.0",
       id,
       result: { tools: toolsForScope("read") }
@@ -532,20 +534,33 @@ describe("CR, LF and NUL in string arguments", () => {
 })
 
 describe("tools/call results", () => {
-  it("carries the payload as structuredContent and as JSON text", () => {
-    const payload = { ok: true, serverBuffer: ":server:1" }
-    expect(toolSuccessResult(payload)).toEqual({
-      content: [{ type: "text", text: JSON.stringify(payload) }],
-      structuredContent: payload
-    })
+  it("carries the payload as JSON and as that JSON escaped for the text item", () => {
+    const payload = { ok: true, serverBuffer: ":server:1", text: 'a "quoted" line\\ with \n a break' }
+    const result = toolSuccessResult(payload)
+    expect(JSON.parse(result.json)).toEqual(payload)
+    expect(JSON.parse(`"${result.escaped}"`)).toBe(result.json)
+    expect(result.isError).toBeUndefined()
+  })
+
+  it("writes a payload assembled from serialized parts exactly as JSON.stringify of the payload would", () => {
+    const items = [{ id: 1, text: 'say "hi"' }, { id: 2, text: "tab\there \u2028 and \\" }]
+    const assembled = new SerializedPayload<{ target: string; messages: ReadonlyArray<object> }>(
+      `{"target":${JSON.stringify("#a\"b")},"messages":[`,
+      items.map((item) => serializedPart(JSON.stringify(item))),
+      "]}"
+    )
+    const expected = JSON.stringify({ target: "#a\"b", messages: items })
+    expect(toolSuccessResult(assembled)).toEqual({ json: expected, escaped: JSON.stringify(expected).slice(1, -1) })
+    const empty = new SerializedPayload<object>(`{"messages":[`, [], "]}")
+    expect(JSON.parse(toolSuccessResult(empty).json)).toEqual({ messages: [] })
   })
 
   it("marks every failure isError with the failure payload", () => {
     for (const failure of failures) {
       const result = toolFailureResult(failure)
       expect(result.isError).toBe(true)
-      expect(result.structuredContent).toEqual(toToolFailurePayload(failure))
-      expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent)
+      expect(JSON.parse(result.json)).toEqual(toToolFailurePayload(failure))
+      expect(JSON.parse(`"${result.escaped}"`)).toBe(result.json)
     }
   })
 })

@@ -15,12 +15,13 @@ import { serverBufferTarget, toIsoTime } from "../../schema/Ids.js"
 import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
 import type { NetworkStatus } from "../../schema/Network.js"
+import { SerializedPayload } from "../../schema/ToolCatalog.js"
 import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
 import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
 import { Networks } from "../../services/Networks.js"
 import { NickNotes } from "../../services/NickNotes.js"
-import { toMessageRecord } from "../../services/MessageRecord.js"
+import { serializedMessageRecord, toMessageRecord } from "../../services/MessageRecord.js"
 
 /** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
 export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N>["output"]>
@@ -31,10 +32,11 @@ export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N
  */
 export type ToolCaller = Pick<Principal, "accountId" | "grantedScope" | "paused" | "scope">
 
+/** A handler's output: the payload as a value, or already serialized (ToolCatalog's SerializedPayload). */
 export type ToolHandler<N extends ToolName> = (
   principal: ToolCaller,
   input: ToolInput<N>
-) => Effect.Effect<ToolPayload<N>, ToolFailure>
+) => Effect.Effect<ToolPayload<N> | SerializedPayload<ToolPayload<N>>, ToolFailure>
 
 export type ToolHandlerTable = { readonly [N in ToolName]: ToolHandler<N> }
 
@@ -130,8 +132,13 @@ export const makeToolHandlers = Effect.gen(function*() {
           before: Option.fromNullable(input.before),
           limit: input.limit
         })
-        const render = yield* renderer(input.networkId, status)
-        return { networkId: input.networkId, target: input.target, messages: rows.map(render) }
+        const bots = yield* notes.relayBots(input.networkId)
+        // The newest page is served from memory (RecentPages), and so are its records' JSON (MessageRecord.ts).
+        return new SerializedPayload<ToolPayload<"recent_messages">>(
+          `{"networkId":${input.networkId},"target":${JSON.stringify(input.target)},"messages":[`,
+          rows.map((m) => serializedMessageRecord(m, bots, status.caseMapping)),
+          "]}"
+        )
       }),
 
     search_messages: (principal, input) =>

@@ -150,9 +150,9 @@ const reader = (
       const caller = yield* options.caller
       if (Option.isNone(caller)) return options.close(CloseCode.revoked, "credential revoked")
       const outcome = yield* services.dispatcher.call(caller.value, name, args)
-      // The result's text item is the payload's JSON already (McpDispatcher): spliced in, not serialized again.
+      // The result holds the payload's JSON already (ToolCatalog's CallToolResult): spliced in, not serialized again.
       if (ws.readyState === ws.OPEN) {
-        ws.send(`{"type":"result","id":${JSON.stringify(id)},"isError":${outcome.isError},"payload":${outcome.result.content[0]!.text}}`)
+        ws.send(`{"type":"result","id":${JSON.stringify(id)},"isError":${outcome.isError},"payload":${outcome.result.json}}`)
       }
     })
 

@@ -177,6 +177,15 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
         "first message about fish", "hello from the bridge", "third message about fish and chips"
       ])
       expect(recent.messages[1]).toMatchObject({ nick: "dave", relayBot: "Relay", kind: "privmsg", self: false })
+      // The page is now kept in memory with its records serialized; a change of mark renders it again, both ways.
+      const bridged = () =>
+        Effect.map(call("recent_messages", { networkId, target: "#belay" }), (r) => (r.payload as { messages: Array<Payload> }).messages[1])
+      yield* call("set_relay_bot", { networkId, nick: "relay", marked: false })
+      const unmarked = yield* bridged()
+      expect(unmarked).toMatchObject({ nick: "relay", text: "[matrix] <dave> hello from the bridge" })
+      expect(unmarked).not.toHaveProperty("relayBot")
+      yield* call("set_relay_bot", { networkId, nick: "relay", marked: true, pattern: "[{source}] <{nick}> {message}" })
+      expect(yield* bridged()).toMatchObject({ nick: "dave", text: "hello from the bridge", relayBot: "relay" })
       const page = (yield* call("recent_messages", { networkId, target: "#belay", before: recent.messages[2]!.id, limit: 1 })).payload as { messages: Array<Payload> }
       expect(page.messages.map((m) => m.text)).toEqual(["hello from the bridge"])
       const search = (yield* call("search_messages", { query: "fish about" })).payload as { messages: Array<Payload> }
