@@ -129,3 +129,38 @@ export const waitUntil = async <A>(
     await sleep(everyMs)
   }
 }
+
+/** Busy and total jiffies of one CPU so far, from /proc/stat (Linux); undefined elsewhere. */
+const coreJiffies = (core: string): { readonly busy: number; readonly total: number } | undefined => {
+  try {
+    const line = Fs.readFileSync("/proc/stat", "utf8").split("\n").find((l) => l.startsWith(`cpu${core} `))
+    if (line === undefined) return undefined
+    const fields = line.trim().split(/\s+/).slice(1).map(Number)
+    const total = fields.reduce((a, b) => a + b, 0)
+    // idle and iowait are the 4th and 5th fields.
+    return { busy: total - fields[3]! - fields[4]!, total }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waits until `core` has been at most `maxBusy` busy over a whole `windowMs`, for at most `timeoutMs`; the seconds it
+ * waited, or undefined if the core never settled (or /proc/stat is not there). Background work on the server core
+ * (autovacuum finishing on a large table, a checkpoint) starves whatever is measured next.
+ */
+export const waitForQuietCore = async (
+  core: string,
+  options: { readonly maxBusy: number; readonly windowMs: number; readonly timeoutMs: number }
+): Promise<number | undefined> => {
+  const started = performance.now()
+  while (performance.now() - started < options.timeoutMs) {
+    const before = coreJiffies(core)
+    await sleep(options.windowMs)
+    const after = coreJiffies(core)
+    if (before === undefined || after === undefined) return undefined
+    const busy = (after.busy - before.busy) / Math.max(1, after.total - before.total)
+    if (busy <= options.maxBusy) return (performance.now() - started) / 1000
+  }
+  return undefined
+}

@@ -10,11 +10,12 @@
  *    PostgreSQL of the data dir, started by the bench while Belay is down). No ANALYZE: statistics are autovacuum's.
  * 3. Belay starts again on the same data; 99 more networks are added through the admin socket, all on the fake, and
  *    the section waits until all 100 are connected and until autovacuum has analyzed and vacuumed `messages`
- *    (bounded; the report says if it had not).
+ *    (bounded; the report says if it had not), then until the server core has been quiet for a few seconds.
  * 4. Throughput, autocannon at 50 connections (warm-up, then the measured run), in BENCH_ROUNDS rounds; each round
  *    measures the bare server (answering Belay's own tools/list bytes), tools/list (id 1, and id 1000) and
  *    recent_messages (limit 100) in an order rotated per round, so a change of machine load meets them all. Ratios
- *    are per round, then the median.
+ *    are per round, then the median. Then one match of POST /mcp by Belay's router (bench/lib/RouterCost.ts) is timed,
+ *    beside Belay's CPU per tools/list request in each round: what the router costs /mcp.
  * 5. search_messages latency: one request at a time over a fixed set of queries (bench/lib/Corpus.ts
  *    `searchCases`), through /mcp, and the very statements MessageHistory runs for each (captured as compiled from
  *    the service itself, run in the bench process) sent with `pg` on one connection; p95 of each, per round.
@@ -43,10 +44,11 @@ import {
 } from "../lib/Belay.js"
 import { averageLength, corpus, NICKS, searchCases } from "../lib/Corpus.js"
 import { runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
-import { databaseMode, freshDatabase, RESULTS_DIR, waitUntil } from "../lib/Env.js"
+import { databaseMode, freshDatabase, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
 import { autocannon, type LoadResult, measure, sequentialClient, startBareServer } from "../lib/Load.js"
 import { serviceMemory, sum } from "../lib/Memory.js"
 import { type ProfileSummary, summarize, type Window } from "../lib/Profile.js"
+import { routerCost } from "../lib/RouterCost.js"
 import { type Figure, type LoadAverage, loadNow, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
@@ -62,6 +64,8 @@ const SEARCH_PASSES = Number(process.env.BENCH_SEARCH_PASSES ?? 20)
  * minute), so that the measurements see the table as a service that has been running does.
  */
 const AUTOVACUUM_WAIT_MS = 240_000
+/** What "quiet" means for the server core before the throughput rounds, and how long to wait for it. */
+const QUIET_CORE = { maxBusy: 0.1, windowMs: 5_000, timeoutMs: 180_000 } as const
 const CONNECTIONS = 50
 /** Connections of Belay's pool on the embedded PostgreSQL (src/services/Database.ts). */
 const POOL = 5
@@ -73,7 +77,7 @@ const MiB = 1024 * 1024
 
 const rpc = (method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
 const toolsListBody = rpc("tools/list", {})
-/** tools/list with an id past the first ones, whose answers McpDispatcher keeps whole: the spliced path. */
+/** tools/list with a longer id: the answer's per-request part grows with it, the list does not. */
 const toolsListLateBody = JSON.stringify({ jsonrpc: "2.0", id: 1000, method: "tools/list", params: {} })
 const callBody = (name: string, args: Record<string, unknown>) => rpc("tools/call", { name, arguments: args })
 const recentBody = (networkId: number) => callBody("recent_messages", { networkId, target: TARGET, limit: 100 })
@@ -348,6 +352,15 @@ export const runMcp = async (): Promise<SectionResult> => {
         }
       )
 
+      // Autovacuum's first pass over 1,000,000 rows may still be running, and the round measured right after it was
+      // seen starved: the rounds start once the server core has been quiet for a while.
+      const quietAfter = await waitForQuietCore(SERVER_CORE, QUIET_CORE)
+      figures.push({
+        name: `server core quiet (≤ ${QUIET_CORE.maxBusy * 100} % busy over ${QUIET_CORE.windowMs / 1000} s) before the rounds, waited`,
+        value: quietAfter === undefined ? `not within ${QUIET_CORE.timeoutMs / 1000} s` : quietAfter,
+        ...(quietAfter === undefined ? {} : { unit: "s" })
+      })
+
       const toolsProbe = await probe(belay, token, toolsListBody)
       const recentProbe = await probe(belay, token, recentBody(networkId))
       const got = recentProbe.result.structuredContent?.messages?.length
@@ -397,6 +410,23 @@ export const runMcp = async (): Promise<SectionResult> => {
       } finally {
         await bareServer.stop()
       }
+
+      // What the router costs a /mcp request, beside what a whole tools/list request cost Belay in each round.
+      const router = routerCost()
+      const cpuPerRequestNs = toolsRounds.map((r) => ((r.serverCores ?? Number.NaN) / r.requestsPerSecond) * 1e9)
+      figures.push(
+        {
+          name: `router: one match of POST /mcp (find-my-way, as src/http/Router.ts builds it, ${router.routes} routes)`,
+          value: router.nanosecondsPerMatch,
+          unit: "ns"
+        },
+        perRound("Belay's CPU per tools/list request (server cores ÷ requests/s)", cpuPerRequestNs.map((ns) => ns / 1000), "µs"),
+        perRound(
+          "… of which the router's match, share",
+          cpuPerRequestNs.map((ns) => router.nanosecondsPerMatch / ns),
+          "of the request"
+        )
+      )
 
       // What the database alone allows for recent_messages: its statements, as many connections as Belay's pool.
       const recentStatements = await captureRecent(db.env, networkId, olderBefore)
@@ -494,7 +524,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       ...loadFigures("bare node:http (same body as tools/list)", bareRounds),
       perRound("bare node:http, the lower of the round's two measurements (not used): requests/s", bareLower),
       ...loadFigures(`Belay tools/list (${NETWORKS} idle networks)`, toolsRounds),
-      ...loadFigures("Belay tools/list, request id 1000 (answer spliced per call)", toolsLateRounds),
+      ...loadFigures("Belay tools/list, request id 1000", toolsLateRounds),
       ...loadFigures(`Belay recent_messages limit 100 (${COUNT}-message buffer)`, recentRounds),
       ...loadFigures(`Belay recent_messages limit 100, an older page (${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids back)`, olderRounds),
       perRound("ratio tools/list ÷ bare", toolsRatios),
@@ -515,8 +545,9 @@ export const runMcp = async (): Promise<SectionResult> => {
       `${MESSAGES.toLocaleString("en-US")} messages were loaded into the loaded network's ${TARGET} buffer while Belay was stopped, by \`INSERT … SELECT generate_series\` (100,000 rows a statement) through the app's own Database layer (same migrations and indexes, GIN included). No ANALYZE or VACUUM by hand: the section waits (up to ${
         AUTOVACUUM_WAIT_MS / 1000
       } s) for autovacuum to analyze and vacuum the table, as it would in a running service, and says when it had.`,
-      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list (request id 1, as a session's first tools/list has, answered from the answer McpDispatcher keeps for ids below 16), tools/list with id 1000 (spliced per call), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then the bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
+      `Throughput: autocannon 9.0.0 CLI on core 1, ${CONNECTIONS} connections, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is autocannon's mean of per-second samples. ${ROUNDS} rounds, each measuring the bare server, tools/list (request id 1, as a session's first tools/list has), tools/list with id 1000 (both written as the list encoded once behind a few bytes carrying the id), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then the bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
       "Baseline: a bare `node:http` server (bench/bare-server.ts) on core 0 that reads and JSON.parses the body and answers Belay's own tools/list response bytes (same size, same content-type); both ratios divide by this one baseline. A bare server well below 1.0 core was limited by the load generator (autocannon has one core), so against a saturated bare server the ratios would be lower still.",
+      "Before the rounds, the section waits (up to 180 s) until the server core has been at most 10 % busy over 5 s: autovacuum's first pass over the 1,000,000 rows can still be running on it, and a round measured then was seen starved. Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
       `recent_messages' SQL alone: the statement one call for the older page sends (MessageHistory.recent with \`before\`; captured as compiled from the service; the ownership check is remembered after a network's first call), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
       `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the account's networks, the scope, the window and, when the window had too few matches, the rest), sent one after another with \`pg\` on one connection from the bench process. Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`

@@ -245,14 +245,23 @@ const escapedJson = (json: string): string => JSON.stringify(json).slice(1, -1)
 /**
  * A tools/call result (docs/decisions.md): the payload as structuredContent and the same
  * payload as JSON in one text item (for clients older than 2025-06-18). Kept as the two texts
- * the response is written from (McpDispatcher.callResultBody), so that neither is made twice.
+ * the response is written from (McpDispatcher.callResultBody), so that neither is made twice,
+ * and encoded to UTF-8 once, when first written: a result given again (a polled page of
+ * history whose buffer did not change) is written without being encoded again.
  */
-export interface CallToolResult {
-  /** The payload's JSON: structuredContent as written, and the text item's value. */
-  readonly json: string
-  /** `json` escaped as the contents of a JSON string (no quotes): the text item as written. */
-  readonly escaped: string
-  readonly isError?: true
+export class CallToolResult {
+  #bytes: readonly [escaped: Buffer, json: Buffer] | undefined
+  constructor(
+    /** The payload's JSON: structuredContent as written, and the text item's value. */
+    readonly json: string,
+    /** `json` escaped as the contents of a JSON string (no quotes): the text item as written. */
+    readonly escaped: string,
+    readonly isError?: true
+  ) {}
+  /** `escaped` and `json` as UTF-8. */
+  bytes(): readonly [escaped: Buffer, json: Buffer] {
+    return (this.#bytes ??= [Buffer.from(this.escaped), Buffer.from(this.json)])
+  }
 }
 
 /** A part of a payload serialized ahead of the call: its JSON, and that JSON escaped as inside a JSON string. */
@@ -267,11 +276,11 @@ export const serializedPart = (json: string): SerializedPart => ({ json, escaped
  * A payload assembled from parts serialized earlier — a history page from records rendered once
  * (src/services/MessageRecord.ts) — as `head`, the items joined by commas, and `tail`. Its JSON
  * must be what JSON.stringify of the payload `A` would give; `A` only types which tool may return it.
+ * A handler that returns the same SerializedPayload again answers with the same result, bytes included.
  */
 export class SerializedPayload<A extends object> {
   declare readonly payload: A
-  readonly json: string
-  readonly escaped: string
+  readonly result: CallToolResult
   constructor(head: string, items: ReadonlyArray<SerializedPart>, tail: string) {
     let json = head
     let escaped = escapedJson(head)
@@ -280,20 +289,19 @@ export class SerializedPayload<A extends object> {
       json += comma + items[i]!.json
       escaped += comma + items[i]!.escaped
     }
-    this.json = json + tail
-    this.escaped = escaped + escapedJson(tail)
+    this.result = new CallToolResult(json + tail, escaped + escapedJson(tail))
   }
 }
 
 /** The result of a successful call; `payload` is the tool's output (`ToolOutput<N>`), as a value or serialized. */
 export const toolSuccessResult = (payload: object): CallToolResult => {
-  if (payload instanceof SerializedPayload) return { json: payload.json, escaped: payload.escaped }
+  if (payload instanceof SerializedPayload) return payload.result
   const json = JSON.stringify(payload)
-  return { json, escaped: escapedJson(json) }
+  return new CallToolResult(json, escapedJson(json))
 }
 
 /** The result of a failed call: isError true, payload per ToolErrors.toToolFailurePayload. */
 export const toolFailureResult = (failure: ToolFailure): CallToolResult => {
   const json = JSON.stringify(toToolFailurePayload(failure))
-  return { json, escaped: escapedJson(json), isError: true }
+  return new CallToolResult(json, escapedJson(json), true)
 }

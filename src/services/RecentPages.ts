@@ -21,6 +21,10 @@
  * history). A network's pages are dropped when it is removed. Nothing here deletes messages
  * otherwise: history has no retention.
  *
+ * A page answered again while its buffer did not change is the same array as before, so that
+ * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
+ * can be kept with it.
+ *
  * Concurrency rule: plain Maps changed by synchronous calls only; nothing suspends while
  * holding a buffer's entry.
  */
@@ -44,6 +48,10 @@ interface Loaded {
   messages: Array<StoredMessage>
   /** True when `messages` is the whole buffer (it had fewer than DEPTH when loaded, and every newer row since). */
   complete: boolean
+  /** Bumped whenever `messages` changes. */
+  version: number
+  /** The last page answered, given again while nothing changed: readers may memoize on the array's identity. */
+  last?: { readonly version: number; readonly end: number; readonly limit: number; readonly page: ReadonlyArray<StoredMessage> }
 }
 
 interface Loading {
@@ -105,7 +113,13 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       }
       if (end < limit && !entry.complete) return Option.none()
       touch(key, entry)
-      return Option.some(messages.slice(Math.max(0, end - limit), end))
+      const last = entry.last
+      if (last !== undefined && last.version === entry.version && last.end === end && last.limit === limit) {
+        return Option.some(last.page)
+      }
+      const answered = messages.slice(Math.max(0, end - limit), end)
+      entry.last = { version: entry.version, end, limit, page: answered }
+      return Option.some(answered)
     }
 
     /**
@@ -132,7 +146,12 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
         const messages = [...rows, ...loading.pending.filter((m) => m.id > newest)]
         const complete = rows.length < limit
         const trimmed = messages.length > DEPTH ? messages.slice(messages.length - DEPTH) : messages
-        const loaded: Loaded = { _tag: "Loaded", messages: trimmed, complete: complete && trimmed.length === messages.length }
+        const loaded: Loaded = {
+          _tag: "Loaded",
+          messages: trimmed,
+          complete: complete && trimmed.length === messages.length,
+          version: 0
+        }
         entries.set(key, loaded)
         kept += trimmed.length
         evict()
@@ -161,6 +180,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
         if (newest !== undefined && message.id <= newest.id) continue
         // The buffer's display name is the one it was created with (MessageWriter keeps it), not this row's spelling.
         messages.push(newest === undefined ? message : { ...message, target: newest.target })
+        entry.version++
         if (messages.length > DEPTH) {
           messages.shift()
           entry.complete = false

@@ -550,7 +550,12 @@ describe("tools/call results", () => {
       "]}"
     )
     const expected = JSON.stringify({ target: "#a\"b", messages: items })
-    expect(toolSuccessResult(assembled)).toEqual({ json: expected, escaped: JSON.stringify(expected).slice(1, -1) })
+    const result = toolSuccessResult(assembled)
+    expect(result.json).toBe(expected)
+    expect(result.escaped).toBe(JSON.stringify(expected).slice(1, -1))
+    expect(result.bytes().map((b) => b.toString("utf8"))).toEqual([result.escaped, result.json])
+    // The same payload given again is the same result, encoded once.
+    expect(toolSuccessResult(assembled).bytes()[1]).toBe(result.bytes()[1])
     const empty = new SerializedPayload<object>(`{"messages":[`, [], "]}")
     expect(JSON.parse(toolSuccessResult(empty).json)).toEqual({ messages: [] })
   })

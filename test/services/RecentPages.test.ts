@@ -73,6 +73,27 @@ describe(`RecentPages on ${describeMode}`, () => {
         expect(oldest.map((m) => m.text)).toEqual(["k1", "k2", "k3", "k4", "k5"])
       }))
 
+    it.scoped("a page asked again while its buffer is unchanged is the same array; a stored row or another page makes a new one", () =>
+      Effect.gen(function*() {
+        const { networkIds: [net] } = yield* seed()
+        const writer = yield* MessageWriter
+        for (let i = 1; i <= 12; i++) yield* writer.append(message(net!, "#same", `s${i}`, { time: new Date(T0 + i) }))
+        yield* writer.flush
+        yield* page(net!, "#same", null, 5) // loads the buffer into memory
+        const kept = yield* page(net!, "#same", null, 5)
+        expect(yield* page(net!, "#same", null, 5)).toBe(kept)
+        const wider = yield* page(net!, "#same", null, 6)
+        expect(wider).not.toBe(kept)
+        expect(wider.slice(1)).toEqual(kept)
+
+        yield* writer.append(message(net!, "#same", "s13", { time: new Date(T0 + 13) }))
+        yield* writer.flush
+        const after = yield* page(net!, "#same", null, 6)
+        expect(after).not.toBe(wider)
+        expect(after.map((m) => m.text)).toEqual(["s8", "s9", "s10", "s11", "s12", "s13"])
+        expect(after).toEqual(yield* fromTable(net!, "#same", null, 6))
+      }))
+
     it.scoped("a buffer longer than DEPTH keeps its newest DEPTH; pages below them come from the index", () =>
       Effect.gen(function*() {
         const { networkIds: [net] } = yield* seed()

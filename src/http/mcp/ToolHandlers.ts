@@ -10,7 +10,7 @@
  */
 import { Effect, Either, Option, type Schema } from "effect"
 import { NetworkControl } from "../../actors/NetworkApi.js"
-import { foldCase } from "../../irc/CaseMapping.js"
+import { type CaseMapping, foldCase } from "../../irc/CaseMapping.js"
 import { serverBufferTarget, toIsoTime } from "../../schema/Ids.js"
 import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
@@ -20,7 +20,7 @@ import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/Too
 import type { Principal } from "../../services/Authenticator.js"
 import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
 import { Networks } from "../../services/Networks.js"
-import { NickNotes } from "../../services/NickNotes.js"
+import { NickNotes, type RelayBotMarks } from "../../services/NickNotes.js"
 import { serializedMessageRecord, toMessageRecord } from "../../services/MessageRecord.js"
 
 /** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
@@ -95,6 +95,42 @@ export const makeToolHandlers = Effect.gen(function*() {
       return out
     })
 
+  /**
+   * recent_messages' answers, kept with the page they were made from. The newest page of a buffer is served from memory
+   * (RecentPages), which gives the same array while the buffer has not changed; an agent polling a quiet buffer then
+   * gets the answer it got last time, and a busy buffer's page joins records serialized once each (MessageRecord.ts).
+   * The entry names everything else the answer was made from: the network and target as asked, the relay-bot marks
+   * (NickNotes makes a new map on every change) and the case mapping.
+   */
+  const pageAnswers = new WeakMap<ReadonlyArray<StoredMessage>, {
+    readonly networkId: number
+    readonly target: string
+    readonly bots: RelayBotMarks
+    readonly caseMapping: CaseMapping
+    readonly payload: SerializedPayload<ToolPayload<"recent_messages">>
+  }>()
+
+  const recentPage = (
+    networkId: number,
+    target: string,
+    rows: ReadonlyArray<StoredMessage>,
+    bots: RelayBotMarks,
+    caseMapping: CaseMapping
+  ): SerializedPayload<ToolPayload<"recent_messages">> => {
+    const kept = pageAnswers.get(rows)
+    if (
+      kept !== undefined && kept.networkId === networkId && kept.target === target && kept.bots === bots &&
+      kept.caseMapping === caseMapping
+    ) return kept.payload
+    const payload = new SerializedPayload<ToolPayload<"recent_messages">>(
+      `{"networkId":${networkId},"target":${JSON.stringify(target)},"messages":[`,
+      rows.map((m) => serializedMessageRecord(m, bots, caseMapping)),
+      "]}"
+    )
+    pageAnswers.set(rows, { networkId, target, bots, caseMapping, payload })
+    return payload
+  }
+
   const ok = { ok: true } as const
 
   const handlers: ToolHandlerTable = {
@@ -124,22 +160,17 @@ export const makeToolHandlers = Effect.gen(function*() {
         }
       }),
 
+    // Written without a generator: it is the tool agents poll, and its steps are all synchronous when the page is kept.
     recent_messages: (principal, input) =>
-      Effect.gen(function*() {
-        const [, status] = yield* ownedWithStatus(principal, input.networkId)
-        const folded = foldCase(status.caseMapping, input.target)
-        const rows = yield* store.recent(input.networkId, folded, {
-          before: Option.fromNullable(input.before),
-          limit: input.limit
-        })
-        const bots = yield* notes.relayBots(input.networkId)
-        // The newest page is served from memory (RecentPages), and so are its records' JSON (MessageRecord.ts).
-        return new SerializedPayload<ToolPayload<"recent_messages">>(
-          `{"networkId":${input.networkId},"target":${JSON.stringify(input.target)},"messages":[`,
-          rows.map((m) => serializedMessageRecord(m, bots, status.caseMapping)),
-          "]}"
-        )
-      }),
+      Effect.flatMap(ownedWithStatus(principal, input.networkId), ([, status]) =>
+        Effect.zipWith(
+          store.recent(input.networkId, foldCase(status.caseMapping, input.target), {
+            before: Option.fromNullable(input.before),
+            limit: input.limit
+          }),
+          notes.relayBots(input.networkId),
+          (rows, bots) => recentPage(input.networkId, input.target, rows, bots, status.caseMapping)
+        )),
 
     search_messages: (principal, input) =>
       Effect.gen(function*() {
