@@ -421,11 +421,7 @@ export const runMcp = async (): Promise<SectionResult> => {
           unit: "ns"
         },
         perRound("Belay's CPU per tools/list request (server cores ÷ requests/s)", cpuPerRequestNs.map((ns) => ns / 1000), "µs"),
-        perRound(
-          "… of which the router's match, share",
-          cpuPerRequestNs.map((ns) => router.nanosecondsPerMatch / ns),
-          "of the request"
-        )
+        perRound("… of which the router's match", cpuPerRequestNs.map((ns) => (100 * router.nanosecondsPerMatch) / ns), "%")
       )
 
       // What the database alone allows for recent_messages: its statements, as many connections as Belay's pool.

@@ -251,32 +251,50 @@ const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number):
     })
   })
 
+/**
+ * A request as handlers see it. A class rather than an object of closures: one is made for every request, and its
+ * methods are shared on the prototype.
+ */
+class NodeRequest implements HttpRequest {
+  readonly method: string
+  readonly remoteAddress: string
+  #query: URLSearchParams | undefined
+  constructor(
+    private readonly req: Http.IncomingMessage,
+    readonly path: string,
+    readonly params: Readonly<Record<string, string>>,
+    private readonly bodyTimeoutMs: number
+  ) {
+    this.method = req.method ?? "GET"
+    this.remoteAddress = req.socket.remoteAddress ?? ""
+  }
+  get headers(): Http.IncomingHttpHeaders {
+    return this.req.headers
+  }
+  // Parsed on first use: /mcp never looks at its query string.
+  get query(): URLSearchParams {
+    if (this.#query === undefined) {
+      const rawUrl = this.req.url ?? "/"
+      const q = rawUrl.indexOf("?")
+      this.#query = new URLSearchParams(q === -1 ? "" : rawUrl.slice(q + 1))
+    }
+    return this.#query
+  }
+  body(limit: number) {
+    return readBody(this.req, limit, this.bodyTimeoutMs)
+  }
+  header(name: string) {
+    const v = this.req.headers[name]
+    return Array.isArray(v) ? v.join(", ") : v
+  }
+}
+
 const makeRequest = (
   req: Http.IncomingMessage,
   path: string,
   params: Readonly<Record<string, string>>,
   bodyTimeoutMs: number
-): HttpRequest => {
-  const rawUrl = req.url ?? "/"
-  const q = rawUrl.indexOf("?")
-  let query: URLSearchParams | undefined
-  return {
-    method: req.method ?? "GET",
-    path,
-    params,
-    // Parsed on first use: /mcp never looks at its query string.
-    get query() {
-      return (query ??= new URLSearchParams(q === -1 ? "" : rawUrl.slice(q + 1)))
-    },
-    headers: req.headers,
-    remoteAddress: req.socket.remoteAddress ?? "",
-    body: (limit) => readBody(req, limit, bodyTimeoutMs),
-    header: (name) => {
-      const v = req.headers[name]
-      return Array.isArray(v) ? v.join(", ") : v
-    }
-  }
-}
+): HttpRequest => new NodeRequest(req, path, params, bodyTimeoutMs)
 
 const EMPTY = Buffer.alloc(0)
 

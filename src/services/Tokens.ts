@@ -16,7 +16,15 @@ export type TokenKind = "api" | "oauth-code" | "oauth-token" | "session" | "cons
 /** 256 bits of randomness, base64url. */
 export const randomSecret = (): string => Crypto.randomBytes(32).toString("base64url")
 
-export const sha256 = (value: string): Buffer => Crypto.createHash("sha256").update(value, "utf8").digest()
+/**
+ * One-shot `crypto.hash` where Node has it (20.12 and later): every /mcp request hashes its bearer token, and the
+ * one-shot call is about twice as fast as a Hash object. Same digest either way.
+ */
+const oneShot: ((algorithm: string, data: string, encoding: "buffer") => Buffer) | undefined =
+  typeof Crypto.hash === "function" ? Crypto.hash : undefined
+
+export const sha256 = (value: string): Buffer =>
+  oneShot !== undefined ? oneShot("sha256", value, "buffer") : Crypto.createHash("sha256").update(value, "utf8").digest()
 
 /**
  * Compares two secrets in time that depends only on their lengths, never on where they
