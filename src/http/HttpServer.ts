@@ -6,7 +6,8 @@
  *
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
  * machine it answers at ~0.1× a bare node:http server, and /mcp must answer at
- * ≥ 0.5× of one (docs/decisions.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer.
+ * ≥ 0.5× of one (docs/decisions.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer —
+ * a small one before the fiber starts (HTTP_PREREAD_BODY_BYTES), so that an answer from memory never suspends.
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
  * A request to take the connection over (`Upgrade: websocket`, RFC 6455 §4.1) goes to the
@@ -25,7 +26,7 @@
  */
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
-import { Context, Data, Duration, Effect, Exit, Fiber, Layer, Option, Runtime } from "effect"
+import { Context, Data, Duration, Effect, Either, Exit, Fiber, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/Metrics.js"
 import { makeRouter } from "./Router.js"
@@ -193,63 +194,99 @@ type BodyOutcome = Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTim
  */
 const timedOutBodies = new WeakSet<Http.IncomingMessage>()
 
-const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number): BodyOutcome =>
-  Effect.async<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>((resume) => {
-    const declared = Number(req.headers["content-length"])
-    if (Number.isFinite(declared) && declared > limit) {
+type BodyError = BodyTooLarge | BodyReadFailed | BodyTimedOut
+type BodyResult = Either.Either<Buffer, BodyError>
+
+/**
+ * Reads the whole body of `req`, at most `limit` bytes, within `deadlineMs`; `done` is called once with the outcome.
+ * Returns what stops the read early (the handler was interrupted).
+ */
+const collectBody = (
+  req: Http.IncomingMessage,
+  limit: number,
+  deadlineMs: number,
+  done: (result: BodyResult) => void
+): () => void => {
+  const declared = Number(req.headers["content-length"])
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume()
+    done(Either.left(new BodyTooLarge({ limit })))
+    return () => undefined
+  }
+  const chunks: Array<Buffer> = []
+  let size = 0
+  let finished = false
+  const finish = (result: BodyResult) => {
+    finished = true
+    clearTimeout(deadline)
+    done(result)
+  }
+  const onData = (chunk: Buffer) => {
+    if (finished) return
+    size += chunk.length
+    if (size > limit) {
       req.resume()
-      resume(Effect.fail(new BodyTooLarge({ limit })))
+      finish(Either.left(new BodyTooLarge({ limit })))
       return
     }
-    const chunks: Array<Buffer> = []
-    let size = 0
-    let done = false
-    const finish = (outcome: BodyOutcome) => {
-      done = true
-      clearTimeout(deadline)
-      resume(outcome)
-    }
-    const onData = (chunk: Buffer) => {
-      if (done) return
-      size += chunk.length
-      if (size > limit) {
-        req.resume()
-        finish(Effect.fail(new BodyTooLarge({ limit })))
-        return
-      }
-      chunks.push(chunk)
-    }
-    const onEnd = () => {
-      if (done) return
-      finish(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
-    }
-    const onError = (cause: unknown) => {
-      if (done) return
-      finish(Effect.fail(new BodyReadFailed({ cause })))
-    }
-    // A request torn down without an error event still ends the read.
-    const onClose = () => {
-      if (done) return
-      finish(Effect.fail(new BodyReadFailed({ cause: "closed" })))
-    }
-    const deadline = setTimeout(() => {
-      if (done) return
-      chunks.length = 0
-      timedOutBodies.add(req)
-      finish(Effect.fail(new BodyTimedOut({ afterMs: deadlineMs })))
-    }, deadlineMs)
-    req.on("data", onData)
-    req.on("end", onEnd)
-    req.on("error", onError)
-    req.on("close", onClose)
-    return Effect.sync(() => {
-      clearTimeout(deadline)
-      req.off("data", onData)
-      req.off("end", onEnd)
-      req.off("error", onError)
-      req.off("close", onClose)
-    })
+    chunks.push(chunk)
+  }
+  const onEnd = () => {
+    if (finished) return
+    finish(Either.right(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
+  }
+  const onError = (cause: unknown) => {
+    if (finished) return
+    finish(Either.left(new BodyReadFailed({ cause })))
+  }
+  // A request torn down without an error event still ends the read.
+  const onClose = () => {
+    if (finished) return
+    finish(Either.left(new BodyReadFailed({ cause: "closed" })))
+  }
+  const deadline = setTimeout(() => {
+    if (finished) return
+    chunks.length = 0
+    timedOutBodies.add(req)
+    finish(Either.left(new BodyTimedOut({ afterMs: deadlineMs })))
+  }, deadlineMs)
+  req.on("data", onData)
+  req.on("end", onEnd)
+  req.on("error", onError)
+  req.on("close", onClose)
+  return () => {
+    finished = true
+    clearTimeout(deadline)
+    req.off("data", onData)
+    req.off("end", onEnd)
+    req.off("error", onError)
+    req.off("close", onClose)
+  }
+}
+
+const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number): BodyOutcome =>
+  Effect.async<Buffer, BodyError>((resume) => {
+    const stop = collectBody(req, limit, deadlineMs, (result) => resume(result))
+    return Effect.sync(stop)
   })
+
+/**
+ * Bodies that declare a length up to this are read before the handler's fiber starts, so that a request whose answer
+ * needs nothing asynchronous (an MCP call answered from memory) runs start to finish without suspending: the
+ * suspension and resumption through Effect's scheduler was a measured share of a tools/list request. Larger bodies,
+ * and bodies without a declared length, are read when the handler asks, after it has judged the request. The bound
+ * keeps what unauthenticated clients can make the server hold at 64 KiB a connection (HTTP_MAX_CONNECTIONS of them);
+ * an MCP request is a few hundred bytes.
+ */
+export const HTTP_PREREAD_BODY_BYTES = 64 * 1024
+
+/** Whether `req` declares a body small enough to read before its handler runs. */
+const preread = (req: Http.IncomingMessage): boolean => {
+  const declared = req.headers["content-length"]
+  if (declared === undefined) return false
+  const length = Number(declared)
+  return Number.isFinite(length) && length > 0 && length <= HTTP_PREREAD_BODY_BYTES
+}
 
 /**
  * A request as handlers see it. A class rather than an object of closures: one is made for every request, and its
@@ -263,7 +300,9 @@ class NodeRequest implements HttpRequest {
     private readonly req: Http.IncomingMessage,
     readonly path: string,
     readonly params: Readonly<Record<string, string>>,
-    private readonly bodyTimeoutMs: number
+    private readonly bodyTimeoutMs: number,
+    /** The body as read before the handler started (HTTP_PREREAD_BODY_BYTES), if it was. */
+    private readonly prefetched?: BodyResult
   ) {
     this.method = req.method ?? "GET"
     this.remoteAddress = req.socket.remoteAddress ?? ""
@@ -280,8 +319,11 @@ class NodeRequest implements HttpRequest {
     }
     return this.#query
   }
-  body(limit: number) {
-    return readBody(this.req, limit, this.bodyTimeoutMs)
+  body(limit: number): BodyOutcome {
+    const read = this.prefetched
+    if (read === undefined) return readBody(this.req, limit, this.bodyTimeoutMs)
+    if (Either.isLeft(read)) return Effect.fail(read.left)
+    return read.right.length > limit ? Effect.fail(new BodyTooLarge({ limit })) : Effect.succeed(read.right)
   }
   header(name: string) {
     const v = this.req.headers[name]
@@ -293,8 +335,9 @@ const makeRequest = (
   req: Http.IncomingMessage,
   path: string,
   params: Readonly<Record<string, string>>,
-  bodyTimeoutMs: number
-): HttpRequest => new NodeRequest(req, path, params, bodyTimeoutMs)
+  bodyTimeoutMs: number,
+  prefetched?: BodyResult
+): HttpRequest => new NodeRequest(req, path, params, bodyTimeoutMs, prefetched)
 
 const EMPTY = Buffer.alloc(0)
 
@@ -379,7 +422,16 @@ export const HttpServerLive = Layer.scoped(
         return
       }
       const route = matched.route
-      const request = makeRequest(req, path, matched.params, limits.bodyTimeoutMs)
+      if (preread(req)) {
+        collectBody(req, HTTP_PREREAD_BODY_BYTES, limits.bodyTimeoutMs, (body) =>
+          handle(req, res, route, makeRequest(req, path, matched.params, limits.bodyTimeoutMs, body), started))
+      } else {
+        handle(req, res, route, makeRequest(req, path, matched.params, limits.bodyTimeoutMs), started)
+      }
+    })
+
+    /** Runs `route`'s handler for `request` as its own fiber and sends its answer. */
+    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse, route: Route, request: HttpRequest, started: number) => {
       const fiber = runFork(
         route.handler(request).pipe(
           Effect.catchAllCause((cause) =>
@@ -402,7 +454,7 @@ export const HttpServerLive = Layer.scoped(
       res.on("close", () => {
         if (!res.writableFinished) fiber.unsafeInterruptAsFork(fiber.id())
       })
-    })
+    }
 
     // Sockets past the bound are closed by node as soon as accepted. The idle timeout destroys a socket on which
     // nothing moved either way (node's server does so on "timeout" when no listener of ours claims it).

@@ -13,6 +13,7 @@ import {
   BodyTimedOut,
   HttpAddress,
   HttpLimits,
+  HTTP_PREREAD_BODY_BYTES,
   type HttpLimitsSettings,
   HttpRoutes,
   HttpServerLive,
@@ -142,6 +143,36 @@ describe("slow and abandoned connections", () => {
       expect(statusOf(response)).toBe("408")
       expect(response.toLowerCase()).toContain("connection: close")
       expect(response).toContain(`{"error":"BodyTimedOut"}`)
+    }))
+
+  it.scopedLive("a body is answered alike whether it is read before the handler (declared, small) or when it asks", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const post = (body: string | ReadableStream<Uint8Array>) =>
+        Effect.promise(async () => {
+          const res = await fetch(`${server.url}/echo`, {
+            method: "POST",
+            body,
+            // A stream has no declared length (chunked): read when the handler asks.
+            ...(typeof body === "string" ? {} : { duplex: "half" })
+          } as RequestInit)
+          return { status: res.status, body: await res.json() }
+        })
+      const stream = (text: string) =>
+        new ReadableStream<Uint8Array>({
+          start: (controller) => {
+            controller.enqueue(new TextEncoder().encode(text))
+            controller.close()
+          }
+        })
+      // Declared and at most HTTP_PREREAD_BODY_BYTES: read first, then judged by the route's own limit (1024).
+      expect(yield* post("x".repeat(10))).toEqual({ status: 200, body: { length: 10 } })
+      expect(yield* post("x".repeat(1024))).toEqual({ status: 200, body: { length: 1024 } })
+      expect(yield* post("x".repeat(1025))).toEqual({ status: 400, body: { error: "BodyTooLarge" } })
+      // Declared beyond the pre-read bound, and undeclared: read by the handler.
+      expect(yield* post("x".repeat(HTTP_PREREAD_BODY_BYTES + 1))).toEqual({ status: 400, body: { error: "BodyTooLarge" } })
+      expect(yield* post(stream("y".repeat(10)))).toEqual({ status: 200, body: { length: 10 } })
+      expect(yield* post(stream("y".repeat(2000)))).toEqual({ status: 400, body: { error: "BodyTooLarge" } })
     }))
 
   it.scopedLive("a body trickled a byte at a time is cut, and a normal request is answered meanwhile", () =>
