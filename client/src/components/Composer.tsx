@@ -113,9 +113,13 @@ export class Composer extends Component<ComposerProps, State> {
     const replacement = choice + suffix
     const next = text.slice(0, c.start) + replacement + text.slice(c.end)
     this.completion = { ...c, index, end: c.start + replacement.length }
-    this.setText(next)
+    // The box and its caret change now, in this key event, and the state follows (the render then finds the value
+    // already there and leaves the caret alone). Moving the caret later, in a frame callback, let keys typed right after
+    // Tab land before it moved, and the caret then jumped back into the middle of them.
     const caret = c.start + replacement.length
-    requestAnimationFrame(() => box.setSelectionRange(caret, caret))
+    box.value = next
+    box.setSelectionRange(caret, caret)
+    this.setText(next)
     return true
   }
 
