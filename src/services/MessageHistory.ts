@@ -39,7 +39,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Exit, Option } from "effect"
-import type { Encryption, MessageKind } from "./MessageRow.js"
+import type { BufferKind, Encryption, MessageKind } from "./MessageRow.js"
 import { Networks } from "./Networks.js"
 import { RecentPages } from "./RecentPages.js"
 
@@ -58,7 +58,7 @@ export interface StoredMessage {
 
 /** A stored message with the kind of its buffer (Web Push tells DMs from channels). */
 export interface StoredMessageInBuffer extends StoredMessage {
-  readonly bufferKind: "channel" | "dm" | "server"
+  readonly bufferKind: BufferKind
 }
 
 export interface BufferSummary {

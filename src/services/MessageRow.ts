@@ -5,6 +5,7 @@
  * what it announces once the batch committed (`StoredRow`, its id final). Pure.
  */
 import type { MessageKind } from "../schema/Message.js"
+import type { StoredMessageInBuffer } from "./MessageHistory.js"
 
 export type { MessageKind }
 
@@ -29,20 +30,11 @@ export interface NewMessage {
   readonly raw?: string | null
 }
 
-/** A row as stored: its id is final, and ids grow with append order. */
-export interface StoredRow {
-  readonly id: number
-  readonly networkId: number
-  readonly target: string
-  readonly bufferKind: BufferKind
-  readonly time: Date
-  readonly kind: MessageKind
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric: string | null
-  readonly self: boolean
-  readonly encryption: Encryption
-}
+/**
+ * A row as stored: its id is final, and ids grow with append order. The message as history reads it, with its
+ * buffer's kind (MessageHistory's StoredMessageInBuffer): one shape for both, not two copies of its fields.
+ */
+export type StoredRow = StoredMessageInBuffer
 
 /** The buffer's identity within the writer: network and folded target. */
 export const bufferKey = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`
