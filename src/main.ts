@@ -35,6 +35,7 @@ import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/Authenticator.js"
 import { BrowserSessions } from "./services/BrowserSessions.js"
+import { ClusterEvents } from "./services/ClusterEvents.js"
 import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
@@ -80,6 +81,7 @@ export const Services = Layer.mergeAll(
   ApiTokens.Default,
   Authenticator.Default,
   BrowserSessions.Default,
+  ClusterEvents.Default,
   CredentialRevocations.Default,
   CredentialUsage.Default,
   E2eKeys.Default,
