@@ -40,6 +40,7 @@ import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
+import { EventChannel } from "./services/EventChannel.js"
 import { MemberEvents } from "./services/MemberEvents.js"
 import { MessageHistory } from "./services/MessageHistory.js"
 import { MessageWriter } from "./services/MessageWriter.js"
@@ -54,6 +55,7 @@ import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
 import { PushSubscriptions } from "./services/PushSubscriptions.js"
 import { ReadMarkers } from "./services/ReadMarkers.js"
+import { RecentPages } from "./services/RecentPages.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
@@ -85,6 +87,7 @@ export const Services = Layer.mergeAll(
   CredentialRevocations.Default,
   CredentialUsage.Default,
   E2eKeys.Default,
+  EventChannel.Default,
   MemberEvents.Default,
   MessageHistory.Default,
   MessageWriter.Default,
@@ -99,6 +102,7 @@ export const Services = Layer.mergeAll(
   Passkeys.Default,
   PushSubscriptions.Default,
   ReadMarkers.Default,
+  RecentPages.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
   SignInLimiter.Default,

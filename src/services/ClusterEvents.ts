@@ -10,7 +10,8 @@
  *   receiver reads the rows back and hands them to MessageWriter.relay (RecentPages, then `stored`);
  * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), network adds,
  *   edits and removals (Networks.changedElsewhere, flagged `elsewhere` so no second node acts on the actor), each
- *   sent after it was stored here;
+ *   sent after it was stored here; push subscriptions added or deleted (PushSubscriptions.changedElsewhere counts
+ *   the account again: the node that stores a message sends its push);
  * - the actors' statuses (when they change) and channel events (only for accounts with a tab on another node),
  *   through `actorEvents`, which the actors of this node are given;
  * - presence: which accounts have tabs on this node and whether one has the member's attention, on each change and
@@ -43,6 +44,7 @@ import type { StoredRow } from "./MessageRow.js"
 import { MessageWriter } from "./MessageWriter.js"
 import { type NetworkChange, Networks } from "./Networks.js"
 import { type NickNoteChange, NickNotes } from "./NickNotes.js"
+import { PushSubscriptions } from "./PushSubscriptions.js"
 import { RecentPages } from "./RecentPages.js"
 import { type ReadMarker, ReadMarkers } from "./ReadMarkers.js"
 
@@ -84,6 +86,7 @@ const Payload = Schema.parseJson(Schema.Union(
     c: Schema.Struct({ accountId: Int, networkId: Int, target: Schema.String, messageId: Int })
   }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("w"), c: NetworkChangeSchema }),
+  Schema.Struct({ o: Schema.String, t: Schema.Literal("u"), a: Int }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("s"), a: Int, nm: Schema.String, s: NetworkStatus }),
   // The events are what an actor of another node of this same build published (LiveView.ts): taken as they are.
   Schema.Struct({ o: Schema.String, t: Schema.Literal("e"), a: Int, e: Schema.Array(Schema.Unknown) }),
@@ -126,6 +129,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     const notes = yield* NickNotes
     const markers = yield* ReadMarkers
     const networks = yield* Networks
+    const push = yield* PushSubscriptions
     const origin = channel.origin
     // Timers on the real clock: a test that stands the clock still must not stop presence or expiry.
     const clock = Clock.make()
@@ -191,6 +195,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     yield* forward(notes.changes, (c: NickNoteChange) => (relayed.has(c) ? undefined : { t: "n", c }))
     yield* forward(markers.changes, (c: ReadMarker) => (relayed.has(c) ? undefined : { t: "r", c }))
+    yield* forward(push.changes, (a: number) => ({ t: "u", a }))
     yield* forward(networks.changes, (c: NetworkChange) => {
       if (c.elsewhere === true) return undefined
       const { elsewhere: _, ...change } = c
@@ -274,6 +279,8 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
         }
         case "w":
           return apply(networks.changedElsewhere(payload.c))
+        case "u":
+          return apply(push.changedElsewhere(payload.a))
         case "s": {
           const { a, nm, s } = payload
           return apply(Effect.sync(() => events.actorEvents.status(a, nm, s)))
@@ -446,6 +453,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     RecentPages.Default,
     NickNotes.Default,
     ReadMarkers.Default,
-    Networks.Default
+    Networks.Default,
+    PushSubscriptions.Default
   ]
 }) {}

@@ -40,6 +40,8 @@ const RETRY_FIRST = Duration.millis(100)
 const RETRY_MAX = Duration.seconds(5)
 export const HEARTBEAT_EVERY = Duration.seconds(2)
 export const HEARTBEAT_MISSED_AFTER = Duration.seconds(5)
+/** How long opening the connection, or its LISTEN, may take before it is tried again. */
+const CONNECT_TIMEOUT = Duration.seconds(10)
 /** How long start-up waits for the first LISTEN before serving without it (the caches stay off meanwhile). */
 const FIRST_LISTEN = Duration.seconds(10)
 
@@ -69,7 +71,9 @@ const clientConfig = (config: PgClient.PgClientConfig): pg.ClientConfig => ({
   ssl: config.ssl,
   application_name: APPLICATION_NAME,
   // A peer that vanishes without a FIN (a cut network) is noticed by TCP keepalive, or sooner by the heartbeat.
-  keepAlive: true
+  keepAlive: true,
+  // A connect into a black hole would otherwise wait forever, and the connection would never come back.
+  connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT)
 })
 
 const asError = (cause: unknown) => (cause instanceof Error ? cause : new Error(String(cause)))
@@ -112,7 +116,7 @@ const session = (config: PgClient.PgClientConfig, hooks: SessionHooks) =>
     yield* Effect.tryPromise({
       try: () => client.query(hooks.channels.map((channel) => `LISTEN ${channel}`).join("; ")),
       catch: asError
-    })
+    }).pipe(Effect.timeoutFail({ duration: CONNECT_TIMEOUT, onTimeout: () => new Error("LISTEN got no answer") }))
     hooks.onSession((reason) => fail(new Error(reason)))
     ready = true
     hooks.onListening()
@@ -196,16 +200,21 @@ export class EventChannel extends Effect.Service<EventChannel>()("belay/EventCha
       const beat = Effect.gen(function*() {
         yield* Effect.sleep(HEARTBEAT_EVERY)
         if (!state.listening) return
-        const sent = yield* Effect.exit(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${heartbeat})`)
-        if (Exit.isFailure(sent)) yield* Effect.logDebug("heartbeat not sent", sent.cause)
         const silent = clock.unsafeCurrentTimeMillis() - lastHeard
-        if (state.listening && silent > Duration.toMillis(HEARTBEAT_MISSED_AFTER)) {
+        if (silent > Duration.toMillis(HEARTBEAT_MISSED_AFTER)) {
           yield* Effect.logWarning("the LISTEN connection missed its heartbeat; reconnecting").pipe(
             Effect.annotateLogs({ silentMs: silent })
           )
           lose()
           kill?.("heartbeat missed")
+          return
         }
+        // Not waited for: a database that does not answer must not stop the next check.
+        yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${heartbeat})`.pipe(
+          Effect.timeout(HEARTBEAT_MISSED_AFTER),
+          Effect.catchAllCause((cause) => Effect.logDebug("heartbeat not sent", cause)),
+          Effect.forkScoped
+        )
       })
       yield* beat.pipe(Effect.forever, Effect.withClock(clock), Effect.forkScoped)
     }
