@@ -404,6 +404,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     )
 
     // Subscribed first, then the newest id read: a row committed after the read is heard of, one before is history.
+    const generationAtStart = channel.state().generation
     yield* channel.subscribe(EVENTS_CHANNEL, onPayload)
     startedAt = yield* sql<{ id: number | null }>`SELECT max(id) AS id FROM messages`.pipe(
       Effect.map((rows) => rows[0]?.id ?? 0),
@@ -426,9 +427,12 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
         inbox.unsafeOffer({ _tag: "CatchUp" })
       }
     })
-    if (!channel.state().listening) {
+    // Not listening yet, or lost (and perhaps back) before the watch above: read back from the start once listening.
+    const atStart = channel.state()
+    if (!atStart.listening || atStart.generation !== generationAtStart) {
       pages.trust(false)
       floor = startedAt
+      if (atStart.listening) inbox.unsafeOffer({ _tag: "CatchUp" })
     }
 
     // --- Presence: refreshed for the other nodes, and theirs expired when they stop refreshing it.
