@@ -156,13 +156,17 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     yield* Queue.takeBetween(outbox, 1, SEND_BATCH).pipe(
       Effect.flatMap((payloads) =>
         channel.notify(EVENTS_CHANNEL, Array.from(payloads)).pipe(
+          // A failed statement of a reachable database (a pool connection just lost) is tried again at once.
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))),
+          Effect.withClock(clock),
           Effect.tap(() =>
             Effect.sync(() => {
               sendFailedWarned = false
             })
           ),
-          // The database is unreachable: the other nodes lose their LISTEN too (no heartbeat), and resume from the
-          // database when it is back. Nothing here waits for it.
+          // The database stays unreachable from here: these events are dropped (with one warning) rather than held, so
+          // that nothing waits for it. Messages never take this path (their notice is part of the statement that
+          // stores them); a note or marker lost here is still in the database, where a tab reads it on reconnecting.
           Effect.catchAll((error) =>
             sendFailedWarned ? Effect.void : Effect.zipRight(
               Effect.sync(() => {

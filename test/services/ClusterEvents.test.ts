@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Context, Effect, Layer, Option, PubSub, Queue, type Scope } from "effect"
+import { Chunk, Context, Effect, Layer, Logger, LogLevel, Option, PubSub, Queue, type Scope } from "effect"
 import { Services } from "../../src/main.js"
 import type { NetworkStatus } from "../../src/schema/Network.js"
 import type { ServerFrame } from "../../src/schema/SocketFrame.js"
@@ -42,7 +42,12 @@ const startNode = (env: Record<string, string>) =>
   Effect.gen(function*() {
     const settings = yield* settingsFrom(env)
     const context = yield* Layer.build(
-      Services.pipe(Layer.provideMerge(DatabaseLive), Layer.provideMerge(Layer.succeed(AppConfig, settings)), Layer.orDie)
+      Services.pipe(
+        Layer.provideMerge(DatabaseLive),
+        Layer.provideMerge(Layer.succeed(AppConfig, settings)),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+        Layer.orDie
+      )
     )
     const get = <I, S>(tag: Context.Tag<I, S>): S => Context.unsafeGet(context as Context.Context<never>, tag)
     /** Every batch this node's `stored` announces from now on. */
