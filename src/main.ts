@@ -35,10 +35,12 @@ import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/Authenticator.js"
 import { BrowserSessions } from "./services/BrowserSessions.js"
+import { ClusterEvents } from "./services/ClusterEvents.js"
 import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { E2eKeys } from "./services/E2eKeys.js"
+import { EventChannel } from "./services/EventChannel.js"
 import { MemberEvents } from "./services/MemberEvents.js"
 import { MessageHistory } from "./services/MessageHistory.js"
 import { MessageWriter } from "./services/MessageWriter.js"
@@ -53,6 +55,7 @@ import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
 import { PushSubscriptions } from "./services/PushSubscriptions.js"
 import { ReadMarkers } from "./services/ReadMarkers.js"
+import { RecentPages } from "./services/RecentPages.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
@@ -80,9 +83,11 @@ export const Services = Layer.mergeAll(
   ApiTokens.Default,
   Authenticator.Default,
   BrowserSessions.Default,
+  ClusterEvents.Default,
   CredentialRevocations.Default,
   CredentialUsage.Default,
   E2eKeys.Default,
+  EventChannel.Default,
   MemberEvents.Default,
   MessageHistory.Default,
   MessageWriter.Default,
@@ -97,6 +102,7 @@ export const Services = Layer.mergeAll(
   Passkeys.Default,
   PushSubscriptions.Default,
   ReadMarkers.Default,
+  RecentPages.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
   SignInLimiter.Default,

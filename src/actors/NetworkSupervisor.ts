@@ -39,7 +39,7 @@ import {
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
-import { MemberEvents } from "../services/MemberEvents.js"
+import { ClusterEvents } from "../services/ClusterEvents.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
 import { Networks } from "../services/Networks.js"
@@ -94,7 +94,8 @@ export const make = Effect.gen(function*() {
   const settings = yield* AppConfig
   const metrics = yield* Metrics
   const transport = yield* IrcTransport
-  const memberEvents = yield* MemberEvents
+  // The member's tabs on this node and, in a cluster, on the others (services/ClusterEvents.ts).
+  const clusterEvents = yield* ClusterEvents
 
   const actors = new Map<number, NetworkActor.NetworkActor>()
   const supervised = yield* FiberMap.make<number>()
@@ -147,7 +148,7 @@ export const make = Effect.gen(function*() {
         },
         timers,
         throttle,
-        events: memberEvents.actorEvents
+        events: clusterEvents.actorEvents
       })
       actors.set(networkId, actor)
       yield* Effect.addFinalizer(() =>
@@ -245,6 +246,8 @@ export const make = Effect.gen(function*() {
   const changes = yield* PubSub.subscribe(networks.changes)
   yield* Queue.take(changes).pipe(
     Effect.flatMap((change) => {
+      // Made on another node of a cluster: that node tells the network's actor (services/ClusterEvents.ts).
+      if (change.elsewhere === true) return Effect.void
       switch (change._tag) {
         case "Added":
           return start(change.networkId)
@@ -415,5 +418,5 @@ export const make = Effect.gen(function*() {
 export const NetworkSupervisorLive: Layer.Layer<
   NetworkControl,
   never,
-  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | ClusterEvents
 > = Layer.scoped(NetworkControl, make)

@@ -33,6 +33,11 @@ export interface AppSettings {
   readonly pushInsecureEndpoints: boolean
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
+  /**
+   * BELAY_CLUSTER_ADDRESS: where this node's cluster runner listens and other nodes reach it. Set, the process is one
+   * node of the cluster of every node on its database (docs/contract.md "Names"); None, one node alone.
+   */
+  readonly clusterAddress: Option.Option<{ readonly host: string; readonly port: number }>
 }
 
 export class AppConfig extends Context.Tag("belay/AppConfig")<AppConfig, AppSettings>() {}
@@ -111,6 +116,23 @@ const port = Config.string("PORT").pipe(
   })
 )
 
+/** `host:port`, the host a name or an address (IPv6 in brackets), the port 1-65535. */
+const clusterAddress = Config.option(Config.string("BELAY_CLUSTER_ADDRESS")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none())
+    const raw = value.value.trim()
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw)
+    const port = match === null ? NaN : Number(match[2])
+    if (match === null || !Number.isInteger(port) || port < 1 || port > 65535) {
+      return Either.left(
+        invalid("BELAY_CLUSTER_ADDRESS", `BELAY_CLUSTER_ADDRESS must be host:port (port 1-65535), got ${JSON.stringify(raw)}`)
+      )
+    }
+    const host = match[1]!.startsWith("[") ? match[1]!.slice(1, -1) : match[1]!
+    return Either.right(Option.some({ host, port }))
+  })
+)
+
 export const appSettings: Config.Config<AppSettings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port,
@@ -136,7 +158,8 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   secretKey: Config.option(Config.redacted("BELAY_SECRET_KEY")),
   pushInsecureEndpoints: strictBoolean("BELAY_PUSH_INSECURE_ENDPOINTS"),
   logLevel,
-  logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT"))
+  logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT")),
+  clusterAddress
 }).pipe(
   Config.mapOrFail((s) => {
     // docs/decisions.md: a hosted deployment needs a fixed issuer and the

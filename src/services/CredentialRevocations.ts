@@ -10,10 +10,11 @@
  *
  * Across processes (docs/decisions.md, "Revocation is immediate across processes"): the
  * writer's transaction also NOTIFYs every other Belay process on the database
- * (RevocationChannel.ts, `commit` here); each process LISTENs and republishes what others
- * announced to its own consumers, skipping its own notices (already published here). While
- * the LISTEN connection is down `listenState` says so and the cache answers nothing from
- * memory; once it is back, `resyncs` tells the other consumers to re-read what they hold.
+ * (RevocationChannel.ts, `commit` here); each process LISTENs (EventChannel.ts) and
+ * republishes what others announced to its own consumers, skipping its own notices (already
+ * published here). While the LISTEN connection is down (or, in cluster mode, missed its
+ * heartbeat) `listenState` says so and the cache answers nothing from memory; once it is
+ * back, `resyncs` tells the other consumers to re-read what they hold.
  * Handling is idempotent all the same (closing a closed socket, deleting deleted rows).
  *
  * Ordering rule: local consumers hear an event only after its change is committed, so a
@@ -22,11 +23,10 @@
  * after it subscribed, in order. Notices from other processes are published synchronously
  * as the LISTEN connection reads them.
  */
-import * as Crypto from "node:crypto"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Either, PubSub, type Queue, Runtime, type Scope } from "effect"
-import { accountPayload, CHANNEL, listenForever, parseNotice, revokedPayloads } from "./RevocationChannel.js"
+import { Effect, Either, PubSub, type Queue, Runtime, type Scope } from "effect"
+import { EventChannel, type ListenState } from "./EventChannel.js"
+import { accountPayload, CHANNEL, parseNotice, revokedPayloads } from "./RevocationChannel.js"
 
 export interface CredentialRevoked {
   readonly credential: "api-token" | "oauth" | "session"
@@ -35,11 +35,7 @@ export interface CredentialRevoked {
   readonly accountId: number
 }
 
-/** Whether notices from other processes are arriving; `generation` counts the LISTENs that took effect. */
-export interface ListenState {
-  readonly listening: boolean
-  readonly generation: number
-}
+export type { ListenState }
 
 /** What a change announces: credentials it ended, and accounts whose status it changed. */
 export interface Announcement {
@@ -47,19 +43,15 @@ export interface Announcement {
   readonly accountsChanged?: ReadonlyArray<number>
 }
 
-/** How long start-up waits for the first LISTEN before serving without it (the cache stays off meanwhile). */
-const FIRST_LISTEN = Duration.seconds(10)
-
 export class CredentialRevocations extends Effect.Service<CredentialRevocations>()("belay/CredentialRevocations", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const pgClient = yield* PgClient.PgClient
+    const channel = yield* EventChannel
     /** This process (this service instance) on the channel. */
-    const origin = Crypto.randomUUID()
+    const origin = channel.origin
     const hub = yield* PubSub.unbounded<CredentialRevoked>()
     const accountHub = yield* PubSub.unbounded<number>()
     const resyncHub = yield* PubSub.unbounded<void>()
-    let state: ListenState = { listening: false, generation: 0 }
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
     /** Announces to this process's consumers revocations that are already committed. */
@@ -78,7 +70,7 @@ export class CredentialRevocations extends Effect.Service<CredentialRevocations>
         ...revokedPayloads(origin, announcement.revoked ?? []),
         ...(announcement.accountsChanged ?? []).map((id) => accountPayload(origin, id))
       ]
-      return Effect.forEach(payloads, (payload) => sql`SELECT pg_notify(${CHANNEL}, ${payload})`, { discard: true })
+      return channel.notify(CHANNEL, payloads)
     }
 
     /**
@@ -107,21 +99,14 @@ export class CredentialRevocations extends Effect.Service<CredentialRevocations>
       else accountHub.unsafeOffer(notice.right.accountId)
     }
 
-    const firstListen = yield* Deferred.make<void>()
-    yield* listenForever(pgClient.config, {
-      onPayload,
-      onListening: () => {
-        state = { listening: true, generation: state.generation + 1 }
-        Deferred.unsafeDone(firstListen, Effect.void)
-        // Notices sent while the connection was down were lost.
-        if (state.generation > 1) resyncHub.unsafeOffer(undefined)
+    yield* channel.subscribe(CHANNEL, onPayload)
+    yield* channel.watch({
+      // Notices sent while the connection was down were lost.
+      onListening: (generation) => {
+        if (generation > 1) resyncHub.unsafeOffer(undefined)
       },
-      onLost: () => {
-        state = { listening: false, generation: state.generation }
-      }
-    }).pipe(Effect.forkScoped)
-    const listened = yield* Deferred.await(firstListen).pipe(Effect.timeoutOption(FIRST_LISTEN))
-    if (listened._tag === "None") yield* Effect.logWarning("no LISTEN on the revocation channel yet; serving without the credential cache")
+      onLost: () => undefined
+    })
 
     /** Every revocation published from now on, until the scope closes. */
     const subscribe: Effect.Effect<Queue.Dequeue<CredentialRevoked>, never, Scope.Scope> = PubSub.subscribe(hub)
@@ -129,8 +114,9 @@ export class CredentialRevocations extends Effect.Service<CredentialRevocations>
     const accountChanges: Effect.Effect<Queue.Dequeue<number>, never, Scope.Scope> = PubSub.subscribe(accountHub)
     /** One element each time LISTEN is back after a loss: what a consumer holds may have been revoked meanwhile. */
     const resyncs: Effect.Effect<Queue.Dequeue<void>, never, Scope.Scope> = PubSub.subscribe(resyncHub)
-    const listenState = (): ListenState => state
+    const listenState = (): ListenState => channel.state()
 
     return { publish, notifyOthers, commit, subscribe, accountChanges, resyncs, listenState } as const
-  })
+  }),
+  dependencies: [EventChannel.Default]
 }) {}

@@ -13,7 +13,15 @@
  * the tab resumes with `?since=`), so a slow tab never holds memory beyond its bound nor slows the others.
  *
  * Web Push listens here too (`addMessageListener`): it hears each stored message of the accounts it wants, with
- * the member's nick on that network, and asks `anyFocused` whether a tab has the member's attention.
+ * the member's nick on that network and whether this node stored it, and asks `anyFocused` whether a tab has the
+ * member's attention.
+ *
+ * In a cluster (ClusterEvents.ts; docs/decisions.md "What carries events between nodes") the other nodes' events
+ * arrive through the same sources (relayed stored rows, changes, `actorEvents`), and the presence of tabs is shared:
+ * `onPresence` reports each change of this node's tabs of an account (none, open, focused), and `setRemotePresence`
+ * records another node's, so that `actorEvents.listening` (an actor computes channel changes only for an account
+ * with a tab somewhere) and `anyFocused` (Web Push) answer for the cluster. `resync` ends every subscription as
+ * overflowed (each socket closes with 1013 and the tab resumes): after events may have been lost.
  *
  * Concurrency rule: `publish`, `actorEvents` and the subscriptions' `deliver` are synchronous steps, safe from any
  * fiber (JavaScript runs one step at a time), so events of one source reach a queue in the order they were
@@ -59,12 +67,25 @@ export interface HeardMessage {
   readonly bufferKind: BufferKind
   /** The member's nick on the network when the message was rendered; null when not connected. */
   readonly selfNick: string | null
+  /** Whether this node stored the message (MessageWriter.storedHere), rather than another node of the cluster. */
+  readonly storedHere: boolean
 }
+
+/** An account's tabs on one node: none, open, or one of them has the member's attention. */
+export type Presence = "none" | "open" | "focused"
 
 export interface MessageListener {
   /** Whether this account's messages are wanted at all (so nothing is rendered for accounts no one listens for). */
   readonly wants: (accountId: number) => boolean
   readonly hear: (message: HeardMessage) => void
+}
+
+/** What the network actors report (the supervisor hands it to them; actors/network/ActorDeps.ts `ActorEvents`). */
+export interface ActorEventsSink {
+  /** Whether the account has a tab open, here or (in a cluster) on another node. */
+  readonly listening: (accountId: number) => boolean
+  readonly status: (accountId: number, name: string, status: NetworkStatus) => void
+  readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
 }
 
 interface Subscriber {
@@ -102,6 +123,67 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
 
     const listening = (accountId: number): boolean => (subscribers.get(accountId)?.size ?? 0) > 0
 
+    /** Other nodes' tabs: account → node origin → focused. */
+    const remote = new Map<number, Map<string, boolean>>()
+    const presenceListeners = new Set<(accountId: number, presence: Presence) => void>()
+    /** What was last reported of each account with tabs here (absent: none). */
+    const reported = new Map<number, Presence>()
+
+    const localPresence = (accountId: number): Presence => {
+      const set = subscribers.get(accountId)
+      if (set === undefined || set.size === 0) return "none"
+      for (const subscriber of set) if (subscriber.focused && !subscriber.dead) return "focused"
+      return "open"
+    }
+
+    const presenceMayHaveChanged = (accountId: number) => {
+      const now = localPresence(accountId)
+      if ((reported.get(accountId) ?? "none") === now) return
+      if (now === "none") reported.delete(accountId)
+      else reported.set(accountId, now)
+      for (const listener of presenceListeners) listener(accountId, now)
+    }
+
+    const setRemotePresence = (origin: string, accountId: number, presence: Presence): void => {
+      let nodes = remote.get(accountId)
+      if (presence === "none") {
+        nodes?.delete(origin)
+        if (nodes?.size === 0) remote.delete(accountId)
+        return
+      }
+      if (nodes === undefined) remote.set(accountId, (nodes = new Map()))
+      nodes.set(origin, presence === "focused")
+    }
+
+    /** Every account with tabs on this node, as `onPresence` last reported it. */
+    const presence = (): ReadonlyArray<readonly [number, Presence]> => Array.from(reported)
+
+    /** Calls `listener` with each change of this node's presence, until the scope closes. */
+    const onPresence = (listener: (accountId: number, presence: Presence) => void): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          presenceListeners.add(listener)
+        }),
+        () =>
+          Effect.sync(() => {
+            presenceListeners.delete(listener)
+          })
+      )
+
+    /** A tab of the account on this node or, in a cluster, on another. */
+    const listeningAnywhere = (accountId: number): boolean => listening(accountId) || remote.has(accountId)
+
+    /** Ends every subscription as overflowed: their tabs resume from the database. */
+    const resync = (): void => {
+      for (const set of subscribers.values()) {
+        for (const subscriber of set) {
+          if (subscriber.dead) continue
+          subscriber.dead = true
+          Deferred.unsafeDone(subscriber.overflow, Effect.void)
+        }
+      }
+    }
+
     /** Every open tab of the account gets the frames, each encoded once. */
     const publish = (accountId: number, frames: ReadonlyArray<ServerFrame>, messageIds?: ReadonlyArray<number>): void => {
       const set = subscribers.get(accountId)
@@ -112,10 +194,11 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       })
     }
 
+    /** Whether a tab of the account has the member's attention, on this node or another of the cluster. */
     const anyFocused = (accountId: number): boolean => {
-      const set = subscribers.get(accountId)
-      if (set === undefined) return false
-      for (const subscriber of set) if (subscriber.focused && !subscriber.dead) return true
+      if (localPresence(accountId) === "focused") return true
+      const nodes = remote.get(accountId)
+      if (nodes !== undefined) for (const focused of nodes.values()) if (focused) return true
       return false
     }
 
@@ -131,6 +214,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
           let set = subscribers.get(accountId)
           if (set === undefined) subscribers.set(accountId, (set = new Set()))
           set.add(subscriber)
+          presenceMayHaveChanged(accountId)
           return subscriber
         }),
         (subscriber) =>
@@ -140,6 +224,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
               const set = subscribers.get(accountId)
               set?.delete(subscriber)
               if (set?.size === 0) subscribers.delete(accountId)
+              presenceMayHaveChanged(accountId)
             }),
             Queue.shutdown(subscriber.queue)
           )
@@ -152,12 +237,13 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
         },
         setFocused: (focused) => {
           subscriber.focused = focused
+          presenceMayHaveChanged(accountId)
         }
       })))
 
     /** What the network actors report (through the supervisor): statuses and channel changes. */
-    const actorEvents = {
-      listening,
+    const actorEvents: ActorEventsSink = {
+      listening: listeningAnywhere,
       status: (accountId: number, name: string, status: NetworkStatus): void => {
         accountOfNetwork.set(status.networkId, accountId)
         const before = statuses.get(status.networkId)
@@ -191,6 +277,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     /** One stored batch: rendered once per message for the accounts someone listens for, oldest first. */
     const onStored = (rows: ReadonlyArray<StoredRow>) =>
       Effect.gen(function*() {
+        const storedHere = writer.storedHere(rows)
         const byNetwork = new Map<number, Array<StoredRow>>()
         for (const row of rows) {
           let list = byNetwork.get(row.networkId)
@@ -208,7 +295,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
           for (const listener of listeners) {
             if (!listener.wants(accountId)) continue
             records.forEach((record, i) =>
-              listener.hear({ accountId, record, bufferKind: list[i]!.bufferKind, selfNick: status?.nick ?? null })
+              listener.hear({ accountId, record, bufferKind: list[i]!.bufferKind, selfNick: status?.nick ?? null, storedHere })
             )
           }
         }
@@ -282,7 +369,20 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
           })
       )
 
-    return { subscribe, publish, listening, anyFocused, actorEvents, addMessageListener } as const
+    return {
+      subscribe,
+      publish,
+      listening,
+      anyFocused,
+      actorEvents,
+      addMessageListener,
+      presence,
+      onPresence,
+      setRemotePresence,
+      /** Whether another node of the cluster has a tab of the account (its actor events must reach that node). */
+      listeningElsewhere: (accountId: number): boolean => remote.has(accountId),
+      resync
+    } as const
   }),
   dependencies: [MessageWriter.Default, NickNotes.Default, Networks.Default, ReadMarkers.Default]
 }) {}

@@ -9,6 +9,11 @@
  * got no answer may have committed; sending it again with the same key fails on the key's
  * primary key if it did, and `committedBatch` then finds its ids instead of storing the rows
  * twice.
+ *
+ * In cluster mode the statement also NOTIFYs the other nodes (`BatchNotice`; docs/decisions.md "What carries events
+ * between nodes"): one `pg_notify` per batch, not per row, in the same statement, so PostgreSQL delivers it exactly
+ * when the rows commit and never for a batch that did not. The payload is compact: the networks of the batch and the
+ * range of its ids; the other nodes read the rows back.
  */
 import * as Crypto from "node:crypto"
 import type { SqlClient } from "@effect/sql"
@@ -38,12 +43,28 @@ export type MessageValues = {
   readonly raw: string | null
 }
 
+/** What the batch statement NOTIFYs: on `channel`, `{"o":origin,"t":"m","n":[network ids],"r":[first id,last id]}`. */
+export interface BatchNotice {
+  readonly channel: string
+  readonly origin: string
+  readonly networkIds: ReadonlyArray<number>
+}
+
+/** The payload up to the id range, which only the statement knows. */
+export const batchNoticeHead = (notice: BatchNotice): string =>
+  `{"o":${JSON.stringify(notice.origin)},"t":"m","n":${JSON.stringify(notice.networkIds)},"r":[`
+
 /**
  * Stores `values` under `key`; the new ids in row order. The ids come from the sequence row
  * by row in VALUES order, and only the writer's fiber inserts, so the batch's ids sorted
  * ascending are its rows' ids in order.
  */
-export const insertBatch = (sql: SqlClient.SqlClient, values: ReadonlyArray<MessageValues>, key: string) =>
+export const insertBatch = (
+  sql: SqlClient.SqlClient,
+  values: ReadonlyArray<MessageValues>,
+  key: string,
+  notice?: BatchNotice
+) =>
   Effect.map(
     sql<{ id: number }>`
       WITH m AS (INSERT INTO messages ${sql.insert(values)} RETURNING id, buffer_id, time),
@@ -54,7 +75,13 @@ export const insertBatch = (sql: SqlClient.SqlClient, values: ReadonlyArray<Mess
       ),
       k AS (INSERT INTO message_batches (key, first_id, last_id) SELECT ${key}::uuid, min(id), max(id) FROM m),
       d AS (DELETE FROM message_batches WHERE key <> ${key}::uuid)
-      SELECT id FROM m ORDER BY id`,
+      SELECT id${
+      notice === undefined
+        ? sql``
+        // An uncorrelated subquery: evaluated once, for the first row (a batch has at least one).
+        : sql`, (SELECT pg_notify(${notice.channel}, ${batchNoticeHead(notice)} || min(x.id) || ',' || max(x.id) || ']}')
+               FROM m AS x) AS notified`
+    } FROM m ORDER BY id`,
     (rows) => rows.map((r) => r.id)
   )
 

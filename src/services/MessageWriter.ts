@@ -40,6 +40,12 @@
  *   after the statement that stored them has committed (the member's open tabs and Web Push
  *   hear of them there; docs/decisions.md "The browser WebSocket"). A PubSub without
  *   subscribers drops them; the writer never waits for a subscriber.
+ * - Cluster mode (docs/decisions.md "What carries events between nodes"): each batch statement
+ *   also NOTIFYs the other nodes (MessageBatches.ts), and the rows other nodes stored reach
+ *   this node's `stored` through `relay` (ClusterEvents reads them back), after RecentPages
+ *   like this writer's own, so every consumer here hears every node's messages in one stream;
+ *   `storedHere` tells a batch of this node's from a relayed one (Web Push sends from the
+ *   node that stored the message, once for the cluster).
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
@@ -59,11 +65,12 @@ import {
   Queue,
   Schedule
 } from "effect"
+import { EventChannel, EVENTS_CHANNEL } from "./EventChannel.js"
 import { BATCH_KEY_CONSTRAINT, committedBatch, insertBatch, newKey, type Unsure } from "./MessageBatches.js"
 import { bufferKey, type NewMessage, type PendingRow, type StoredRow, toPendingRow } from "./MessageRow.js"
 import { Metrics } from "./Metrics.js"
 import { Networks } from "./Networks.js"
-import { RecentPages } from "./RecentPages.js"
+import { RecentPages, type StoredForPage } from "./RecentPages.js"
 import { answered, classify, describeFailure, violatedConstraint } from "./StatementFailure.js"
 
 export interface MessageWriterOptions {
@@ -90,6 +97,9 @@ export const defaultOptions: MessageWriterOptions = {
 /** While shutting down, the remaining rows are retried this often until the deadline. */
 const SHUTDOWN_RETRY = "250 millis"
 
+/** A batch's NOTIFY lists its networks only while the list stays this short (payloads stay under 8000 bytes). */
+const MAX_NOTICE_NETWORKS_CHARS = 5000
+
 const STORED_METRIC = "belay_messages_stored_total"
 const STORED_HELP = "Messages stored in the database."
 
@@ -100,12 +110,15 @@ const makeWriter = (options: MessageWriterOptions) =>
     const metrics = yield* Metrics
     const networks = yield* Networks
     const pages = yield* RecentPages
+    const channel = yield* EventChannel
     const clock = yield* Effect.clock
     const batchRows = options.batchRows
     const intervalMillis = Duration.toMillis(options.flushInterval)
 
     const inbox = yield* Queue.bounded<PendingRow>(options.bufferRows)
     const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
+    /** Batches published by `relay`: stored by another node. */
+    const relayed = new WeakSet<ReadonlyArray<StoredRow>>()
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
@@ -241,6 +254,33 @@ const makeWriter = (options: MessageWriterOptions) =>
         for (const b of created) bufferIds.set(bufferKey(b.networkId, b.targetFolded), b.id)
       })
 
+    /**
+     * Cluster mode: the newest id announced on `stored` per network, and overall. A network's rows are stored by one
+     * node, so its ids grow in commit order: a row at or below its network's mark was announced already (read back by
+     * a catch-up before this writer announced it, or heard twice), and is not announced again.
+     */
+    const announcedUpTo = new Map<number, number>()
+    let highestAnnounced = 0
+    const unannounced = <R extends StoredRow>(rows: ReadonlyArray<R>): ReadonlyArray<R> => {
+      if (!channel.cluster) return rows
+      const fresh = rows.filter((r) => r.id > (announcedUpTo.get(r.networkId) ?? 0))
+      for (const r of fresh) {
+        announcedUpTo.set(r.networkId, r.id)
+        if (r.id > highestAnnounced) highestAnnounced = r.id
+      }
+      return fresh
+    }
+
+    /** The batch's NOTIFY: its networks, unless listing them would not fit a payload (then every row of the range). */
+    const batchNotice = (rows: ReadonlyArray<PendingRow>) => {
+      const networkIds = Array.from(new Set(rows.map((r) => r.networkId)))
+      return {
+        channel: EVENTS_CHANNEL,
+        origin: channel.origin,
+        networkIds: JSON.stringify(networkIds).length > MAX_NOTICE_NETWORKS_CHARS ? [] : networkIds
+      }
+    }
+
     /** Counts the rows as stored and announces them with their ids (in id order). */
     const announce = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
       Effect.suspend(() => {
@@ -258,10 +298,24 @@ const makeWriter = (options: MessageWriterOptions) =>
           self: r.self,
           encryption: r.encryption
         }))
+        if (channel.cluster) {
+          const fresh = unannounced(storedRows.map((row, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+          return publishStored(fresh, fresh.map(({ targetFolded: _, ...row }): StoredRow => row))
+        }
         // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
         pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
         return PubSub.publish(stored, storedRows)
       })
+
+    /** Into the newest pages, then on `stored`: whoever hears of a row and then reads its buffer's newest page finds it. */
+    const publishStored = (
+      forPages: ReadonlyArray<StoredRow & { readonly targetFolded: string }>,
+      batch: ReadonlyArray<StoredRow>
+    ) => {
+      if (batch.length === 0) return Effect.void
+      pages.stored(forPages.map(({ bufferKind: _, ...row }): StoredForPage => row))
+      return PubSub.publish(stored, batch)
+    }
 
     /** A batch found committed after all: announced when its rows are all still there. */
     const recovered = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
@@ -292,7 +346,8 @@ const makeWriter = (options: MessageWriterOptions) =>
           encryption: r.encryption,
           raw: r.raw
         }))
-        yield* announce(rows, yield* insertBatch(sql, values, key))
+        const notice = channel.cluster ? batchNotice(rows) : undefined
+        yield* announce(rows, yield* insertBatch(sql, values, key, notice))
       }).pipe(
         Effect.catchAll((error) =>
           violatedConstraint(Cause.fail(error)) === BATCH_KEY_CONSTRAINT
@@ -495,16 +550,42 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
     )
 
-    return { append, flush, stored }
+    /**
+     * Rows another node stored (ids ascending; ClusterEvents read them back): into the newest pages, then announced on
+     * `stored` like this writer's own, each row once (`unannounced`).
+     */
+    const relay = (rows: ReadonlyArray<StoredRow & { readonly targetFolded: string }>): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const fresh = unannounced(rows)
+        const batch = fresh.map(({ targetFolded: _, ...row }): StoredRow => row)
+        relayed.add(batch)
+        return publishStored(fresh, batch)
+      })
+
+    /** Whether a batch heard on `stored` was stored by this node (not relayed from another). */
+    const storedHere = (batch: ReadonlyArray<StoredRow>): boolean => !relayed.has(batch)
+
+    return {
+      append,
+      flush,
+      stored,
+      relay,
+      storedHere,
+      /** Cluster mode: the newest id announced on `stored` (0 before any); a lower bound for a catch-up. */
+      highestAnnounced: (): number => highestAnnounced
+    }
   })
 
 export class MessageWriter extends Effect.Service<MessageWriter>()("belay/MessageWriter", {
   scoped: makeWriter(defaultOptions),
-  dependencies: [Metrics.Default, Networks.Default, RecentPages.Default]
+  dependencies: [Metrics.Default, Networks.Default, RecentPages.Default, EventChannel.Default]
 }) {}
 
-/** The writer with other bounds and timeouts (tests shrink them), over the Metrics, Networks and RecentPages in context. */
+/**
+ * The writer with other bounds and timeouts (tests shrink them), over the Metrics, Networks, RecentPages and
+ * EventChannel in context.
+ */
 export const messageWriterWith = (
   options: MessageWriterOptions
-): Layer.Layer<MessageWriter, never, SqlClient.SqlClient | Metrics | Networks | RecentPages> =>
+): Layer.Layer<MessageWriter, never, SqlClient.SqlClient | Metrics | Networks | RecentPages | EventChannel> =>
   Layer.scoped(MessageWriter, Effect.map(makeWriter(options), MessageWriter.make))

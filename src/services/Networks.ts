@@ -75,11 +75,15 @@ export interface StoredChannel {
   readonly key: string | null
 }
 
+/**
+ * `elsewhere`: made on another node of the cluster and relayed here (ClusterEvents.ts); whoever acts on the network
+ * itself (its actor) is told by the node that made the change, so such a change only updates what this node shows.
+ */
 export type NetworkChange =
-  | { readonly _tag: "Added"; readonly networkId: number }
+  | { readonly _tag: "Added"; readonly networkId: number; readonly elsewhere?: true }
   /** `reconnect`: the connection settings changed, so the network must connect again with them. */
-  | { readonly _tag: "Changed"; readonly networkId: number; readonly reconnect: boolean }
-  | { readonly _tag: "Removed"; readonly networkId: number; readonly accountId: number }
+  | { readonly _tag: "Changed"; readonly networkId: number; readonly reconnect: boolean; readonly elsewhere?: true }
+  | { readonly _tag: "Removed"; readonly networkId: number; readonly accountId: number; readonly elsewhere?: true }
 
 export class NetworkNotFound extends Data.TaggedError("NetworkNotFound")<{ readonly networkId: number }> {
   override get message() {
@@ -311,9 +315,10 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
 
     /**
      * Network id → account id, for networks seen to be owned: a network never changes account, so an entry stays
-     * true until the network is removed (`remove` drops it). Every tool call checks ownership first; this makes the
-     * check free after the first call. Removed through another process, a network is still found here, and the
-     * call then meets the actor's own "unknown network" or an empty history.
+     * true until the network is removed (`remove` drops it, and `changedElsewhere` when another node of the cluster
+     * removed it). Every tool call checks ownership first; this makes the check free after the first call. Removed
+     * through another process outside a cluster, a network is still found here, and the call then meets the
+     * actor's own "unknown network" or an empty history.
      */
     const owners = new Map<number, number>()
 
@@ -381,6 +386,13 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       }
     )
 
+    /** A change another node made (ClusterEvents.ts), announced here with `elsewhere`. */
+    const changedElsewhere = (change: NetworkChange): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (change._tag === "Removed") owners.delete(change.networkId)
+        return Effect.asVoid(PubSub.publish(changes, { ...change, elsewhere: true }))
+      })
+
     return {
       add,
       list,
@@ -397,7 +409,8 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       channels,
       rememberChannel,
       forgetChannel,
-      changes
+      changes,
+      changedElsewhere
     } as const
   }),
   dependencies: [Accounts.Default, SecretBox.Default]

@@ -5,6 +5,8 @@
  * (canonical, the interface, "Relay bot mark"). Owns `nick_notes` and `relay_bots`.
  * Every write is announced on `changes` once it is stored: the interface ("Events" 2)
  * pushes nick notes and relay-bot marks to the member's open tabs (MemberEvents.ts).
+ * In a cluster, a change made on another node is published here too (`changedElsewhere`,
+ * from ClusterEvents), after dropping the relay-bot marks kept in memory.
  * State in PostgreSQL; safe to call concurrently; `changes` is an unbounded PubSub that
  * drops what no one subscribed for.
  */
@@ -103,6 +105,16 @@ export class NickNotes extends Effect.Service<NickNotes>()("belay/NickNotes", {
       }
     )
 
-    return { get, set, relayBots, setRelayBot, changes } as const
+    /** A change another node stored (ClusterEvents.ts): its marks are read again, and it is announced here. */
+    const changedElsewhere = (change: NickNoteChange): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (change._tag === "RelayBot") {
+          marksGeneration++
+          marksCache.delete(change.mark.networkId)
+        }
+        return PubSub.publish(changes, change)
+      })
+
+    return { get, set, relayBots, setRelayBot, changes, changedElsewhere } as const
   })
 }) {}

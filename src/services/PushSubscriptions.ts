@@ -9,10 +9,13 @@
  * It keeps in memory which accounts have a subscription, so that a message of an account without one costs
  * nothing (WebPush asks `has`). Concurrency: state in PostgreSQL plus that set, changed one synchronous step at a
  * time after each committed write; safe to call concurrently. One fiber follows the revocations; another sweeps
- * again when CredentialRevocations says notices from other processes may have been missed.
+ * again when CredentialRevocations says notices from other processes may have been missed. In a cluster the set
+ * must hold the subscriptions registered on other nodes too (the node that stores a message sends its push): each
+ * account whose subscriptions changed here is announced on `changes`, and ClusterEvents has the other nodes count
+ * it again (`changedElsewhere`).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Queue } from "effect"
+import { Clock, Effect, PubSub, Queue } from "effect"
 import { CredentialRevocations } from "./CredentialRevocations.js"
 
 /** A subscription as the push sender needs it. */
@@ -42,7 +45,9 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
 
     /** Accounts with at least one subscription → how many. */
     const counts = new Map<number, number>()
-    const recount = (accountId: number) =>
+    /** Accounts whose subscriptions this process added or deleted. */
+    const changes = yield* PubSub.unbounded<number>()
+    const count = (accountId: number): Effect.Effect<void> =>
       Effect.map(
         sql<{ n: number }>`SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${accountId}`.pipe(Effect.orDie),
         (rows) => {
@@ -51,6 +56,7 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
           else counts.set(accountId, n)
         }
       )
+    const recount = (accountId: number) => Effect.zipRight(count(accountId), PubSub.publish(changes, accountId))
 
     // Subscribed before anything is read, so no revocation falls between the sweep below and the follower.
     const revoked = yield* revocations.subscribe
@@ -152,7 +158,10 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
       Effect.forever,
       Effect.forkScoped
     )
-    return { add, remove, gone, forAccount, has } as const
+    /** Another node of the cluster changed the account's subscriptions: counted again (not announced again). */
+    const changedElsewhere = count
+
+    return { add, remove, gone, forAccount, has, changes, changedElsewhere } as const
   }),
   dependencies: [CredentialRevocations.Default]
 }) {}

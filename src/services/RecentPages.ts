@@ -13,13 +13,16 @@
  * PubSub: a tab that saw a `message` event and then reads the page finds the message there.
  * At most MAX_MESSAGES in all; the buffer read least recently goes first.
  *
- * Coherence: ids grow in the order MessageWriter stores rows (one writer per process), so
+ * Coherence: a buffer's ids grow in the order its rows are stored (one writer stores a
+ * network's rows: this process's MessageWriter, or in a cluster the owner node's), so
  * appending only ids above the newest kept one makes a batch that a concurrent load already
- * saw harmless, and a load that raced a batch merges what the batch appended meanwhile. The
- * pages are this process's: rows written by another Belay process on the same database are
- * not seen here (each process connects every network itself, so each stores its own
- * history). A network's pages are dropped when it is removed. Nothing here deletes messages
- * otherwise: history has no retention.
+ * saw harmless, and a load that raced a batch merges what the batch appended meanwhile. In a
+ * cluster, rows stored by another node arrive through MessageWriter.relay once their notice
+ * is heard (ClusterEvents.ts); while notices may be lost (the LISTEN connection down or its
+ * heartbeat missed) ClusterEvents calls `trust(false)`: everything kept is dropped and nothing
+ * is answered or kept until `trust(true)`, after the missed rows were read back
+ * (docs/decisions.md "What carries events between nodes"). A network's pages are dropped
+ * when it is removed. Nothing here deletes messages otherwise: history has no retention.
  *
  * A page answered again while its buffer did not change is the same array as before, so that
  * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
@@ -70,6 +73,8 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     /** Map order is recency of use: a hit moves its entry to the end; eviction takes from the front. */
     const entries = new Map<string, Entry>()
     let kept = 0
+    /** False while rows stored elsewhere may go unheard: nothing is kept or answered. */
+    let trusted = true
 
     const sizeOf = (entry: Entry) => (entry._tag === "Loaded" ? entry.messages.length : 0)
 
@@ -102,6 +107,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       before: Option.Option<number>,
       limit: number
     ): Option.Option<ReadonlyArray<StoredMessage>> => {
+      if (!trusted) return Option.none()
       const key = keyOf(networkId, targetFolded)
       const entry = entries.get(key)
       if (entry === undefined || entry._tag === "Loading") return Option.none()
@@ -128,6 +134,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
      * first), or None when another load of it is running.
      */
     const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
+      if (!trusted) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
       const key = keyOf(networkId, targetFolded)
       const current = entries.get(key)
       if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
@@ -191,6 +198,15 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       evict()
     }
 
+    /** Whether what is kept may be answered; false drops it all (see Coherence). */
+    const trust = (value: boolean) => {
+      trusted = value
+      if (!value) {
+        entries.clear()
+        kept = 0
+      }
+    }
+
     const forgetNetwork = (networkId: number) => {
       const prefix = `${networkId}\u0000`
       for (const key of [...entries.keys()]) if (key.startsWith(prefix)) drop(key)
@@ -208,6 +224,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       beginLoad,
       abandonLoad,
       stored,
+      trust,
       /** Messages kept in all, for tests and metrics. */
       size: () => kept
     } as const

@@ -9,7 +9,9 @@
  * - It hears every stored message of the accounts that have a subscription (MemberEvents.addMessageListener, with
  *   the member's nick on that network). A message notifies when someone else sent it (`self` false) as a PRIVMSG or
  *   ACTION, and it is in a direct-message buffer or names the member's nick as a word; and when no tab reported focus
- *   (`{type: "focus", focused: true}`). Notices do not notify: on IRC they are the automatic replies of services
+ *   (`{type: "focus", focused: true}`) — on any node of a cluster (MemberEvents' shared presence). In a cluster only
+ *   the node that stored the message sends (`storedHere`), so a notification goes out once, not once per node.
+ *   Notices do not notify: on IRC they are the automatic replies of services
  *   and bots (RFC 2812 §3.3.2).
  * - A push service answering 404 or 410 no longer knows the subscription (RFC 8030 §7.3): it is deleted. Other
  *   failures are logged and the notification dropped; a notification is a courtesy, history has the message.
@@ -130,7 +132,8 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
     yield* events.addMessageListener({
       wants: subscriptions.has,
       hear: (heard) => {
-        if (!notifies(heard) || events.anyFocused(heard.accountId)) return
+        // In a cluster every node hears every message; the node that stored it sends, so it is sent once.
+        if (!heard.storedHere || !notifies(heard) || events.anyFocused(heard.accountId)) return
         if (pending.unsafeOffer({ accountId: heard.accountId, payload: payloadOf(heard) })) return
         if (!droppedWarned) {
           droppedWarned = true

@@ -35,7 +35,10 @@ describe("AppConfig", () => {
     ["hosted without BELAY_SERVER_NAME", { BELAY_HOSTED: "true", PUBLIC_BASE_URL: "https://belay.example.org" }, "BELAY_SERVER_NAME"],
     ["bad boolean", { BELAY_TRUST_PROXY: "maybe" }, "BELAY_TRUST_PROXY"],
     ["bad log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL"],
-    ["bad server name", { BELAY_SERVER_NAME: "a b" }, "BELAY_SERVER_NAME"]
+    ["bad server name", { BELAY_SERVER_NAME: "a b" }, "BELAY_SERVER_NAME"],
+    ["cluster address without a port", { BELAY_CLUSTER_ADDRESS: "node1.internal" }, "BELAY_CLUSTER_ADDRESS"],
+    ["cluster address with port 0", { BELAY_CLUSTER_ADDRESS: "node1.internal:0" }, "BELAY_CLUSTER_ADDRESS"],
+    ["cluster address with a path", { BELAY_CLUSTER_ADDRESS: "node1/x:34431" }, "BELAY_CLUSTER_ADDRESS"]
   ] as const)("refuses %s with one line naming the variable", ([, env, variable]) =>
     Effect.gen(function*() {
       const result = yield* load(env)
@@ -45,6 +48,15 @@ describe("AppConfig", () => {
         expect(line).toContain(variable)
         expect(line.includes("\n")).toBe(false)
       }
+    }))
+
+  it.effect("BELAY_CLUSTER_ADDRESS is host and port; unset, the process is one node alone", () =>
+    Effect.gen(function*() {
+      expect((yield* settingsFrom({})).clusterAddress).toEqual(Option.none())
+      expect((yield* settingsFrom({ BELAY_CLUSTER_ADDRESS: "10.0.0.7:34431" })).clusterAddress)
+        .toEqual(Option.some({ host: "10.0.0.7", port: 34431 }))
+      expect((yield* settingsFrom({ BELAY_CLUSTER_ADDRESS: "[fd00::7]:34431" })).clusterAddress)
+        .toEqual(Option.some({ host: "fd00::7", port: 34431 }))
     }))
 
   it.effect("a hosted deployment starts with PUBLIC_BASE_URL and BELAY_SERVER_NAME", () =>

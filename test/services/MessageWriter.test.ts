@@ -31,6 +31,7 @@ import {
   messageWriterWith,
   type MessageWriterOptions
 } from "../../src/services/MessageWriter.js"
+import { EventChannel } from "../../src/services/EventChannel.js"
 import { Metrics } from "../../src/services/Metrics.js"
 import { Networks } from "../../src/services/Networks.js"
 import { RecentPages } from "../../src/services/RecentPages.js"
@@ -107,7 +108,7 @@ const storedMetric = Effect.gen(function*() {
 const ownClock = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, TestContext.TestContext)
 
 describe(`MessageWriter on ${describeMode}`, () => {
-  it.layer(Layer.mergeAll(Metrics.Default, Networks.Default, RecentPages.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
+  it.layer(Layer.mergeAll(Metrics.Default, Networks.Default, RecentPages.Default, EventChannel.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
     timeout: 120_000
   })((it) => {
     it.scoped("keeps append order per buffer across interleaved buffers (1,200 rows, 3 buffers)", () =>

@@ -144,7 +144,7 @@ describe(`revocation across processes on ${describeMode}`, () => {
       // The server drops both processes' LISTEN connections (as a restart of PostgreSQL would).
       const dropped = yield* sql<{ n: number }>`
         SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'belay-revocations'`.pipe(Effect.orDie)
+        WHERE datname = current_database() AND application_name = 'belay-events'`.pipe(Effect.orDie)
       expect(dropped[0]!.n).toBe(2)
       yield* eventually("B listens again", Effect.sync(() => revocations.listenState()), (s) =>
         s.listening && s.generation > before.generation)

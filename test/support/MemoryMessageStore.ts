@@ -71,19 +71,22 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
   // Nothing listens in actor tests; the member's tabs are tested over the real writer.
   const announced = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
 
-  return Object.assign(MessageWriter.make({ append, flush, stored: announced }), {
-    all: Effect.sync(() => stored.slice()),
-    pending: Effect.sync(() => held.length),
-    setOutage: (d: boolean) =>
-      Effect.gen(function*() {
-        yield* SubscriptionRef.set(down, d)
-        if (!d) drain()
-      }),
-    poison: (text: string) =>
-      Effect.sync(() => {
-        poisoned = text
-      })
-  })
+  return Object.assign(
+    MessageWriter.make({ append, flush, stored: announced, relay: () => Effect.void, storedHere: () => true, highestAnnounced: () => 0 }),
+    {
+      all: Effect.sync(() => stored.slice()),
+      pending: Effect.sync(() => held.length),
+      setOutage: (d: boolean) =>
+        Effect.gen(function*() {
+          yield* SubscriptionRef.set(down, d)
+          if (!d) drain()
+        }),
+      poison: (text: string) =>
+        Effect.sync(() => {
+          poisoned = text
+        })
+    }
+  )
 })
 
 export const layer = (store: MemoryMessageStore) => Layer.succeed(MessageWriter, store)

@@ -152,6 +152,7 @@ describe(`Web Push on ${describeMode}`, () => {
       accountId: 1,
       bufferKind,
       selfNick,
+      storedHere: true,
       record: {
         id: 1,
         networkId: 1,
