@@ -127,10 +127,18 @@ export const foreignOrigin = (): HttpResponse =>
  * browser's own `Sec-Fetch-Site: same-origin` decides, which a cross-site page cannot forge.
  */
 export const isSameOriginPost = (request: HttpRequest, issuer: string): boolean => {
+  if (hasSameOriginHeader(request, issuer)) return true
   const origin = request.header("origin")
-  if (origin === issuer) return true
   return (origin === undefined || origin === "null") && request.header("sec-fetch-site") === "same-origin"
 }
+
+/**
+ * Whether the request names this server in its own `Origin` header — the strongest of the
+ * signals isSameOriginPost accepts: a browser sets it and no page can forge it, so on its own
+ * it proves a cookie-carried request came from this site (docs/contract.md, Credentials:
+ * "a same-origin `Origin`, or the CSRF field on a form").
+ */
+export const hasSameOriginHeader = (request: HttpRequest, issuer: string): boolean => request.header("origin") === issuer
 
 /** An HTML page of the flow with the security headers of docs/decisions.md "Pages". */
 export const page = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({
