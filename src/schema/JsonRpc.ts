@@ -5,11 +5,12 @@
 // Decisions (docs/decisions.md):
 // - Exactly four methods; anything else, ping included, is -32601.
 // - Invalid JSON → -32700 with id null (HTTP 400); valid JSON that is not a request, a batch
-//   array, or a request whose id is null or not a string/integer → -32600 (HTTP 400), carrying
-//   the id when it could be read.
+//   array, a request whose id is null or not a string/integer, or a body nesting deeper than
+//   BoundedJson's JSON_MAX_DEPTH → -32600 (HTTP 400), carrying the id when it could be read.
 // - Unknown tool name, missing name, or params not shaped like CallToolRequest → -32602.
 // - Envelopes ignore unknown members (a server is lenient in what it reads).
 import { Either, Schema } from "effect"
+import { JSON_MAX_DEPTH, nestsWithin } from "./BoundedJson.js"
 import { showValue } from "./Ids.js"
 
 export const JSONRPC_VERSION = "2.0"
@@ -199,6 +200,8 @@ export const decodeIncoming = (body: unknown): Either.Either<Incoming, RejectedI
   if (Array.isArray(body)) return reject("batch arrays are not supported; send one JSON-RPC message per POST")
   if (!isPlainObject(body)) return reject("the body must be a JSON-RPC 2.0 object")
   const id = isId(body["id"]) ? body["id"] : null
+  // Before anything looks into params: the decoders and the messages that show a value recurse (BoundedJson).
+  if (!nestsWithin(body, JSON_MAX_DEPTH)) return reject(`the JSON nests deeper than ${JSON_MAX_DEPTH} levels`, id)
   if (body["jsonrpc"] !== JSONRPC_VERSION) return reject('jsonrpc must be "2.0"', id)
   if ("method" in body) {
     if (typeof body["method"] !== "string") return reject("method must be a string", id)

@@ -4,6 +4,7 @@
 // JSON.stringify once per event, whatever the number of sockets; the client's frames are
 // decoded with `decodeClientFrame`. Pure; no state.
 import { Either, Schema } from "effect"
+import { JSON_MAX_DEPTH, nestsWithin } from "./BoundedJson.js"
 import type { ChannelTopic } from "./ChannelTopic.js"
 import { BufferTarget, MessageId, NetworkId } from "./Ids.js"
 import type { Member } from "./Member.js"
@@ -126,12 +127,16 @@ export const decodeClientFrame = (text: string): Either.Either<ClientFrame, Serv
   } catch {
     return Either.left({ type: "error", id: null, message: "a frame must be one JSON object" })
   }
+  const idOf = () => Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id })
+  // Refused before a call reaches the tools' decoders, whose messages show values (BoundedJson).
+  if (!nestsWithin(value, JSON_MAX_DEPTH)) {
+    return Either.left({ type: "error", id: idOf(), message: `a frame nests deeper than ${JSON_MAX_DEPTH} levels` })
+  }
   const decoded = decodeFrame(value)
   if (Either.isRight(decoded)) return Either.right(decoded.right)
-  const id = Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id })
   return Either.left({
     type: "error",
-    id,
+    id: idOf(),
     message:
       "expected {type: \"call\", id, name, arguments}, {type: \"focus\", focused} or {type: \"read\", networkId, target, messageId}"
   })

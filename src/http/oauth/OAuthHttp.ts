@@ -5,6 +5,7 @@
  * page responses with their security headers. Pure helpers and stateless Effects.
  */
 import { Data, Effect, Either, Option } from "effect"
+import { parseBoundedJson } from "../../schema/BoundedJson.js"
 import { InvalidClient, type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
 import type { AppSettings } from "../../services/AppConfig.js"
 import type { OAuthClients } from "../../services/OAuthClients.js"
@@ -64,18 +65,23 @@ export const parseForm = (body: Buffer): URLSearchParams | undefined => {
   return new URLSearchParams(text)
 }
 
+/** The body as JSON nesting at most JSON_MAX_DEPTH deep (BoundedJson); deeper is malformed like invalid JSON. */
 const parseJson = (body: Buffer): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  let text: string
   try {
-    return { ok: true, value: JSON.parse(utf8.decode(body)) }
+    text = utf8.decode(body)
   } catch {
     return { ok: false }
   }
+  const parsed = parseBoundedJson(text)
+  return Either.isRight(parsed) ? { ok: true, value: parsed.right } : { ok: false }
 }
 
 /**
  * Reads the body once, at most 16 KiB, as `application/x-www-form-urlencoded` (→
  * URLSearchParams) or `application/json` (→ the parsed value), whichever `accept`
- * allows. Anything else, or a body that does not decode, is the malformed-body 400.
+ * allows. Anything else, or a body that does not decode — JSON nesting deeper than
+ * BoundedJson's JSON_MAX_DEPTH included — is the malformed-body 400.
  */
 export const readOAuthBody = (
   request: HttpRequest,
