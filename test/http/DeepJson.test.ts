@@ -1,16 +1,18 @@
 /**
  * Deeply nested and very wide JSON in every JSON body the server reads (docs/decisions.md "Bounded JSON"): a tool's
- * arguments over `/mcp` and over the WebSocket, the JSON-RPC envelope's `params` and `id`, the OAuth endpoints and
- * every `/api` JSON body, each at nesting depths up to what its body limit holds. Every one is refused with a clear,
- * short answer — never a 5xx, never the value echoed back — and the server goes on answering.
+ * arguments over `/mcp` and over the WebSocket, the JSON-RPC envelope's `params` and `id`, the OAuth endpoints, every
+ * `/api` JSON body and the admin socket's request line, each at nesting depths up to what its body limit holds. Every
+ * one is refused with a clear, short answer — never a 5xx, never the value echoed back — and the server goes on.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { makeAdminHandler } from "../../src/admin/AdminServer.js"
 import { JSON_MAX_DEPTH } from "../../src/schema/BoundedJson.js"
 import { MCP_BODY_LIMIT_BYTES } from "../../src/schema/Limits.js"
 import { apiToken, bearer, passwordToken, postJsonAs, signedIn } from "./auth/MemberHarness.js"
 import { fetchP, startOAuthApp, textOf } from "./oauth/OAuthHarness.js"
 import { OAUTH_BODY_LIMIT } from "../../src/http/oauth/OAuthHttp.js"
+import { startTestApp } from "../support/TestApp.js"
 import { describeMode } from "../support/TestDatabase.js"
 import { connect } from "./ws/SocketClient.js"
 
@@ -174,5 +176,17 @@ describe(`deeply nested and wide JSON on ${describeMode}`, () => {
         expect(res.json!.error_description).toMatch(/^channels(\.\d+)?: /)
         expect(res.json!.error_description.length).toBeLessThanOrEqual(2_000)
       }
+    }))
+
+  it.scopedLive("the admin socket's request line: nested past the bound, or a wrong field within it, is a short refusal", () =>
+    Effect.gen(function*() {
+      const app = yield* startTestApp()
+      const handle = yield* Effect.provide(makeAdminHandler, app.context)
+      const deep = yield* handle(withHole({ _tag: "AccountAdd", name: hole, password: "a long password" }, nested(30_000, "array")))
+      expect(deep).toEqual({ ok: false, error: `invalid request: nests deeper than ${JSON_MAX_DEPTH} levels` })
+      const within = yield* handle(withHole({ _tag: "AccountAdd", name: hole, password: "a long password" }, nested(JSON_MAX_DEPTH - 1, "array")))
+      expect(within).toMatchObject({ ok: false })
+      expect(within.ok === false && within.error.startsWith("invalid request: ")).toBe(true)
+      expect(yield* handle("{")).toEqual({ ok: false, error: "invalid request: not JSON" })
     }))
 })
