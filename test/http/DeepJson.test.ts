@@ -55,7 +55,7 @@ const FIELDS: ReadonlyArray<readonly [tool: string, field: string, others: Recor
 ]
 
 describe(`deeply nested and wide JSON on ${describeMode}`, () => {
-  it.scopedLive("/mcp: a tool argument nested past the bound is -32600 with the request's id, short, at every depth up to the body limit", () =>
+  it.scopedLive("/mcp: a tool argument nested past the bound is -32600 (refused unparsed: id null), at every depth up to the body limit", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()
       const auth = bearer(yield* apiToken(app))
@@ -68,7 +68,7 @@ describe(`deeply nested and wide JSON on ${describeMode}`, () => {
             expect(body.length).toBeLessThanOrEqual(MCP_BODY_LIMIT_BYTES)
             const res = yield* post(app.url, "/mcp", body, auth)
             expect(res.status, `${tool}.${field} ${kind} ${depth}: ${res.text.slice(0, 200)}`).toBe(400)
-            expect(res.json).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32600 } })
+            expect(res.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
             expect(res.json!.error.message).toBe(`Invalid Request: the JSON nests deeper than ${JSON_MAX_DEPTH} levels`)
           }
         }
@@ -77,7 +77,7 @@ describe(`deeply nested and wide JSON on ${describeMode}`, () => {
       const deep = nested(10_000, "array")
       const params = yield* post(app.url, "/mcp", withHole({ jsonrpc: "2.0", id: 8, method: "tools/call", params: hole }, deep), auth)
       expect(params.status).toBe(400)
-      expect(params.json).toMatchObject({ id: 8, error: { code: -32600 } })
+      expect(params.json).toMatchObject({ id: null, error: { code: -32600 } })
       const id = yield* post(app.url, "/mcp", withHole({ jsonrpc: "2.0", id: hole, method: "tools/list" }, deep), auth)
       expect(id.status).toBe(400)
       expect(id.json).toMatchObject({ id: null, error: { code: -32600 } })
@@ -117,7 +117,7 @@ describe(`deeply nested and wide JSON on ${describeMode}`, () => {
       for (const [tool, field, others] of FIELDS.slice(0, 3)) {
         yield* tab.send(withHole({ type: "call", id: `deep-${tool}`, name: tool, arguments: { ...others, [field]: hole } }, nested(10_000, "array")))
         const [answer] = yield* tab.until((f) => f.type === "error" || f.type === "result")
-        expect(answer).toEqual({ type: "error", id: `deep-${tool}`, message: `a frame nests deeper than ${JSON_MAX_DEPTH} levels` })
+        expect(answer).toEqual({ type: "error", id: null, message: `a frame nests deeper than ${JSON_MAX_DEPTH} levels` })
       }
       const fine = yield* tab.call("list_networks")
       expect(fine).toMatchObject({ type: "result", isError: false })
