@@ -8,9 +8,10 @@
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
-import { Effect, Layer, Option, ParseResult, Runtime, Schema } from "effect"
+import { Effect, Either, Layer, Option, ParseResult, Runtime, Schema } from "effect"
 import { NetworkControl } from "../actors/NetworkApi.js"
 import { type AdminNetwork, AdminRequest, type AdminResponse } from "../schema/Admin.js"
+import { JSON_MAX_DEPTH, parseBoundedJson } from "../schema/BoundedJson.js"
 import { Accounts } from "../services/Accounts.js"
 import { ApiTokens } from "../services/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
@@ -108,10 +109,18 @@ export const makeAdminHandler = Effect.gen(function*() {
     }
   }
 
-  const decode = Schema.decodeUnknownEither(Schema.parseJson(AdminRequest))
+  const decode = Schema.decodeUnknownEither(AdminRequest)
 
   return (line: string): Effect.Effect<AdminResponse> => {
-    const request = decode(line)
+    // Bounded like every JSON the server reads: the refusal's formatter recurses into the value (BoundedJson).
+    const parsed = parseBoundedJson(line)
+    if (Either.isLeft(parsed)) {
+      return Effect.succeed({
+        ok: false,
+        error: parsed.left === "not-json" ? "invalid request: not JSON" : `invalid request: nests deeper than ${JSON_MAX_DEPTH} levels`
+      })
+    }
+    const request = decode(parsed.right)
     if (request._tag === "Left") {
       return Effect.succeed({
         ok: false,

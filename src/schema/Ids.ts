@@ -8,15 +8,56 @@
 // ("must be an integer from 1 to …, got 0") instead of echoing the field's description.
 import { Schema } from "effect"
 
-/** Renders an offending value for an error message: JSON, cut short so a huge argument cannot flood the reply. */
+/** How much of an offending value a message shows (ShowValue): enough to recognise it. */
+const SHOWN_CHARACTERS = 60
+
+/**
+ * Renders an offending value for an error message: its JSON, cut short so a huge argument cannot flood the reply. Writes
+ * at most SHOWN_CHARACTERS + 1 characters and stops there, so neither the size of the value nor how deep it nests
+ * matters (JSON.stringify would write all of a 1 MiB value first, and String() of a deeply nested array overflows the
+ * stack in Array.join).
+ */
 export const showValue = (u: unknown): string => {
-  let s: string
+  const shown = preview(u, SHOWN_CHARACTERS + 1)
+  return shown.length > SHOWN_CHARACTERS ? `${shown.slice(0, SHOWN_CHARACTERS - 3)}...` : shown
+}
+
+const scalarJson = (u: unknown): string => {
   try {
-    s = JSON.stringify(u) ?? String(u)
+    return JSON.stringify(u) ?? String(u)
   } catch {
-    s = String(u)
+    return String(u)
   }
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s
+}
+
+/**
+ * The JSON of `u`, but no more than about `budget` characters of it. Each level of nesting writes at least one
+ * character, so the recursion is never deeper than the budget.
+ */
+const preview = (u: unknown, budget: number): string => {
+  if (budget <= 0) return ""
+  // Escaping only lengthens a string: the JSON of its first `budget` characters begins its whole JSON.
+  if (typeof u === "string") return JSON.stringify(u.slice(0, budget))
+  if (typeof u !== "object" || u === null || u instanceof Date) return scalarJson(u)
+  if (Array.isArray(u)) {
+    let out = "["
+    for (let i = 0; i < u.length && out.length < budget; i++) {
+      if (i > 0) out += ","
+      const item: unknown = u[i]
+      out += item === undefined || typeof item === "function" || typeof item === "symbol" ? "null" : preview(item, budget - out.length)
+    }
+    return out.length >= budget ? out : `${out}]`
+  }
+  let out = "{"
+  for (const key in u) {
+    if (out.length >= budget) break
+    const value: unknown = (u as Record<string, unknown>)[key]
+    if (!Object.hasOwn(u, key) || value === undefined || typeof value === "function" || typeof value === "symbol") continue
+    if (out.length > 1) out += ","
+    out += `${JSON.stringify(key.slice(0, budget))}:`
+    out += preview(value, budget - out.length)
+  }
+  return out.length >= budget ? out : `${out}}`
 }
 
 // One message for every way an id can be wrong (not a number, not an integer, out of range):

@@ -6,10 +6,12 @@
 // - Exactly four methods; anything else, ping included, is -32601.
 // - Invalid JSON → -32700 with id null (HTTP 400); valid JSON that is not a request, a batch
 //   array, or a request whose id is null or not a string/integer → -32600 (HTTP 400), carrying
-//   the id when it could be read.
+//   the id when it could be read; a body nesting deeper than BoundedJson's JSON_MAX_DEPTH →
+//   -32600 with id null (it is refused unparsed).
 // - Unknown tool name, missing name, or params not shaped like CallToolRequest → -32602.
 // - Envelopes ignore unknown members (a server is lenient in what it reads).
 import { Either, Schema } from "effect"
+import { JSON_MAX_DEPTH, parseBoundedJson } from "./BoundedJson.js"
 import { showValue } from "./Ids.js"
 
 export const JSONRPC_VERSION = "2.0"
@@ -180,14 +182,16 @@ const isNotification = Schema.is(JsonRpcNotification)
 const isResponse = Schema.is(JsonRpcResponse)
 const isId = Schema.is(JsonRpcId)
 
-/** Parses the raw body text; invalid JSON is -32700 with id null. */
-export const parseJsonBody = (text: string): Either.Either<unknown, ParseError> => {
-  try {
-    return Either.right(JSON.parse(text))
-  } catch {
-    return Either.left(new ParseError({ message: "Parse error: the body is not valid JSON" }))
-  }
-}
+/**
+ * Parses the raw body text; invalid JSON is -32700, JSON nesting deeper than JSON_MAX_DEPTH -32600 (measured before
+ * parsing, so no id is read: both answer with id null). Past the bound nothing looks into the body: the decoders and
+ * the messages that show a value recurse (BoundedJson).
+ */
+export const parseJsonBody = (text: string): Either.Either<unknown, ParseError | InvalidRequest> =>
+  Either.mapLeft(parseBoundedJson(text), (refusal) =>
+    refusal === "too-deep"
+      ? new InvalidRequest({ message: `Invalid Request: the JSON nests deeper than ${JSON_MAX_DEPTH} levels` })
+      : new ParseError({ message: "Parse error: the body is not valid JSON" }))
 
 /**
  * Classifies a parsed body: a request (has `id`), a notification (no `id`), or a response the

@@ -4,6 +4,7 @@
 // JSON.stringify once per event, whatever the number of sockets; the client's frames are
 // decoded with `decodeClientFrame`. Pure; no state.
 import { Either, Schema } from "effect"
+import { JSON_MAX_DEPTH, parseBoundedJson } from "./BoundedJson.js"
 import type { ChannelTopic } from "./ChannelTopic.js"
 import { BufferTarget, MessageId, NetworkId } from "./Ids.js"
 import type { Member } from "./Member.js"
@@ -120,18 +121,18 @@ const CallIdOf = Schema.decodeUnknownEither(Schema.Struct({ id: CallId }))
 
 /** The client frame in `text`, or the `error` frame that answers it. */
 export const decodeClientFrame = (text: string): Either.Either<ClientFrame, ServerFrame> => {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch {
-    return Either.left({ type: "error", id: null, message: "a frame must be one JSON object" })
+  const parsed = parseBoundedJson(text)
+  if (Either.isLeft(parsed)) {
+    // Refused unparsed, before a call reaches the tools' decoders, whose messages show values (BoundedJson).
+    const message = parsed.left === "too-deep" ? `a frame nests deeper than ${JSON_MAX_DEPTH} levels` : "a frame must be one JSON object"
+    return Either.left({ type: "error", id: null, message })
   }
+  const value = parsed.right
   const decoded = decodeFrame(value)
   if (Either.isRight(decoded)) return Either.right(decoded.right)
-  const id = Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id })
   return Either.left({
     type: "error",
-    id,
+    id: Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id }),
     message:
       "expected {type: \"call\", id, name, arguments}, {type: \"focus\", focused} or {type: \"read\", networkId, target, messageId}"
   })

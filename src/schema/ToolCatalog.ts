@@ -15,6 +15,7 @@
 //   properties allowed, so a field added later does not break a client holding an old list.
 import { Either, JSONSchema, ParseResult, Schema } from "effect"
 import { showValue } from "./Ids.js"
+import { listProblems } from "./ProblemList.js"
 import type { JsonRpcId } from "./JsonRpc.js"
 import {
   type AnyMcpTool,
@@ -195,9 +196,9 @@ const formatIssue = (issue: ParseResult.ArrayFormatterIssue): string => {
   }
 }
 
-/** The message of an invalid-arguments failure: every problem, each prefixed by its field path. */
+/** The message of an invalid-arguments failure: the problems (ProblemList), each prefixed by its field path. */
 export const formatArgumentErrors = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map(formatIssue).join("; ")
+  listProblems(ParseResult.ArrayFormatter.formatErrorSync(error).map(formatIssue))
 
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -221,7 +222,7 @@ export const decodeToolArguments = <N extends ToolName>(
   // Unknown keys are reported with the list of real ones, alongside every other problem.
   const known = decoder.names
   const unknown = Object.keys(input).filter((key) => !known.includes(key))
-  const problems = unknown.map((key) =>
+  const keyProblems = unknown.map((key) =>
     known.length === 0
       ? `${key}: is not an argument (${name} takes no arguments)`
       : `${key}: is not an argument of ${name} (it takes ${known.join(", ")})`
@@ -229,10 +230,13 @@ export const decodeToolArguments = <N extends ToolName>(
   const decoded = decoder.decode(
     unknown.length === 0 ? input : Object.fromEntries(Object.entries(input).filter(([key]) => known.includes(key)))
   ) as Either.Either<ToolInput<N>, ParseResult.ParseError>
-  if (Either.isLeft(decoded)) problems.push(...ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(formatIssue))
+  // concat, not push(...): an array argument of 200,000 wrong items has as many problems, past the limit of arguments.
+  const problems = Either.isLeft(decoded)
+    ? keyProblems.concat(ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(formatIssue))
+    : keyProblems
   return problems.length === 0 && Either.isRight(decoded)
     ? Either.right(decoded.right)
-    : Either.left(new InvalidArguments({ message: problems.join("; ") }))
+    : Either.left(new InvalidArguments({ message: listProblems(problems) }))
 }
 
 export { isToolName }

@@ -1,8 +1,11 @@
 /**
  * Hostile input against a real `belay serve` (a child process, as operators run it): at least 10,000 generated bodies
  * each for `POST /mcp` (every one of the 23 tools, the other methods, broken envelopes, raw byte mutations) and for
- * the OAuth register, token and revoke endpoints (test/fuzz/support/*Cases.ts say what is generated and what each
- * answer is held to). Requests go a few at a time over keep-alive connections. Then: no 5xx and no malformed answer;
+ * the OAuth register, token and revoke endpoints; a quarter as many for the JSON bodies of the member's routes
+ * (`/api/auth/login/token`, `/api/networks`, `/api/push/subscriptions`, the passkey routes), and a tenth as many
+ * frames on the browser WebSocket. Every one of them also carries JSON nested at every depth up to its limit in each
+ * member (test/fuzz/support/*Cases.ts say what is generated and what each answer is held to). Requests go a few at a
+ * time over keep-alive connections, frames one at a time. Then: no 5xx and no malformed answer;
  * the process alive; nothing changed by any of it (client, code and token rows; the kept code still redeems, the live
  * token still works); the heap after full collections back within a bound of its baseline; and every kind of valid
  * request still answered correctly.
@@ -29,13 +32,21 @@ import {
   redeem,
   tokenRequest
 } from "../http/oauth/OAuthHarness.js"
+import { connect } from "../http/ws/SocketClient.js"
+import { passwordToken, signedIn } from "../http/auth/MemberHarness.js"
 import { type MemoryFigures, inspectorUrl, measureAfterGc, mib } from "./support/ChildMemory.js"
+import { jsonBodyCase, type JsonBodyTarget, judgeJsonBody } from "./support/JsonBodyCases.js"
 import { judgeMcp, type McpCase, mcpCase } from "./support/McpCases.js"
+import { judgeSocket, socketCase } from "./support/SocketCases.js"
 import { judgeOAuth, type OAuthCase, type OAuthTarget, registerCase, revokeCase, tokenCase } from "./support/OAuthCases.js"
 import { type RawOutcome, type RawRequest, storm } from "./support/RawHttp.js"
 
 const SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== "" ? Number(process.env.FUZZ_SEED) : 424242
 const RUNS = process.env.FUZZ_RUNS !== undefined && process.env.FUZZ_RUNS !== "" ? Number(process.env.FUZZ_RUNS) : 10_000
+/** The member's JSON routes: seven routes of a few members each, all refused early (RUNS would add a minute). */
+const MEMBER_RUNS = Math.ceil(RUNS / 4)
+/** WebSocket frames, sent one at a time on one socket. */
+const SOCKET_RUNS = Math.ceil(RUNS / 10)
 /** Bodies generated and sent per round: bounds what the test holds in memory at once. */
 const BATCH = 500
 /** Requests in flight at once: enough to interleave handlers on a 2-core machine without queueing most of the time. */
@@ -56,8 +67,9 @@ interface FuzzTarget {
   readonly output: () => string
   readonly apiToken: string
   readonly networkId: number
+  readonly member: JsonBodyTarget
   readonly oauth: OAuthTarget & { readonly verifier: string; readonly jar: CookieJar }
-  readonly stateCounts: () => Promise<Record<string, number>>
+  readonly stateCounts: () => Promise<Record<string, number | string>>
   readonly memory: () => Promise<MemoryFigures>
 }
 
@@ -93,6 +105,11 @@ const TargetLive = Layer.scoped(
     const code = new URL(approved.headers.get("location") ?? "http://x/").searchParams.get("code")
     expect(code).toBeTruthy()
 
+    // The member's credentials: a password-sign-in token and a browser session.
+    const bearer = yield* passwordToken(belay.url)
+    const cookie = (yield* signedIn(belay.url)).header()["cookie"] ?? ""
+    expect(cookie).toMatch(/belay_session=/)
+
     const inspector = inspectorUrl(belay.output())
     if (inspector === undefined) return yield* Effect.dieMessage(`no inspector URL in the output:\n${belay.output()}`)
     const db = new pg.Client({ connectionString: env["DATABASE_URL"] })
@@ -104,6 +121,7 @@ const TargetLive = Layer.scoped(
       output: belay.output,
       apiToken,
       networkId,
+      member: { url: belay.url, networkId, bearer, cookie },
       oauth: { clientId: first.clientId, redirectUri: first.redirectUri, liveToken, code: code!, verifier, jar: first.jar },
       stateCounts: async () => {
         const { rows } = await db.query(`SELECT
@@ -114,8 +132,12 @@ const TargetLive = Layer.scoped(
           (SELECT count(*) FROM oauth_tokens WHERE revoked_at IS NULL)::int AS live_tokens,
           (SELECT count(*) FROM api_tokens WHERE revoked_at IS NULL)::int AS api_tokens,
           (SELECT count(*) FROM accounts)::int AS accounts,
-          (SELECT count(*) FROM networks)::int AS networks`)
-        return rows[0] as Record<string, number>
+          (SELECT count(*) FROM networks)::int AS networks,
+          (SELECT md5(string_agg(concat_ws('|', name, host, port, tls, nick, username, realname, encode(server_password_enc, 'hex')), ','
+            ORDER BY id)) FROM networks) AS network_settings,
+          (SELECT count(*) FROM push_subscriptions)::int AS push_subscriptions,
+          (SELECT count(*) FROM passkeys)::int AS passkeys`)
+        return rows[0] as Record<string, number | string>
       },
       memory: () => measureAfterGc(inspector)
     } satisfies FuzzTarget
@@ -183,6 +205,47 @@ const runStorm = <C extends RawRequest & { readonly label: string }>(
     return tally
   })
 
+/**
+ * Sends `runs` generated frames on one socket of the member's, one at a time, each judged by the `result` or `error`
+ * frame that answers it (other frames, the network's events, are passed over); then the socket must still be open.
+ */
+const runSocketStorm = (target: FuzzTarget, endpoint: string, runs: number, seed: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const tally: Tally = { endpoint, sent: 0, fiveXx: 0, statuses: new Map(), failures: [], answered: new Map(), kinds: new Map(), ms: 0 }
+    const tab = yield* connect(target.url, { headers: { authorization: `Bearer ${target.member.bearer}` } })
+    expect((yield* tab.next()).type).toBe("hello")
+    const started = performance.now()
+    const arbitrary = socketCase({ token: target.apiToken, networkId: target.networkId })
+    let closed = false
+    for (let round = 0; round * BATCH < runs && !closed; round++) {
+      for (const request of fc.sample(arbitrary, { seed: seed + round, numRuns: Math.min(BATCH, runs - round * BATCH) })) {
+        tally.sent++
+        yield* tab.send(request.frame)
+        const frames = yield* Effect.catchAllDefect(tab.until((f) => f.type === "result" || f.type === "error"), () =>
+          Effect.succeed(undefined))
+        if (frames === undefined && (yield* tab.isClosed)) {
+          const { code, reason } = yield* tab.closed
+          tally.failures.push(`[seed ${seed + round}] ${request.label}: the socket closed (${code} ${reason})`)
+          closed = true
+          break
+        }
+        const answer = frames?.at(-1)
+        const kind = answer === undefined ? "none" : answer.type === "error" ? `error ${String(answer["message"]).slice(0, 40)}` : `result${answer["isError"] === true ? " isError" : ""}`
+        tally.kinds.set(kind, (tally.kinds.get(kind) ?? 0) + 1)
+        const problem = judgeSocket(answer)
+        if (problem !== undefined && tally.failures.length < 20) {
+          tally.failures.push(`[seed ${seed + round}] ${request.label}: ${problem}; frame ${JSON.stringify(request.frame.slice(0, 160))}`)
+        }
+      }
+    }
+    tally.ms = performance.now() - started
+    expect(yield* tab.isClosed).toBe(false)
+    expect(yield* tab.call("list_networks")).toMatchObject({ type: "result", isError: false })
+    const kinds = [...tally.kinds].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}×${n}`).join(", ")
+    console.log(`fuzz ${endpoint}: ${tally.sent} frames in ${(tally.ms / 1000).toFixed(1)} s; answers ${kinds}; failures ${tally.failures.length}`)
+    return tally
+  }))
+
 const expectClean = (tally: Tally, runs: number) => {
   expect(tally.failures).toEqual([])
   expect(tally.fiveXx).toBe(0)
@@ -197,7 +260,7 @@ const toolAnswered = (request: McpCase, outcome: RawOutcome) =>
 
 const summary: Array<string> = []
 let baseline: MemoryFigures | undefined
-let countsBefore: Record<string, number> | undefined
+let countsBefore: Record<string, number | string> | undefined
 const startedAt = performance.now()
 
 layer(TargetLive, { timeout: "3 minutes", excludeTestServices: true })("hostile input against belay serve", (it) => {
@@ -211,6 +274,8 @@ layer(TargetLive, { timeout: "3 minutes", excludeTestServices: true })("hostile 
       yield* runStorm(target.url, "warm-up register", registerCase, 200, warm, judgeOAuth)
       yield* runStorm(target.url, "warm-up token", tokenCase(target.oauth), 200, warm, judgeOAuth)
       yield* runStorm(target.url, "warm-up revoke", revokeCase(target.oauth), 200, warm, judgeOAuth)
+      yield* runStorm(target.url, "warm-up member JSON", jsonBodyCase(target.member), 200, warm, judgeJsonBody)
+      yield* runSocketStorm(target, "warm-up socket", 50, warm)
       countsBefore = yield* Effect.promise(target.stateCounts)
       baseline = yield* Effect.promise(target.memory)
       summary.push(`baseline: heapUsed ${mib(baseline.heapUsed)}, rss ${mib(baseline.rss)}`)
@@ -253,6 +318,25 @@ layer(TargetLive, { timeout: "3 minutes", excludeTestServices: true })("hostile 
       const tally = yield* runStorm(target.url, "revoke", revokeCase(target.oauth), RUNS, SEED + 3_000_000, judgeOAuth)
       summary.push(`revoke: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
       expectClean(tally, RUNS)
+      expect(target.alive()).toBe(true)
+    }))
+
+  it.effect(`the member's JSON routes: ${MEMBER_RUNS} bodies with deep nesting in each member`, () =>
+    Effect.gen(function*() {
+      const target = yield* Target
+      const tally = yield* runStorm(target.url, "member JSON", jsonBodyCase(target.member), MEMBER_RUNS, SEED + 4_000_000, judgeJsonBody)
+      summary.push(`member JSON: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
+      expectClean(tally, MEMBER_RUNS)
+      expect(target.alive()).toBe(true)
+    }))
+
+  it.effect(`the browser WebSocket: ${SOCKET_RUNS} frames with deep nesting in each tool argument and frame member`, () =>
+    Effect.gen(function*() {
+      const target = yield* Target
+      const tally = yield* runSocketStorm(target, "socket", SOCKET_RUNS, SEED + 5_000_000)
+      summary.push(`socket: ${tally.sent} frames, ${(tally.ms / 1000).toFixed(1)} s`)
+      expect(tally.failures).toEqual([])
+      expect(tally.sent).toBe(SOCKET_RUNS)
       expect(target.alive()).toBe(true)
     }))
 

@@ -9,8 +9,10 @@
  * carol's line; older history (put in the database before
  * the join) comes back when scrolling up, with a day separator; a second tab shares the draft (localStorage) and the
  * read marker (server); Belay restarts while the tab is offline, lines arrive after the restart, and the tab catches
- * up on reconnecting with each line once; a phone-sized viewport still shows the composer; the network is removed. Screenshots of the main
- * views go to test-output/screenshots (not in the repository).
+ * up on reconnecting with each line once; a phone-sized viewport still shows the composer and a one-row top bar; the
+ * network is removed; sign-out from the phone's Account menu. Along the way, the member list draws each status symbol
+ * (@, +) beside its nick, never over it. Screenshots of the main views go to test-output/screenshots (not in the
+ * repository).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -36,6 +38,40 @@ const shot = (page: Page, name: string) =>
 
 const lineInLog = (page: Page, text: string): Locator => log(page).getByText(text, { exact: true })
 
+/**
+ * Where a member's status symbol and nick are drawn: the boxes of their text (a Range over each), not of the elements
+ * holding them — a glyph wider than its element spills over the next one, and only its text's box shows it.
+ */
+const textBoxes = (member: Locator) =>
+  member.evaluate((button) => {
+    const box = (el: ReturnType<typeof button.querySelector>) => {
+      const range = button.ownerDocument.createRange()
+      range.selectNodeContents(el!)
+      const r = range.getBoundingClientRect()
+      return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width }
+    }
+    return { prefix: box(button.querySelector(".prefix")), name: box(button.querySelector(".name")) }
+  })
+
+/**
+ * The page's top bar as drawn: its height, and the band every visible item of it shares (the lowest top and the
+ * highest bottom among them: the items are on one row when the first is above the second).
+ */
+const topBar = (page: Page) =>
+  page.getByRole("banner").evaluate((bar) => {
+    const items = [...bar.querySelectorAll(":scope > *, :scope > .account-actions > *")]
+      .map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width > 0 && r.height > 0)
+    return {
+      height: bar.getBoundingClientRect().height,
+      items: items.length,
+      lowestTop: Math.max(...items.map((r) => r.top)),
+      highestBottom: Math.min(...items.map((r) => r.bottom)),
+      tallest: Math.max(...items.map((r) => r.height)),
+      right: Math.max(...items.map((r) => r.right))
+    }
+  })
+
 const send = (page: Page, text: string) =>
   promise(async () => {
     await composer(page).fill(text)
@@ -45,7 +81,7 @@ const send = (page: Page, text: string) =>
 
 describe("the web client in headless Chromium, through ngircd", () => {
   it.scopedLive.skipIf(CHROMIUM.skip || NGIRCD.skip)(
-    "sign in, add a network, join, chat both ways, /me and /msg, note and search, scroll back, two tabs, survive a restart, phone layout, remove",
+    "sign in, add a network, join, chat both ways, /me and /msg, note and search, scroll back, two tabs, survive a restart, phone layout, remove, sign out",
     () =>
       Effect.gen(function*() {
         const started = Date.now()
@@ -113,6 +149,19 @@ describe("the web client in headless Chromium, through ngircd", () => {
         yield* carol.send(`JOIN ${CHANNEL}`)
         yield* carol.waitFor((l) => l.includes(` JOIN ${CHANNEL}`) || l.includes(` JOIN :${CHANNEL}`))
         yield* promise(() => page.getByRole("complementary", { name: "Members" }).getByRole("button", { name: "carol" }).waitFor({ timeout: WAIT }))
+        // The member list: belaybot (who made the channel) is an operator, carol gets voice; each status symbol sits
+        // beside its nick, never over it.
+        yield* send(page, "/mode +v carol")
+        yield* promise(async () => {
+          for (const [nick, symbol] of [["belaybot", "@"], ["carol", "+"]] as const) {
+            const member = page.getByRole("complementary", { name: "Members" }).getByRole("button", { name: nick })
+            await member.locator(".prefix").getByText(symbol, { exact: true }).waitFor({ timeout: WAIT })
+            const { prefix, name } = await textBoxes(member)
+            expect(prefix.width, `${symbol}${nick}: the symbol is drawn`).toBeGreaterThan(0)
+            expect(prefix.right, `${symbol}${nick}: the symbol ends before the nick starts`).toBeLessThanOrEqual(name.left)
+            expect(prefix.top < name.bottom && name.top < prefix.bottom, `${symbol}${nick}: on one line`).toBe(true)
+          }
+        })
         yield* carol.send(`PRIVMSG ${CHANNEL} :hello from carol, see https://example.org/x`)
         yield* promise(() => log(page).getByText("hello from carol, see").waitFor({ timeout: WAIT }))
         expect(yield* promise(() => log(page).getByRole("link", { name: "https://example.org/x" }).getAttribute("href"))).toBe("https://example.org/x")
@@ -224,10 +273,29 @@ describe("the web client in headless Chromium, through ngircd", () => {
         yield* promise(() => lineInLog(page, "welcome back").waitFor({ timeout: WAIT }))
         expect(restarted.url).toBe(first.url)
 
-        // A phone: the composer is on screen, the buffers behind the "Buffers" button.
+        // A phone: the top bar is one row, the account's actions behind its "Account" button; the composer is on
+        // screen, the buffers behind the "Buffers" button.
         yield* promise(async () => {
           await page.setViewportSize({ width: 390, height: 760 })
           await composer(page).waitFor()
+          const bar = await topBar(page)
+          expect(bar.items).toBeGreaterThanOrEqual(2)
+          expect(bar.lowestTop, `one row: ${JSON.stringify(bar)}`).toBeLessThan(bar.highestBottom)
+          expect(bar.height, `one line tall: ${JSON.stringify(bar)}`).toBeLessThan(bar.tallest * 2)
+          expect(bar.right).toBeLessThanOrEqual(390)
+          const signOut = page.getByRole("button", { name: "Sign out" })
+          expect(await signOut.isVisible()).toBe(false)
+          await page.getByRole("button", { name: "Account" }).click()
+          await signOut.waitFor()
+          const box = (await signOut.boundingBox())!
+          expect(box.x + box.width).toBeLessThanOrEqual(390)
+          expect(await page.getByRole("link", { name: "Settings" }).isVisible()).toBe(true)
+          expect((await topBar(page)).height).toBe(bar.height)
+        })
+        yield* shot(page, "phone-account-menu")
+        yield* promise(async () => {
+          await page.keyboard.press("Escape")
+          await page.getByRole("button", { name: "Sign out" }).waitFor({ state: "hidden" })
           const box = await composer(page).boundingBox()
           expect(box).not.toBeNull()
           expect(box!.y + box!.height).toBeLessThanOrEqual(760)
@@ -249,6 +317,13 @@ describe("the web client in headless Chromium, through ngircd", () => {
           await buffers(page).getByRole("link", { name: CHANNEL, exact: true }).waitFor({ state: "detached", timeout: WAIT })
         })
         expect(yield* query(env.DATABASE_URL!, "SELECT id FROM networks")).toEqual([])
+
+        // Sign out from the phone's Account menu.
+        yield* promise(async () => {
+          await page.setViewportSize({ width: 390, height: 760 })
+          await page.getByRole("button", { name: "Account" }).click()
+          await Promise.all([page.waitForURL((u) => u.pathname === "/login"), page.getByRole("button", { name: "Sign out" }).click()])
+        })
 
         expect(pageErrors).toEqual([])
         console.log(`WebClient.browser.test: ${((Date.now() - started) / 1000).toFixed(1)} s`)

@@ -1,5 +1,7 @@
-// App: the page — the top bar (menu on phones, connection status, notifications, settings, sign-out), the "Buffers"
-// sidebar, and the active view. It is the one subscriber of the Store and draws again after each change.
+// App: the page — the top bar (menu on phones, connection status, and the account's actions: notifications, settings,
+// sign-out), the "Buffers" sidebar, and the active view. It is the one subscriber of the Store and draws again after
+// each change. On a phone the top bar stays one row: the account's actions fold into the "Account" menu (⋮), as chat
+// apps keep settings and sign-out one tap away in an overflow menu rather than wrapping the bar above the channel.
 import { useEffect, useState } from "preact/hooks"
 import { api, signInAgain } from "../Api.js"
 import { disablePush, enableNotifications, permission, pushEnabled } from "../Notifications.js"
@@ -54,6 +56,52 @@ const NotificationsButton = ({ store }: { readonly store: Store }) => {
   )
 }
 
+/**
+ * The account's actions. Wide screens show them in the bar; on a phone (styles.css) they fold behind the "Account"
+ * button into a menu that closes on Escape, on a click outside it, and once an action is chosen.
+ */
+const AccountActions = ({ store, onSignOut }: { readonly store: Store; readonly onSignOut: () => void }) => {
+  const [open, setOpen] = useState(false)
+  useEffect(() => {
+    if (!open) return
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setOpen(false)
+    }
+    const onClick = (e: MouseEvent) => {
+      if (!(e.target instanceof Element) || e.target.closest(".account-actions, .account-toggle") === null) setOpen(false)
+    }
+    document.addEventListener("keydown", onKey)
+    document.addEventListener("click", onClick)
+    return () => {
+      document.removeEventListener("keydown", onKey)
+      document.removeEventListener("click", onClick)
+    }
+  }, [open])
+  return (
+    <>
+      <button
+        type="button"
+        class="account-toggle small"
+        aria-label="Account"
+        aria-expanded={open}
+        aria-controls="account-actions"
+        onClick={() => setOpen(!open)}
+      >
+        <span aria-hidden="true">⋮</span>
+      </button>
+      <div id="account-actions" class={open ? "account-actions open" : "account-actions"}>
+        {store.account === null ? null : <span class="account muted">{store.account.name}{store.account.paused ? " (paused: read only)" : ""}</span>}
+        <NotificationsButton store={store} />
+        <a class="small" href="/settings">Settings</a>
+        <button type="button" class="small" onClick={() => {
+          setOpen(false)
+          onSignOut()
+        }}>Sign out</button>
+      </div>
+    </>
+  )
+}
+
 export const App = ({ store }: { readonly store: Store }) => {
   useStore(store)
   const [menuOpen, setMenuOpen] = useState(false)
@@ -77,10 +125,7 @@ export const App = ({ store }: { readonly store: Store }) => {
         <span class="brand">Belay</span>
         <ConnectionStatus store={store} />
         <span class="spacer" />
-        {store.account === null ? null : <span class="account muted">{store.account.name}{store.account.paused ? " (paused: read only)" : ""}</span>}
-        <NotificationsButton store={store} />
-        <a class="small" href="/settings">Settings</a>
-        <button type="button" class="small" onClick={() => void signOut()}>Sign out</button>
+        <AccountActions store={store} onSignOut={() => void signOut()} />
       </header>
       <Sidebar store={store} open={menuOpen} onNavigate={() => setMenuOpen(false)} />
       <main class="main">{main}</main>

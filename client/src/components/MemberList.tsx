@@ -1,5 +1,6 @@
 // MemberList: the channel's members, highest status first then by nick, each a button that opens the nick's note;
-// away members are dimmed and say so.
+// away members are dimmed and say so. The status symbol (@, +…) has its own column, as wide as its glyph needs, so
+// that it never covers the nick and the nicks line up.
 import type { Member } from "../Protocol.js"
 import { nickColorClass } from "../NickColor.js"
 
@@ -22,7 +23,7 @@ export const MemberList = ({ members, onNick }: { readonly members: ReadonlyMap<
           <li key={m.nick}>
             <button type="button" class={`member ${nickColorClass(m.nick)}${m.away ? " away" : ""}`} onClick={() => onNick(m.nick)}>
               <span class="prefix">{m.prefix.slice(0, 1)}</span>
-              {m.nick}
+              <span class="name">{m.nick}</span>
               {m.away ? <span class="visually-hidden"> (away)</span> : null}
             </button>
           </li>

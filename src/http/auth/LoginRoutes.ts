@@ -14,8 +14,12 @@
  *     password's SignInLimiter (by address, and by account once the credential names
  *     one): every failure is the same 401 `{error: "invalid_credentials", message}`,
  *     429 with Retry-After past the limit.
- *   - `POST /logout`: the session ends (CSRF field of the session's forms, same origin),
- *     the cookie is cleared, 303 to /login.
+ *   - `POST /logout`: the session ends, the cookie is cleared, 303 to /login. Like every
+ *     cookie-carried change (docs/contract.md, Credentials) it needs a same-origin `Origin`
+ *     — enough on its own, no body needed — or, when the browser sent `Origin: null` or none
+ *     (our pages' no-referrer policy makes a form POST do that), `Sec-Fetch-Site:
+ *     same-origin` and the CSRF field of the session's forms. Anything else is 403 and the
+ *     session stays.
  * Stateless; the stores it uses are safe under concurrency.
  */
 import { Effect, Either, Option, Schema } from "effect"
@@ -28,7 +32,7 @@ import { SignInLimiter } from "../../services/SignInLimiter.js"
 import { clientIp, rateLimitKey } from "../ClientIp.js"
 import { json, type HttpRequest, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
-import { isSameOriginPost, noStore, oauthError, page, readOAuthBody, seeOther } from "../oauth/OAuthHttp.js"
+import { hasSameOriginHeader, isSameOriginPost, noStore, oauthError, page, readOAuthBody, seeOther } from "../oauth/OAuthHttp.js"
 import { loginPostRoute, signInResponse, single } from "../oauth/SignIn.js"
 import { errorPage, PageFields } from "../pages/Pages.js"
 import { clearedSessionCookie, currentSession, isSafeNext, sessionCookie, verifySettingsCsrf } from "./Session.js"
@@ -131,9 +135,11 @@ export const loginRoutes = Effect.gen(function*() {
         }
         const member = yield* currentSession({ sessions, accounts }, request, issuer.right)
         if (Option.isNone(member)) return seeOther(MemberPaths.login, { "set-cookie": clearedSessionCookie(issuer.right) })
-        const form = yield* readOAuthBody(request, { form: true, json: false })
-        if (!(form instanceof URLSearchParams) || !verifySettingsCsrf(member.value, single(form, PageFields.csrf))) {
-          return page(403, errorPage({ title: "Sign-out refused", message: "The sign-out form expired. Reload the page and try again." }))
+        if (!hasSameOriginHeader(request, issuer.right)) {
+          const form = yield* readOAuthBody(request, { form: true, json: false })
+          if (!(form instanceof URLSearchParams) || !verifySettingsCsrf(member.value, single(form, PageFields.csrf))) {
+            return page(403, errorPage({ title: "Sign-out refused", message: "The sign-out form expired. Reload the page and try again." }))
+          }
         }
         yield* sessions.end(member.value.secret)
         return seeOther(MemberPaths.login, { "set-cookie": clearedSessionCookie(issuer.right) })

@@ -31,6 +31,7 @@ import {
   NetworkUsername,
   ServerPassword
 } from "../../schema/Network.js"
+import { listProblems } from "../../schema/ProblemList.js"
 import { Accounts } from "../../services/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/Authenticator.js"
@@ -77,11 +78,10 @@ const decodePatch = Schema.decodeUnknownEither(NetworkPatch, strict)
 const invalid = (description: string) => json(400, { error: "invalid_request", error_description: description }, noStore)
 const notFound = () => json(404, { error: "not_found", error_description: "no such network" }, noStore)
 
-/** Each problem of a body that does not decode, with the field it is about. */
+/** The problems of a body that does not decode (ProblemList), each with the field it is about. */
 const describe = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`))
-    .join("; ")
+  listProblems(ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)))
 
 /** `:id` as a network id, when it is one. */
 const idOf = (request: HttpRequest): Option.Option<number> => {

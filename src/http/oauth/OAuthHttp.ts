@@ -5,6 +5,7 @@
  * page responses with their security headers. Pure helpers and stateless Effects.
  */
 import { Data, Effect, Either, Option } from "effect"
+import { parseBoundedJson } from "../../schema/BoundedJson.js"
 import { InvalidClient, type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
 import type { AppSettings } from "../../services/AppConfig.js"
 import type { OAuthClients } from "../../services/OAuthClients.js"
@@ -64,18 +65,23 @@ export const parseForm = (body: Buffer): URLSearchParams | undefined => {
   return new URLSearchParams(text)
 }
 
+/** The body as JSON nesting at most JSON_MAX_DEPTH deep (BoundedJson); deeper is malformed like invalid JSON. */
 const parseJson = (body: Buffer): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+  let text: string
   try {
-    return { ok: true, value: JSON.parse(utf8.decode(body)) }
+    text = utf8.decode(body)
   } catch {
     return { ok: false }
   }
+  const parsed = parseBoundedJson(text)
+  return Either.isRight(parsed) ? { ok: true, value: parsed.right } : { ok: false }
 }
 
 /**
  * Reads the body once, at most 16 KiB, as `application/x-www-form-urlencoded` (→
  * URLSearchParams) or `application/json` (→ the parsed value), whichever `accept`
- * allows. Anything else, or a body that does not decode, is the malformed-body 400.
+ * allows. Anything else, or a body that does not decode — JSON nesting deeper than
+ * BoundedJson's JSON_MAX_DEPTH included — is the malformed-body 400.
  */
 export const readOAuthBody = (
   request: HttpRequest,
@@ -127,10 +133,18 @@ export const foreignOrigin = (): HttpResponse =>
  * browser's own `Sec-Fetch-Site: same-origin` decides, which a cross-site page cannot forge.
  */
 export const isSameOriginPost = (request: HttpRequest, issuer: string): boolean => {
+  if (hasSameOriginHeader(request, issuer)) return true
   const origin = request.header("origin")
-  if (origin === issuer) return true
   return (origin === undefined || origin === "null") && request.header("sec-fetch-site") === "same-origin"
 }
+
+/**
+ * Whether the request names this server in its own `Origin` header — the strongest of the
+ * signals isSameOriginPost accepts: a browser sets it and no page can forge it, so on its own
+ * it proves a cookie-carried request came from this site (docs/contract.md, Credentials:
+ * "a same-origin `Origin`, or the CSRF field on a form").
+ */
+export const hasSameOriginHeader = (request: HttpRequest, issuer: string): boolean => request.header("origin") === issuer
 
 /** An HTML page of the flow with the security headers of docs/decisions.md "Pages". */
 export const page = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({

@@ -1,10 +1,12 @@
 /**
  * The hostile values every fuzzed body is made of (fast-check arbitraries): strings with the Unicode edge cases a
  * parser or a database trips on (lone surrogates, NUL, text-direction controls, combining marks, emoji sequences, line
- * breaks, IRC-significant characters), huge strings, deeply nested JSON, every JSON type where another was expected,
- * and raw byte mutations that no JSON encoder produces (invalid UTF-8, truncation, a BOM). Pure; no state.
+ * breaks, IRC-significant characters), huge strings, JSON nested at every depth up to what a body holds (written as
+ * text: DeepJson), every JSON type where another was expected, and raw byte mutations that no JSON encoder produces
+ * (invalid UTF-8, truncation, a BOM). Pure; no state.
  */
 import fc from "fast-check"
+import { JSON_MAX_DEPTH } from "../../../src/schema/BoundedJson.js"
 
 /** Single characters and short sequences that break naive handling, one edge case each. */
 export const EDGE_TEXT: ReadonlyArray<string> = [
@@ -52,14 +54,53 @@ export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true })
 )
 
-/** `depth` arrays or objects nested in one another, for parsers and decoders that recurse. */
-export const deepNesting: fc.Arbitrary<unknown> = fc
-  .tuple(fc.integer({ min: 50, max: 5_000 }), fc.boolean())
-  .map(([depth, arrays]) => {
-    let value: unknown = "bottom"
-    for (let i = 0; i < depth; i++) value = arrays ? [value] : { a: value }
-    return value
+/**
+ * A JSON value of `depth` arrays, objects `{"a": …}` or both in turn, nested in one another around `leaf`: for
+ * parsers, decoders and messages that recurse. Written as text by `encodeJson` — JSON.stringify gives up at about
+ * 4,000 levels, and a body the client cannot encode never reaches the server's decoders.
+ */
+export class DeepJson {
+  constructor(readonly depth: number, readonly kind: "array" | "object" | "mixed", readonly leaf: string) {}
+
+  text(): string {
+    const open = this.kind === "array" ? "[" : this.kind === "object" ? "{\"a\":" : "[{\"a\":"
+    const close = this.kind === "array" ? "]" : this.kind === "object" ? "}" : "}]"
+    const pairs = this.kind === "mixed" ? Math.floor(this.depth / 2) : this.depth
+    const odd = this.kind === "mixed" && this.depth % 2 === 1
+    return `${open.repeat(pairs)}${odd ? `[${this.leaf}]` : this.leaf}${close.repeat(pairs)}`
+  }
+}
+
+/** Bytes per level of each kind of nesting. */
+const BYTES_PER_LEVEL = { array: 2, object: 6, mixed: 4 } as const
+
+/** An integer from `min` to `max`, as likely in each power of two as in any other. */
+const logUniform = (min: number, max: number): fc.Arbitrary<number> =>
+  max <= min
+    ? fc.constant(min)
+    : fc.double({ min: Math.log(min), max: Math.log(max + 1), noNaN: true }).map((x) => Math.min(max, Math.max(min, Math.floor(Math.exp(x)))))
+
+/**
+ * Deep nesting whose text fits in `roomBytes`: within the server's bound (JSON_MAX_DEPTH, where decoders and refusal
+ * messages see the value), around the bound, and past it up to everything the room holds (a 1 MiB body holds 500,000
+ * levels of arrays).
+ */
+export const deepJson = (roomBytes: number): fc.Arbitrary<DeepJson> =>
+  fc.constantFrom<DeepJson["kind"]>("array", "object", "mixed").chain((kind) => {
+    const most = Math.max(JSON_MAX_DEPTH + 1, Math.floor(roomBytes / BYTES_PER_LEVEL[kind]))
+    return fc.tuple(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min: 1, max: JSON_MAX_DEPTH - 3 }) },
+        { weight: 2, arbitrary: fc.integer({ min: JSON_MAX_DEPTH - 6, max: JSON_MAX_DEPTH + 6 }) },
+        { weight: 3, arbitrary: logUniform(JSON_MAX_DEPTH + 1, most) },
+        { weight: 1, arbitrary: fc.constant(most) }
+      ),
+      fc.constantFrom("1", "\"x\"", "null", "true", "[]", "{}", "\"[[{\\\"\"", "-0.5e3")
+    ).map(([depth, leaf]) => new DeepJson(depth, kind, leaf))
   })
+
+/** Deep nesting that fits in the OAuth and /api bodies' 16 KiB with room for the other members. */
+export const deepNesting: fc.Arbitrary<DeepJson> = deepJson(14 * 1024)
 
 /** Any JSON value, of hostile content. */
 export const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
@@ -114,11 +155,20 @@ export const mutateBytes = (body: Buffer, mutation: ByteMutation): Buffer => {
   }
 }
 
-/** JSON.stringify that survives what it cannot encode (a nesting too deep for its recursion). */
+const DEEP_MARK = "~deep~7f3a9c~"
+const DEEP_MARKED = /"~deep~7f3a9c~(\d+)"/g
+
+/**
+ * A value's JSON, with each DeepJson in it written as its text. Survives what JSON.stringify cannot encode (a nesting
+ * too deep for its recursion, built as objects rather than as DeepJson) by sending something that is not JSON.
+ */
 export const encodeJson = (value: unknown): Buffer => {
+  const deep: Array<DeepJson> = []
+  let json: string
   try {
-    return Buffer.from(JSON.stringify(value) ?? "null")
+    json = JSON.stringify(value, (_key, v: unknown) => (v instanceof DeepJson ? `${DEEP_MARK}${deep.push(v) - 1}` : v)) ?? "null"
   } catch {
     return Buffer.from("[".repeat(100_000))
   }
+  return Buffer.from(deep.length === 0 ? json : json.replace(DEEP_MARKED, (_mark, i: string) => deep[Number(i)]!.text()))
 }

@@ -2,10 +2,12 @@
  * Fuzzed `POST /mcp` requests and the judge of their answers. Tool calls are generated from each tool's published
  * inputSchema (tools/list's, so every one of the 23 tools and every argument is covered as the server describes
  * it): each argument right-typed with hostile content, wrong-typed, missing, or joined by unknown keys. Around them:
- * the other methods with junk params, broken envelopes, and raw byte mutations of all of these. The judge holds every
- * answer to docs/contract.md: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool result whose payload
- * decodes with that tool's output Schema or as `{ok: false, error}` when isError, 202 for notifications, 401 only for
- * a bad credential, 413 only past 1 MiB, and never a 5xx.
+ * deep nesting (at every depth up to the 1 MiB body limit) in each argument of each tool and in each member of the
+ * envelope, the other methods with junk params, broken envelopes, and raw byte mutations of all of these. The judge
+ * holds every answer to docs/contract.md: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool
+ * result whose payload decodes with that tool's output Schema or as `{ok: false, error}` when isError, 202 for
+ * notifications, 401 only for a bad credential, 413 only past 1 MiB, a refusal of at most MAX_REFUSAL_BYTES, and
+ * never a 5xx.
  */
 import { Either, Schema } from "effect"
 import fc from "fast-check"
@@ -13,7 +15,18 @@ import { MCP_BODY_LIMIT_BYTES } from "../../../src/schema/Limits.js"
 import { type ToolName, toolsByName } from "../../../src/schema/McpTools.js"
 import { toolListEntries } from "../../../src/schema/ToolCatalog.js"
 import { ToolFailurePayload } from "../../../src/schema/ToolErrors.js"
-import { byteMutation, oneTimeIn, edgeString, encodeJson, hostileJson, hostileNumber, hostileString, mutateBytes } from "./HostileValues.js"
+import {
+  byteMutation,
+  type DeepJson,
+  deepJson,
+  edgeString,
+  encodeJson,
+  hostileJson,
+  hostileNumber,
+  hostileString,
+  mutateBytes,
+  oneTimeIn
+} from "./HostileValues.js"
 import type { RawOutcome, RawRequest } from "./RawHttp.js"
 
 export interface McpCase extends RawRequest {
@@ -87,7 +100,7 @@ const argumentsOf = (schema: JsonSchemaNode, target: McpTarget, depth = 0): fc.A
 
 const requestId = fc.oneof(fc.integer(), fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }), edgeString)
 
-interface Envelope {
+export interface Envelope {
   readonly label: string
   readonly body: unknown
   readonly tool?: ToolName
@@ -110,6 +123,66 @@ const toolCall = (target: McpTarget): fc.Arbitrary<Envelope> =>
       body: { jsonrpc: "2.0", id, method: "tools/call", params: args === undefined ? { name: entry.name } : { name: entry.name, arguments: args } }
     }))
   )
+
+/** Room for deep nesting in a `/mcp` body, the envelope and a tool's other arguments aside. */
+const MCP_DEEP_ROOM = MCP_BODY_LIMIT_BYTES - 4 * 1024
+
+/** `deep` as it sits in a member: the member itself, or one level down in an array or an object. */
+const placed = (deep: DeepJson, wrapping: "as is" | "in an array" | "in an object"): unknown =>
+  wrapping === "as is" ? deep : wrapping === "in an array" ? [deep] : { sign: "+", letter: "o", param: deep }
+
+/**
+ * A tools/call of every tool with deep nesting (at every depth up to the body limit) in one of its arguments, an
+ * unknown key, or in place of the arguments object; the tool's other arguments as `argumentsOf` makes them.
+ */
+export const deepToolCall = (target: McpTarget): fc.Arbitrary<Envelope> =>
+  fc.constantFrom(...toolListEntries).chain((entry) => {
+    const schema = entry.inputSchema as JsonSchemaNode
+    const fields: ReadonlyArray<string | undefined> = [...Object.keys(schema.properties ?? {}), "__proto__", "deep", undefined]
+    return fc.tuple(
+      argumentsOf(schema, target),
+      fc.constantFrom(...fields),
+      deepJson(MCP_DEEP_ROOM),
+      fc.constantFrom("as is" as const, "as is" as const, "in an array" as const, "in an object" as const),
+      requestId
+    ).map(([args, field, deep, wrapping, id]): Envelope => {
+      const value = placed(deep, wrapping)
+      if (field !== undefined) Object.defineProperty(args, field, { value, enumerable: true, writable: true, configurable: true })
+      return {
+        label: `tools/call ${entry.name} deep ${field ?? "arguments"} ${wrapping} (${deep.kind} ${deep.depth})`,
+        tool: entry.name,
+        id,
+        body: { jsonrpc: "2.0", id, method: "tools/call", params: { name: entry.name, arguments: field === undefined ? value : args } }
+      }
+    })
+  })
+
+/** Deep nesting in a member of the envelope itself: id, method, params, params.name, params._meta, initialize's params. */
+const deepEnvelope: fc.Arbitrary<Envelope> = fc
+  .tuple(
+    fc.constantFrom("id", "jsonrpc", "method", "params", "params.name", "params._meta", "initialize params.protocolVersion", "initialize params.capabilities"),
+    deepJson(MCP_DEEP_ROOM)
+  )
+  .map(([member, deep]) => {
+    const body: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_networks" } }
+    switch (member) {
+      case "params.name":
+        body["params"] = { name: deep }
+        break
+      case "params._meta":
+        body["params"] = { name: "list_networks", _meta: deep }
+        break
+      case "initialize params.protocolVersion":
+        Object.assign(body, { method: "initialize", params: { protocolVersion: deep, capabilities: {} } })
+        break
+      case "initialize params.capabilities":
+        Object.assign(body, { method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: deep } })
+        break
+      default:
+        body[member] = deep
+    }
+    return { label: `deep ${member} (${deep.kind} ${deep.depth})`, body }
+  })
 
 const otherMethod: fc.Arbitrary<Envelope> = fc
   .tuple(
@@ -168,7 +241,13 @@ const protocolVersion = fc.oneof(
 export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
   fc
     .tuple(
-      fc.oneof({ weight: 12, arbitrary: toolCall(target) }, { weight: 2, arbitrary: otherMethod }, { weight: 3, arbitrary: brokenEnvelope }),
+      fc.oneof(
+        { weight: 12, arbitrary: toolCall(target) },
+        { weight: 4, arbitrary: deepToolCall(target) },
+        { weight: 2, arbitrary: otherMethod },
+        { weight: 3, arbitrary: brokenEnvelope },
+        { weight: 1, arbitrary: deepEnvelope }
+      ),
       oneTimeIn(6, byteMutation),
       authorization(target.token),
       protocolVersion,
@@ -199,6 +278,13 @@ export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
 // --- The judge ---
 
 const PROTOCOL_CODES = new Set([-32700, -32600, -32601, -32602])
+
+/**
+ * The most a refusal may take (a JSON-RPC error or an isError result): enough for 8 problems of 200 characters that are
+ * all escapes, twice (the text item and structuredContent); far from the megabytes a refusal that echoed the value of
+ * a 1 MiB body would be.
+ */
+export const MAX_REFUSAL_BYTES = 32 * 1024
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -234,6 +320,8 @@ export const judgeMcp = (request: McpCase, outcome: RawOutcome): string | undefi
   if (![200, 400, 413].includes(status)) return `status ${status}`
   if (json["jsonrpc"] !== "2.0" || !("id" in json)) return "not a JSON-RPC response"
   const error = json["error"]
+  const refusal = error !== undefined || (isObject(json["result"]) && json["result"]["isError"] === true)
+  if (refusal && body.length > MAX_REFUSAL_BYTES) return `a refusal of ${body.length} bytes`
   if (error !== undefined) {
     if ("result" in json) return "both result and error"
     if (!isObject(error) || typeof error["message"] !== "string" || !PROTOCOL_CODES.has(error["code"] as number)) {

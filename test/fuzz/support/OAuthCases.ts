@@ -6,12 +6,14 @@
  *   hostile; or not JSON at all;
  * - token: never the real code (the one the test keeps unspent), so at best a random code of the real client;
  * - revoke: never the live token itself, at best a near miss of it for the real client.
- * Around them: form and JSON encodings, repeated parameters, wrong content types and raw byte mutations. The judge
+ * Each endpoint also gets deep nesting (at every depth up to the 16 KiB limit) in each of its members. Around them:
+ * form and JSON encodings, repeated parameters, wrong content types and raw byte mutations. The judge
  * holds every answer to the interface's "Errors > OAuth": JSON `{error, error_description?}` with a known code and a
- * description of RFC 6749 §5.2 characters, `Cache-Control: no-store`, never a 5xx, never a success but revoke's 200.
+ * description of RFC 6749 §5.2 characters, at most 4 KiB, `Cache-Control: no-store`, never a 5xx, never a success but
+ * revoke's 200.
  */
 import fc from "fast-check"
-import { byteMutation, oneTimeIn, edgeString, encodeJson, hostileJson, hostileString, mutateBytes } from "./HostileValues.js"
+import { byteMutation, deepNesting, edgeString, encodeJson, hostileJson, hostileString, mutateBytes, oneTimeIn } from "./HostileValues.js"
 import type { RawOutcome, RawRequest } from "./RawHttp.js"
 
 export type OAuthEndpoint = "register" | "token" | "revoke"
@@ -61,7 +63,22 @@ const refusedRedirects: fc.Arbitrary<unknown> = fc.oneof(
 
 const maybeMember = (arb: fc.Arbitrary<unknown>) => fc.option(arb, { nil: undefined, freq: 3 })
 
+/** Deep nesting in one member of a registration (a known one, one the server ignores, or one of the URIs), the name refused. */
+const deepRegister: fc.Arbitrary<{ readonly label: string; readonly value: unknown }> = fc
+  .tuple(
+    fc.constantFrom("client_name", "redirect_uris", "redirect_uris[0]", "client_uri", "scope", "grant_types", "software_statement"),
+    deepNesting,
+    refusedName
+  )
+  .map(([member, deep, name]) => {
+    const value: Record<string, unknown> = { client_name: name, redirect_uris: VALID_REDIRECTS }
+    if (member === "redirect_uris[0]") value["redirect_uris"] = [deep, ...VALID_REDIRECTS]
+    else value[member] = deep
+    return { label: `register: deep ${member} (${deep.kind} ${deep.depth})`, value }
+  })
+
 const registerBody: fc.Arbitrary<{ readonly label: string; readonly value: unknown }> = fc.oneof(
+  deepRegister,
   fc.record({
     client_name: refusedName,
     redirect_uris: fc.oneof(fc.constant(VALID_REDIRECTS), refusedRedirects, hostileJson),
@@ -154,8 +171,17 @@ export const registerCase: fc.Arbitrary<OAuthCase> = fc
     }
   })
 
-export const tokenCase = (target: OAuthTarget) => clientParamsCase("token", tokenParams(target))
-export const revokeCase = (target: OAuthTarget) => clientParamsCase("revoke", revokeParams(target))
+/** `params`, and one time in five the same with deep nesting in one of `members` (or in a member no endpoint reads). */
+const sometimesDeep = (params: fc.Arbitrary<Record<string, unknown>>, members: ReadonlyArray<string>) =>
+  fc.oneof(
+    { weight: 4, arbitrary: params },
+    { weight: 1, arbitrary: fc.tuple(params, fc.constantFrom(...members, "extra"), deepNesting).map(([values, member, deep]) => ({ ...values, [member]: deep })) }
+  )
+
+export const tokenCase = (target: OAuthTarget) =>
+  clientParamsCase("token", sometimesDeep(tokenParams(target), ["grant_type", "client_id", "code", "redirect_uri", "code_verifier", "scope"]))
+export const revokeCase = (target: OAuthTarget) =>
+  clientParamsCase("revoke", sometimesDeep(revokeParams(target), ["client_id", "token", "token_type_hint"]))
 
 // --- The judge ---
 
@@ -177,6 +203,7 @@ export const judgeOAuth = (request: OAuthCase, outcome: RawOutcome): string | un
   if (!allowed.statuses.has(status)) return `status ${status}: ${body.toString("utf8").slice(0, 200)}`
   if (headers["cache-control"] !== "no-store") return `status ${status} without Cache-Control: no-store`
   if (status === 200) return body.length === 0 ? undefined : "revoke's 200 with a body"
+  if (body.length > 4096) return `an error of ${body.length} bytes`
   if (!String(headers["content-type"] ?? "").startsWith("application/json")) return `status ${status} without JSON`
   let json: unknown
   try {

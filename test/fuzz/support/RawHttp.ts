@@ -6,6 +6,8 @@
 import * as Http from "node:http"
 
 export interface RawRequest {
+  /** POST unless given. */
+  readonly method?: string
   readonly path: string
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
@@ -23,7 +25,7 @@ const once = (agent: Http.Agent, base: URL, request: RawRequest): Promise<Attemp
       agent,
       host: base.hostname,
       port: base.port,
-      method: "POST",
+      method: request.method ?? "POST",
       path: request.path,
       headers: { ...request.headers, "content-length": String(request.body.length) }
     }, (res) => {

@@ -93,20 +93,58 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`/l
       expect(yield* post(good, { origin: url })).toBe(303)
     }))
 
-  it.effect("POST /logout: needs the session's CSRF field and the same origin; ends the session → 303 /login", () =>
+  it.effect("POST /logout with a same-origin Origin and no CSRF field ends the session: 303 /login, the old cookie no longer authenticates", () =>
+    Effect.gen(function*() {
+      const { url } = yield* OAuthFixture
+      const requests = [
+        (cookie: Record<string, string>) => fetchP(`${url}/logout`, { method: "POST", headers: { ...cookie, origin: url } }),
+        (cookie: Record<string, string>) => postForm(`${url}/logout`, {}, { ...cookie, origin: url })
+      ]
+      for (const send of requests) {
+        const oldCookie = (yield* signedIn(url)).header()
+        expect((yield* fetchP(`${url}/api/auth/me`, { headers: oldCookie })).status).toBe(200)
+        const out = yield* send(oldCookie)
+        expect(out.status).toBe(303)
+        expect(out.headers.get("location")).toBe("/login")
+        expect(out.headers.get("set-cookie")).toMatch(/^belay_session=; Max-Age=0/)
+        expect((yield* fetchP(`${url}/api/auth/me`, { headers: oldCookie })).status).toBe(401)
+        expect((yield* fetchP(`${url}/settings/api-tokens`, { headers: oldCookie })).status).toBe(303)
+      }
+    }))
+
+  it.effect("POST /logout refusals change nothing: a foreign Origin (even with the CSRF field), no Origin and no field, a forged field", () =>
     Effect.gen(function*() {
       const { url } = yield* OAuthFixture
       const jar = yield* signedIn(url)
-      const forged = yield* postSettings(url, jar, "/logout", { csrf_token: "forged" })
-      expect(forged.res.status).toBe(403)
-      const foreign = yield* postSettings(url, jar, "/logout", {}, { headers: { origin: "https://evil.example" } })
-      expect(foreign.res.status).toBe(403)
-      expect((yield* getPage(url, jar, "/settings/api-tokens")).res.status).toBe(200)
-      const out = yield* postSettings(url, jar, "/logout", {})
+      const csrf = (yield* getPage(url, jar, "/settings/api-tokens")).csrf ?? ""
+      expect(csrf).not.toBe("")
+      const refusals: ReadonlyArray<{ readonly headers: Record<string, string>; readonly body: Record<string, string> }> = [
+        { headers: { origin: "https://evil.example" }, body: {} },
+        { headers: { origin: "https://evil.example" }, body: { csrf_token: csrf } },
+        { headers: { origin: "https://evil.example", "sec-fetch-site": "cross-site" }, body: { csrf_token: csrf } },
+        { headers: {}, body: {} },
+        { headers: { origin: "null", "sec-fetch-site": "same-origin" }, body: {} },
+        { headers: { origin: "null", "sec-fetch-site": "same-origin" }, body: { csrf_token: "forged" } },
+        { headers: { "sec-fetch-site": "same-origin" }, body: { csrf_token: "forged" } }
+      ]
+      for (const refusal of refusals) {
+        const res = yield* postForm(`${url}/logout`, refusal.body, { ...jar.header(), ...refusal.headers })
+        expect(res.status).toBe(403)
+        expect(yield* textOf(res)).toContain("Sign-out refused")
+        expect(res.headers.get("set-cookie")).toBeNull()
+        expect((yield* fetchP(`${url}/api/auth/me`, { headers: jar.header() })).status).toBe(200)
+      }
+    }))
+
+  it.effect("POST /logout from the settings pages' form (Origin null under no-referrer, Sec-Fetch-Site, the CSRF field) ends the session", () =>
+    Effect.gen(function*() {
+      const { url } = yield* OAuthFixture
+      const jar = yield* signedIn(url)
+      const oldCookie = jar.header()
+      const out = yield* postSettings(url, jar, "/logout", {}, { headers: { origin: "null", "sec-fetch-site": "same-origin" } })
       expect(out.res.status).toBe(303)
       expect(out.location).toBe("/login")
-      const after = yield* fetchP(`${url}/settings/api-tokens`, { headers: jar.header() })
-      expect(after.status).toBe(303)
+      expect((yield* fetchP(`${url}/api/auth/me`, { headers: oldCookie })).status).toBe(401)
     }))
 })
 
