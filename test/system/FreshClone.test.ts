@@ -43,7 +43,11 @@ const run = (cwd: string, command: string, args: ReadonlyArray<string>, timeoutM
       let output = ""
       child.stdout.on("data", (c) => (output += c))
       child.stderr.on("data", (c) => (output += c))
-      const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), timeoutMs)
+      // Past the time: SIGTERM first, so a vitest run stops the server its global setup started.
+      const timer = setTimeout(() => {
+        process.kill(-child.pid!, "SIGTERM")
+        setTimeout(() => child.exitCode === null && process.kill(-child.pid!, "SIGKILL"), 15_000).unref()
+      }, timeoutMs)
       child.on("close", (code) => {
         clearTimeout(timer)
         resolve({ code, output: `$ ${command} ${args.join(" ")}\n${output}` })
@@ -51,30 +55,39 @@ const run = (cwd: string, command: string, args: ReadonlyArray<string>, timeoutM
     })
   )
 
-/** Processes whose command line mentions `path` (the postmaster names its cluster with -D). */
+/** Processes working in `path` or whose command line mentions it (the postmaster names its cluster with -D). */
 const processesMentioning = (path: string) =>
   Fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
     try {
-      return Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((arg) => arg.startsWith(path))
+      return pid !== process.pid && (Fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(path) ||
+        Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((arg) => arg.startsWith(path)))
     } catch {
       return false
     }
   })
 
-const killAll = (path: string) => {
-  for (const pid of processesMentioning(path)) {
+const signal = (pids: ReadonlyArray<number>, sig: NodeJS.Signals) => {
+  for (const pid of pids) {
     try {
-      process.kill(pid, "SIGKILL")
+      process.kill(pid, sig)
     } catch {
       // gone meanwhile
     }
   }
 }
 
+/** Stops every process started from or serving `path`: a fast shutdown first (a postmaster's SIGINT), then SIGKILL. */
+const stopAll = (path: string) =>
+  Effect.gen(function*() {
+    signal(processesMentioning(path), "SIGINT")
+    for (let i = 0; i < 50 && processesMentioning(path).length > 0; i++) yield* Effect.sleep("100 millis")
+    signal(processesMentioning(path), "SIGKILL")
+  })
+
 const healthz = (url: string) => Effect.promise(() => fetch(`${url}/healthz`).then((r) => r.status, () => 0))
 
-/** `npm start` in `clone` until `/healthz` answers 200; returns its log and exit code after SIGTERM. */
-const startAndStop = (clone: string) =>
+/** `npm start` in `clone` until `/healthz` answers 200; returns its exit code after SIGTERM. Its output goes to `log`. */
+const startAndStop = (clone: string, log: { output: string }) =>
   Effect.gen(function*() {
     const port = yield* freePort
     const url = `http://127.0.0.1:${port}`
@@ -85,9 +98,8 @@ const startAndStop = (clone: string) =>
       detached: true,
       stdio: ["ignore", "pipe", "pipe"]
     })
-    let output = ""
-    child.stdout.on("data", (c) => (output += c))
-    child.stderr.on("data", (c) => (output += c))
+    child.stdout.on("data", (c) => (log.output += c))
+    child.stderr.on("data", (c) => (log.output += c))
     const exited = Effect.promise(() =>
       new Promise<number | null>((resolve) =>
         child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))
@@ -103,7 +115,7 @@ const startAndStop = (clone: string) =>
     }
     process.kill(-child.pid!, "SIGTERM")
     const code = yield* exited.pipe(Effect.timeout("30 seconds"), Effect.orElseSucceed(() => -1))
-    return { status, code, output }
+    return { status, code }
   })
 
 /** The cluster directory the start-up log announced, from its JSON line. */
@@ -123,10 +135,17 @@ const announcedCluster = (output: string): string | undefined => {
 const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
   Effect.gen(function*() {
     const parent = yield* Effect.acquireRelease(parentDir, (dir) =>
-      Effect.sync(() => {
-        killAll(dir)
-        Fs.rmSync(dir, { recursive: true, force: true })
-      }))
+      Effect.zipRight(stopAll(dir), Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))))
+    const log = { output: "" }
+    // Registered after the clone's, so it runs first: the server serving the relocated cluster stops before the
+    // clone it runs for goes.
+    yield* Effect.addFinalizer(() => {
+      const cluster = announcedCluster(log.output)
+      return cluster === undefined ? Effect.void : Effect.zipRight(
+        stopAll(cluster),
+        Effect.sync(() => Fs.rmSync(cluster, { recursive: true, force: true }))
+      )
+    })
     expect(Fs.statSync(parent).mode & 0o777).toBe(0o700)
     const clone = Path.join(parent, "belay")
     const head = Child.execFileSync("git", ["-C", REPO, "rev-parse", "HEAD"], { encoding: "utf8" }).trim()
@@ -139,19 +158,11 @@ const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
     ok(yield* step("git", ["checkout", "--quiet", "--detach", head], 30_000))
     ok(yield* step("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], 180_000))
 
-    const served = yield* startAndStop(clone)
-    const cluster = announcedCluster(served.output)
-    if (cluster !== undefined) {
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          killAll(cluster)
-          Fs.rmSync(cluster, { recursive: true, force: true })
-        })
-      )
-    }
-    expect([served.status, served.code], served.output).toEqual([200, 0])
+    const served = yield* startAndStop(clone, log)
+    const cluster = announcedCluster(log.output)
+    expect([served.status, served.code], log.output).toEqual([200, 0])
     // belay-postgres cannot enter the parent: the cluster is where the log says, not in the clone's data directory.
-    expect(cluster, served.output).toMatch(/^\/var\/lib\/belay\/pg\/[0-9a-f]{16}$/)
+    expect(cluster, log.output).toMatch(/^\/var\/lib\/belay\/pg\/[0-9a-f]{16}$/)
     expect(Fs.existsSync(Path.join(cluster!, "PG_VERSION"))).toBe(true)
     expect(Fs.existsSync(Path.join(clone, "data", "pg"))).toBe(false)
     expect(processesMentioning(cluster!)).toEqual([])
@@ -162,9 +173,9 @@ const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
   })
 
 describe.skipIf(!isRoot)("npm ci && npm start, and npm test, from a fresh clone as root (skipped unless run as root: the case is root's)", () => {
-  it.scoped("in a 0700 directory under /root", () =>
+  it.scopedLive("in a 0700 directory under /root", () =>
     fromAFreshClone(Effect.sync(() => Fs.mkdtempSync(Path.join("/root", "belay-fresh-clone-")))), { timeout: 300_000 })
 
-  it.scoped("in a mktemp -d directory", () =>
+  it.scopedLive("in a mktemp -d directory", () =>
     fromAFreshClone(Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "tmp.")))), { timeout: 300_000 })
 })
