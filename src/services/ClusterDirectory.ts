@@ -75,8 +75,9 @@ export const placeCluster = (dataDir: string, user: OsUser | undefined, relocate
   ensureOwnedDir(relocated, user)
   const closedOnTheWay = closedAncestor(relocated, user)
   if (closedOnTheWay !== undefined) {
-    throw new Error(`${SERVER_OS_USER}, the user PostgreSQL runs as, can reach neither ${inPlace} (it cannot enter ${closed}) ` +
-      `nor ${relocated} (it cannot enter ${closedOnTheWay}); choose a BELAY_DATA_DIR it can reach, or set DATABASE_URL`)
+    throw new Error(`${SERVER_OS_USER}, the user PostgreSQL runs as, cannot enter ${closedOnTheWay} on the way to ${relocated}, ` +
+      `where the cluster of ${dataDir} goes${closed === undefined ? "" : ` since it cannot enter ${closed} either`}; ` +
+      `choose a BELAY_DATA_DIR it can reach, or set DATABASE_URL`)
   }
   return {
     dir: relocated,

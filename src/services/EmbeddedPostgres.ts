@@ -1,7 +1,8 @@
 /**
  * EmbeddedPostgres owns the PostgreSQL server Belay runs for itself when `DATABASE_URL` is unset: the cluster
- * files (under `<data dir>/pg`, or where ClusterDirectory.ts places them), the `postgres` child process that serves them on a Unix socket (never on TCP), and
- * its lifecycle: initialise once, clear what a crash left, start, watch, fast shutdown.
+ * files (under `<data dir>/pg`, or where ClusterDirectory.ts places them), the `postgres` child process that
+ * serves them on a Unix socket (never on TCP), and its lifecycle: initialise once, clear what a crash left, start,
+ * watch, fast shutdown.
  *
  * Concurrency: one server per data directory, started and stopped by the scope that `start` runs in; the child's
  * output and exit arrive as Node callbacks, which only log and complete a Deferred.

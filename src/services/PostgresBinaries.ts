@@ -6,7 +6,8 @@
  * (ServerOsUser.ts), who cannot reach a `node_modules` inside a clone in a 0700 home or `mktemp -d` directory and must
  * not be able to change what it executes: the copy is root-owned (directories 0755, files 0644 or 0755), never
  * modified once in place, and named by the package's version and a SHA-256 of its contents, so an upgrade (or any
- * change to the installed files) stages a new copy. docs/decisions.md, "The embedded server when Belay runs as root".
+ * change to the installed files) stages a new copy. docs/decisions.md, "As root, staged binaries and a cluster where
+ * the server's user can reach it".
  *
  * Concurrency: each process copies into its own temporary directory beside the target and renames it into place;
  * rename(2) of a directory onto a non-empty one fails, so the loser of a race removes its copy and uses the winner's.
