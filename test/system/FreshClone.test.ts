@@ -113,7 +113,14 @@ const startAndStop = (clone: string, log: { output: string }) =>
       status = yield* healthz(url)
       if (status !== 200) yield* Effect.sleep("200 millis")
     }
-    process.kill(-child.pid!, "SIGTERM")
+    // SIGTERM to belay alone, as a supervisor stops it (npm and the shell between them need not pass it on); npm
+    // then exits with belay's status.
+    const belay = processesMentioning(clone).filter((pid) => {
+      const args = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      return args.some((a) => a.endsWith("bin/belay")) && args.includes("serve")
+    })
+    expect(belay, log.output).toHaveLength(1)
+    process.kill(belay[0]!, "SIGTERM")
     const code = yield* exited.pipe(Effect.timeout("30 seconds"), Effect.orElseSucceed(() => -1))
     return { status, code }
   })
