@@ -139,6 +139,7 @@ const announcedCluster = (output: string): string | undefined => {
   return undefined
 }
 
+/** Clones into the directory `parentDir` makes, installs, serves, tests; prints one `fresh clone: …` line of durations. */
 const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
   Effect.gen(function*() {
     const parent = yield* Effect.acquireRelease(parentDir, (dir) =>
@@ -163,9 +164,14 @@ const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
 
     ok(yield* step("git", ["clone", "--quiet", REPO, clone], 60_000, parent))
     ok(yield* step("git", ["checkout", "--quiet", "--detach", head], 30_000))
+    const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1)
+    let since = Date.now()
     ok(yield* step("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], 180_000))
+    const npmCi = seconds(since)
 
+    since = Date.now()
     const served = yield* startAndStop(clone, log)
+    const npmStart = seconds(since)
     const cluster = announcedCluster(log.output)
     expect([served.status, served.code], log.output).toEqual([200, 0])
     // belay-postgres cannot enter the parent: the cluster is where the log says, not in the clone's data directory.
@@ -175,8 +181,12 @@ const fromAFreshClone = (parentDir: Effect.Effect<string>) =>
     expect(processesMentioning(cluster!)).toEqual([])
 
     // The embedded-PostgreSQL part of `npm test`: its global setup starts the server from this clone's packages.
+    since = Date.now()
     ok(yield* step("npx", ["vitest", "run", "--project", "unit", "test/http/HealthRoutes.test.ts"], 180_000))
     expect(Fs.statSync(parent).mode & 0o777).toBe(0o700)
+    // Figures for the CI time this costs; nothing is asserted on them.
+    console.log(`fresh clone in ${parent}: npm ci ${npmCi} s, npm start (build included) to /healthz and stop ${npmStart} s, ` +
+      `vitest HealthRoutes ${seconds(since)} s`)
   })
 
 describe.skipIf(!isRoot)("npm ci && npm start, and npm test, from a fresh clone as root (skipped unless run as root: the case is root's)", () => {
