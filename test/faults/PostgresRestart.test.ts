@@ -17,7 +17,7 @@ import { eventually } from "../support/Eventually.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import { audit, faultSummary, seconds, storedCount, storedTexts } from "../support/HistoryAudit.js"
 import { postgresProxy } from "../support/PostgresProxy.js"
-import { tempDir } from "../support/TestDatabase.js"
+import { serverDataDir, tempDir } from "../support/TestDatabase.js"
 
 const LINES = 20_000
 const CHUNK = 200
@@ -34,7 +34,7 @@ const healthStatus = (url: string) =>
 describe("fault: PostgreSQL restarted mid-flood", () => {
   it.scopedLive("20,000 lines: every one stored, in order, none twice, across a lost commit answer and a restart", () =>
     Effect.gen(function*() {
-      const dataDir = yield* tempDir("belay-faults-pg-")
+      const dataDir = yield* serverDataDir("belay-faults-pg-")
       let serverScope: Scope.CloseableScope | undefined
       const startServer = Effect.gen(function*() {
         const scope = yield* Scope.make()

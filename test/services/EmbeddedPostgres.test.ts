@@ -1,10 +1,11 @@
 /**
  * The embedded default end to end: `bin/belay serve` (what `npm start` runs) without DATABASE_URL starts its own
  * PostgreSQL under the data directory, and the operating system is asked what it runs and where it listens
- * (/proc). Crash, stale lock, a PGlite data directory of earlier versions and a socket path too long for a Unix
- * socket are each played out for real.
+ * (/proc). Crash, stale lock, a PGlite data directory of earlier versions, a socket path too long for a Unix
+ * socket and (as root) a data directory behind one the server's user cannot enter are each played out for real.
  */
 import * as Child from "node:child_process"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -13,11 +14,11 @@ import { Effect } from "effect"
 import pg from "pg"
 import * as EmbeddedPostgres from "../../src/services/EmbeddedPostgres.js"
 import { runCli, startBelay } from "../support/BelayProcess.js"
-import { tempDir } from "../support/TestDatabase.js"
+import { serverDataDir, tempDir } from "../support/TestDatabase.js"
 
 /** Belay on the embedded default: no DATABASE_URL (an empty one counts as unset, whatever the caller's shell has). */
 const embeddedEnvironment = Effect.gen(function*() {
-  const dataDir = yield* tempDir("belay-embedded-")
+  const dataDir = yield* serverDataDir("belay-embedded-")
   return { BELAY_DATA_DIR: dataDir, DATABASE_URL: "", LOG_LEVEL: "debug", LOG_FORMAT: "json", PORT: "0" }
 })
 
@@ -109,6 +110,11 @@ describe("the embedded PostgreSQL of belay serve", () => {
         expect(uid).not.toBe(0)
         expect(processes.map(uidOf).every((u) => u === uid)).toBe(true)
         expect(Fs.statSync(Path.join(env.BELAY_DATA_DIR, "pg")).uid).toBe(uid)
+        // … from the root-owned staged copy of the binaries, which that user cannot change (PostgresBinaries.ts).
+        const exe = Fs.readlinkSync(`/proc/${postmaster}/exe`)
+        expect(exe).toMatch(/^\/var\/cache\/belay\/postgres\/[^/]+\/bin\/postgres$/)
+        expect(Fs.statSync(exe).uid).toBe(0)
+        expect(Fs.statSync(exe).mode & 0o022).toBe(0)
       }
 
       expect((yield* runCli(belay.env, ["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
@@ -215,18 +221,42 @@ describe("the embedded PostgreSQL of belay serve", () => {
     }), { timeout: 120_000 })
 
   it.scoped.skipIf(process.getuid?.() !== 0)(
-    "as root, a data directory the server's user cannot reach is refused with one line naming the closed directory",
+    "as root, behind a directory the server's user cannot enter: the cluster lives in /var/lib/belay/pg, announced, found again on restart, and no mode is changed",
     () =>
       Effect.gen(function*() {
+        // What `git clone` into a 0700 home and `npm start` give: a data directory Belay creates behind a closed one.
         const closed = yield* tempDir("belay-closed-")
         Fs.chmodSync(closed, 0o700)
-        const env = { BELAY_DATA_DIR: Path.join(closed, "data"), DATABASE_URL: "", LOG_FORMAT: "json", PORT: "0" }
-        const result = yield* runCli(env, ["serve"])
-        expect(result.code).not.toBe(0)
-        const lines = result.stderr.trim().split("\n")
-        expect(lines).toHaveLength(1)
-        expect(lines[0]).toContain(`chmod o+x ${closed}`)
+        const dataDir = Path.join(closed, "data")
+        // The first 16 hex digits of the SHA-256 of the data directory's real path (README).
+        const expected = Path.join(
+          "/var/lib/belay/pg",
+          Crypto.createHash("sha256").update(Path.join(Fs.realpathSync(closed), "data")).digest("hex").slice(0, 16)
+        )
+        yield* Effect.addFinalizer(() => Effect.sync(() => Fs.rmSync(expected, { recursive: true, force: true })))
+        const env = { BELAY_DATA_DIR: dataDir, DATABASE_URL: "", LOG_LEVEL: "info", LOG_FORMAT: "json", PORT: "0" }
+
+        const first = yield* startBelay(env)
+        const announced = (output: string) =>
+          output.split("\n").some((l) => l.includes(`"dir":"${expected}"`) && l.includes("cannot enter") && l.includes(dataDir))
+        expect(announced(first.output())).toBe(true)
+        const serverUid = Number(Child.execFileSync("id", ["-u", EmbeddedPostgres.SERVER_OS_USER], { encoding: "utf8" }))
+        const cluster = Fs.statSync(expected)
+        expect([cluster.uid, cluster.mode & 0o777]).toEqual([serverUid, 0o700])
+        expect(Fs.existsSync(Path.join(expected, "PG_VERSION"))).toBe(true)
+        expect(Fs.readFileSync(Path.join(expected, "postmaster.pid"), "utf8").split("\n")[1]).toBe(expected)
+        expect(Fs.existsSync(Path.join(dataDir, "pg"))).toBe(false)
+        expect((yield* runCli(first.env, ["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
+        expect(yield* first.stop("SIGTERM")).toBe(0)
+
+        const second = yield* startBelay(env)
+        expect(announced(second.output())).toBe(true)
+        const accounts = JSON.parse((yield* runCli(second.env, ["account", "list", "--json"])).stdout)
+        expect(accounts).toEqual([expect.objectContaining({ name: "alice" })])
+        expect(yield* second.stop("SIGTERM")).toBe(0)
+        expect(Fs.statSync(closed).mode & 0o777).toBe(0o700)
+        expect(Fs.statSync(dataDir).mode & 0o777).toBe(0o700)
       }),
-    { timeout: 60_000 }
+    { timeout: 120_000 }
   )
 })

@@ -45,8 +45,11 @@ const ISUPPORT_TOKENS_PER_LINE = 13
 const CAP_LS_LINE_BUDGET = 400
 /** IRCv3 sasl-3.1 "AUTHENTICATE": payloads come in 400-byte chunks; a shorter chunk (or "+") ends the payload. */
 const SASL_CHUNK_LENGTH = 400
-/** Flood writes are batched to about this many bytes per socket.write, half Node's 16 KiB highWaterMark. */
-const FLOOD_BATCH_BYTES = 8 * 1024
+/**
+ * Flood writes are batched to about this many bytes per socket.write: half the socket's highWaterMark on Node 20
+ * (16 KiB), an eighth from Node 22 on (64 KiB, the streams' new default).
+ */
+export const FLOOD_BATCH_BYTES = 8 * 1024
 /** listen(2) backlog: the reconnect-storm bench opens 500 connections at once. */
 const LISTEN_BACKLOG = 1024
 
@@ -228,6 +231,8 @@ export interface FloodStats {
   readonly backpressureWaits: number
   /** The largest socket.writableLength seen right after a write: bounded when backpressure is respected. */
   readonly maxBuffered: number
+  /** The socket's writableHighWaterMark: write returns false once this much is buffered (16 KiB on Node 20, 64 KiB after). */
+  readonly highWaterMark: number
 }
 
 export interface FakeIrcConnection {
@@ -717,7 +722,7 @@ const makeConnection = (
         socket.off("close", onClose)
         resume(effect)
       }
-      const stats = (): FloodStats => ({ lines: i, bytes, backpressureWaits, maxBuffered })
+      const stats = (): FloodStats => ({ lines: i, bytes, backpressureWaits, maxBuffered, highWaterMark: socket.writableHighWaterMark })
       const onClose = () => finish(Effect.fail(fail("Closed", `connection closed during flood after ${i} of ${count} lines`)))
       function pump(): void {
         while (!finished) {

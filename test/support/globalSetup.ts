@@ -58,6 +58,9 @@ export default async function setup(project: TestProject) {
     adminUrl = external
   } else {
     dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-test-pg-"))
+    // As root the server runs as its own OS user, which may pass through this dir of the test's (execute only), so
+    // the cluster stays inside it and goes with it (TestDatabase.ts serverDataDir).
+    Fs.chmodSync(dataDir, 0o711)
     // Every test file's pool and every spawned Belay connect at once: far more than a user's server needs.
     const server = await quiet(EmbeddedPostgres.start({ dataDir, maxConnections: 300 }))
     adminUrl = server.url("postgres")
