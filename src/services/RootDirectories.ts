@@ -2,7 +2,7 @@
  * RootDirectories owns the directories Belay keeps outside its data directory when it runs as root, for the
  * embedded PostgreSQL's unprivileged user (ServerOsUser.ts), which may not be able to reach the clone or the data
  * directory: the staged server binaries (PostgresBinaries.ts) and the clusters of data directories that user cannot
- * enter (ClusterDirectory.ts). README "The embedded PostgreSQL"; docs/decisions.md.
+ * enter (PostgresClusterDirectory.ts). README "The embedded PostgreSQL"; docs/decisions.md.
  *
  * Concurrency: creation is idempotent (EEXIST is success once the directory is checked), so processes starting at
  * once may all call it.

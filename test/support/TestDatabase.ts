@@ -51,7 +51,7 @@ export const tempDir = (prefix: string) =>
  * A temp dir for an embedded PostgreSQL's data directory, removed on scope close. mkdtemp makes it 0700; as root the
  * server runs as its own OS user, which may then pass through (execute only: it still cannot list it), so the
  * cluster stays in `<dir>/pg` and goes with the dir. Belay itself changes no directory it did not create
- * (ClusterDirectory.ts).
+ * (PostgresClusterDirectory.ts).
  */
 export const serverDataDir = (prefix: string) =>
   Effect.tap(tempDir(prefix), (dir) => Effect.sync(() => Fs.chmodSync(dir, 0o711)))

@@ -1,5 +1,5 @@
 /**
- * ClusterDirectory owns where the embedded PostgreSQL's cluster lives for a data directory: `<data dir>/pg`, or —
+ * PostgresClusterDirectory owns where the embedded PostgreSQL's cluster lives for a data directory: `<data dir>/pg`, or —
  * when Belay runs as root and the server's unprivileged user (ServerOsUser.ts) cannot pass through some directory
  * on the way there (a clone in a 0700 `/root` or `mktemp -d` directory) — `RELOCATED_CLUSTERS_DIR/<id>`, where `<id>`
  * is the first 16 hex digits of the SHA-256 of the data directory's real path, so every start for that data

@@ -1,5 +1,5 @@
 /**
- * Where the embedded PostgreSQL's cluster goes (ClusterDirectory.ts), rule by rule, on real directories: as root for
+ * Where the embedded PostgreSQL's cluster goes (PostgresClusterDirectory.ts), rule by rule, on real directories: as root for
  * the server's OS user, the relocated clusters under a scratch root instead of /var/lib/belay/pg; as any other user,
  * always `<data dir>/pg`. What is asserted is what an operator finds on disk: where the directory is, who owns it,
  * its mode, and that no directory Belay did not create changed mode.
@@ -8,7 +8,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { placeCluster } from "../../src/services/ClusterDirectory.js"
+import { placeCluster } from "../../src/services/PostgresClusterDirectory.js"
 import { ensureServerOsUser } from "../../src/services/ServerOsUser.js"
 import { tempDir } from "../support/TestDatabase.js"
 
@@ -22,7 +22,7 @@ const scratch = Effect.gen(function*() {
   return { base, relocatedRoot: Path.join(base, "lib", "pg") }
 })
 
-describe.skipIf(!isRoot)("ClusterDirectory as root", () => {
+describe.skipIf(!isRoot)("PostgresClusterDirectory as root", () => {
   const user = isRoot ? ensureServerOsUser()! : { uid: -1, gid: -1 }
 
   it.scoped("a reachable data directory Belay creates gets 0711 and the cluster in <data dir>/pg, owned by the server's user", () =>
@@ -107,7 +107,7 @@ describe.skipIf(!isRoot)("ClusterDirectory as root", () => {
     }))
 })
 
-describe.skipIf(isRoot)("ClusterDirectory as another user", () => {
+describe.skipIf(isRoot)("PostgresClusterDirectory as another user", () => {
   it.scoped("the cluster is always <data dir>/pg, 0700, and the data directory keeps its mode", () =>
     Effect.gen(function*() {
       const { base, relocatedRoot } = yield* scratch
