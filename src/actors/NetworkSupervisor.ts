@@ -42,6 +42,7 @@ import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
 import { MemberEvents } from "../services/MemberEvents.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
+import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
@@ -95,6 +96,19 @@ export const make = Effect.gen(function*() {
   const metrics = yield* Metrics
   const transport = yield* IrcTransport
   const memberEvents = yield* MemberEvents
+  const feed = yield* NetworkFeed
+  // What every actor reports, built once: the member's tabs (MemberEvents) and IRC clients (NetworkFeed) hear it.
+  const events: NetworkActor.ActorDeps["events"] = {
+    listening: memberEvents.actorEvents.listening,
+    status: (accountId, name, status) => {
+      memberEvents.actorEvents.status(accountId, name, status)
+      feed.publishStatus({ accountId, name, status })
+    },
+    publish: memberEvents.actorEvents.publish,
+    line: (accountId, networkId, line, time) => {
+      if (feed.listening()) feed.publishLine({ accountId, networkId, line, time })
+    }
+  }
 
   const actors = new Map<number, NetworkActor.NetworkActor>()
   const supervised = yield* FiberMap.make<number>()
@@ -147,7 +161,7 @@ export const make = Effect.gen(function*() {
         },
         timers,
         throttle,
-        events: memberEvents.actorEvents
+        events
       })
       actors.set(networkId, actor)
       yield* Effect.addFinalizer(() =>
@@ -354,6 +368,11 @@ export const make = Effect.gen(function*() {
         const actor = actors.get(networkId)
         return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
       }),
+    upstream: (networkId) =>
+      Effect.suspend(() => {
+        const actor = actors.get(networkId)
+        return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
+      }),
     statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
     view: (networkId, deliver) =>
       Effect.gen(function*() {
@@ -415,5 +434,5 @@ export const make = Effect.gen(function*() {
 export const NetworkSupervisorLive: Layer.Layer<
   NetworkControl,
   never,
-  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents | NetworkFeed
 > = Layer.scoped(NetworkControl, make)
