@@ -149,7 +149,7 @@ export const complete = (deps: ListenerDeps, d: Downstream): Effect.Effect<Step>
         else numeric(d, "464", "Password required: PASS account[/network][@client]:secret or SASL PLAIN")
         return closeWith(d, "Authentication required")
       }
-      const parts = parsePass(d.pass, d.user)
+      const parts = parsePass(d.pass)
       d.pass = undefined
       const name = parts.name ?? d.user
       if (name === undefined) {

@@ -48,16 +48,14 @@ export interface PassParts {
 }
 
 /**
- * Reads PASS. A password may itself contain `:`, so the ZNC form is taken only when what precedes the first `:`
- * is a sign-in name and agrees with USER's account (or USER names none).
+ * Reads PASS. ZNC's form wins whenever what precedes the first `:` is a sign-in name, as in ZNC (a password whose
+ * start looks like `name:` must then be sent as `account:password` or by SASL).
  */
-export const parsePass = (pass: string, userName: SignInName | undefined): PassParts => {
+export const parsePass = (pass: string): PassParts => {
   const colon = pass.indexOf(":")
   if (colon > 0) {
     const name = parseSignInName(pass.slice(0, colon))
-    if (name !== undefined && (userName === undefined || userName.account.toLowerCase() === name.account.toLowerCase())) {
-      return { name, secret: pass.slice(colon + 1) }
-    }
+    if (name !== undefined) return { name, secret: pass.slice(colon + 1) }
   }
   return { name: undefined, secret: pass }
 }
