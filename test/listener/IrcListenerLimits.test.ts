@@ -47,21 +47,23 @@ describe("IRC listener bounds", () => {
       expect(lines.at(-1)?.raw).toBe("ERROR :Too many unregistered connections from your address")
     }))
 
-  it.effect.each([
-    [{ BELAY_IRC_LISTEN: "0.0.0.0:6697" }, "BELAY_IRC_TLS_CERT"],
-    [{ BELAY_IRC_LISTEN: "127.0.0.1:6697", BELAY_IRC_TLS_CERT: "/x.pem" }, "go together"],
-    [{ BELAY_IRC_LISTEN: "nonsense" }, "host:port"]
-  ])("refuses %j", ([env, message]) =>
+  const refused: ReadonlyArray<{ readonly env: Record<string, string>; readonly message: string }> = [
+    { env: { BELAY_IRC_LISTEN: "0.0.0.0:6697" }, message: "BELAY_IRC_TLS_CERT" },
+    { env: { BELAY_IRC_LISTEN: "127.0.0.1:6697", BELAY_IRC_TLS_CERT: "/x.pem" }, message: "go together" },
+    { env: { BELAY_IRC_LISTEN: "nonsense" }, message: "host:port" }
+  ]
+  it.effect.each(refused)("refuses $env", ({ env, message }) =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Effect.provide(AppConfig, appConfigFromMap(env)))
       expect(String(error)).toContain(message)
     }))
 
-  it.effect.each([
-    [{}, Option.none()],
-    [{ BELAY_IRC_LISTEN: "0.0.0.0:6697", BELAY_IRC_PLAINTEXT: "true" }, Option.some({ host: "0.0.0.0", port: 6697 })],
-    [{ BELAY_IRC_LISTEN: "[::1]:6667" }, Option.some({ host: "::1", port: 6667 })]
-  ])("accepts %j", ([env, expected]) =>
+  const accepted: ReadonlyArray<{ readonly env: Record<string, string>; readonly expected: Option.Option<{ host: string; port: number }> }> = [
+    { env: {}, expected: Option.none() },
+    { env: { BELAY_IRC_LISTEN: "0.0.0.0:6697", BELAY_IRC_PLAINTEXT: "true" }, expected: Option.some({ host: "0.0.0.0", port: 6697 }) },
+    { env: { BELAY_IRC_LISTEN: "[::1]:6667" }, expected: Option.some({ host: "::1", port: 6667 }) }
+  ]
+  it.effect.each(accepted)("accepts $env", ({ env, expected }) =>
     Effect.gen(function*() {
       const settings = yield* Effect.provide(AppConfig, appConfigFromMap(env))
       expect(settings.ircListen).toEqual(expected)
