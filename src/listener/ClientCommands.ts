@@ -2,7 +2,8 @@
  * ClientCommands: what a registered IRC client sends, and where it goes (docs/architecture.md "The path of a client's
  * PRIVMSG"). Everything that reaches the upstream goes through the same port as MCP and the browser
  * (NetworkControl): PRIVMSG, NOTICE and CTCP ACTION through `say` (flood control, splitting, storage, end-to-end
- * encryption); JOIN, PART, NICK, AWAY, TOPIC and WHOIS through their commands; anything else through `raw`, behind
+ * encryption); JOIN, PART, NICK, AWAY, TOPIC, channel MODE changes (ModeRequest.ts) and WHOIS through their commands;
+ * anything else through `raw`, behind
  * its end-to-end guard. A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
  * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD.
  *
@@ -16,12 +17,14 @@ import { Effect, Option } from "effect"
 import type { SayKind } from "../actors/NetworkApi.js"
 import { foldCase } from "../irc/CaseMapping.js"
 import { formatLine, type IrcLine } from "../irc/IrcLine.js"
+import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
 import { onBouncer } from "./BouncerNetworks.js"
 import { offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
 import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { onMarkRead } from "./MarkRead.js"
+import { parseModeChanges } from "./ModeRequest.js"
 import { closeWith } from "./Registration.js"
 
 /** A tool failure of the port as an IRCv3 standard reply code: its tag in upper snake case. */
@@ -101,6 +104,18 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
       case "TOPIC":
         if (p[0] !== undefined && p[1] !== undefined) return yield* run(d, "TOPIC", [p[0]], c.setTopic(networkId, p[0], p[1]))
         break
+      case "MODE": {
+        // Channel mode changes through setModes (validated against CHANMODES/PREFIX, packed under MODES); queries,
+        // user modes and anything setModes cannot carry go to the upstream as written.
+        const [target, modes, ...args] = p
+        const upstream = yield* c.upstream(networkId)
+        if (target === undefined || modes === undefined || Option.isNone(upstream)) break
+        const isupport = applyISupport(defaultISupport, [d.nick, ...upstream.value.isupport])
+        if (!isChannel(isupport, target)) break
+        const changes = parseModeChanges(isupport, modes, args)
+        if (changes === undefined) break
+        return yield* run(d, "MODE", [target], c.setModes(networkId, target, changes))
+      }
       case "WHOIS":
         if (p.length === 1 && p[0] !== undefined && !p[0].includes(",")) return yield* run(d, "WHOIS", [p[0]], c.whois(networkId, p[0]))
         break
@@ -112,7 +127,7 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         return yield* run(d, "TAGMSG", [], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: p })))
       }
     }
-    // MODE, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard.
+    // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard.
     yield* run(d, line.command, [], c.raw(networkId, formatLine({ command: line.command, params: p })))
   })
 

@@ -133,6 +133,11 @@ describe(`the IRC client listener on ${describeMode}`, () => {
       // B never saw its own line (no echo-message).
       expect(texts(beforeJoin)).toEqual([])
 
+      // A channel MODE change goes through setModes; a query goes upstream as written.
+      yield* a.send("MODE #belay +o bob", "MODE #belay +b")
+      yield* upstream.waitFor("MODE #belay +o bob")
+      yield* upstream.waitFor("MODE #belay +b")
+
       // CHATHISTORY: the newest messages, oldest first, in a chathistory batch, with their msgids.
       yield* Context.get(context, MessageWriter).flush
       yield* a.send("CHATHISTORY LATEST #belay * 10")

@@ -8,7 +8,9 @@ import { initialCapState, offeredCaps, onCap, withdrawMissing } from "../../src/
 import { parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
 import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
 import { type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
+import { parseModeChanges } from "../../src/listener/ModeRequest.js"
 import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
+import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
 import type { StoredMessage } from "../../src/services/MessageHistory.js"
 
 describe("sign-in names", () => {
@@ -156,4 +158,22 @@ describe("rendering", () => {
     ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
     ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
   ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))
+})
+
+describe("MODE requests", () => {
+  const isupport = applyISupport(defaultISupport, ["me", "CHANMODES=beI,k,l,imnpst", "PREFIX=(ov)@+"])
+  it.each([
+    ["+o bob", [{ sign: "+", letter: "o", param: "bob" }]],
+    ["+mt-l", [{ sign: "+", letter: "m" }, { sign: "+", letter: "t" }, { sign: "-", letter: "l" }]],
+    ["+l 10", [{ sign: "+", letter: "l", param: "10" }]],
+    ["-k", [{ sign: "-", letter: "k" }]],
+    ["+b *!*@x", [{ sign: "+", letter: "b", param: "*!*@x" }]]
+  ])("%s", (line, expected) => {
+    const [modes = "", ...args] = line.split(" ")
+    expect(parseModeChanges(isupport, modes, args)).toEqual(expected)
+  })
+  it.each(["+b", "b", "+Z", "+o", "+m extra"])("%j is left to the upstream", (line) => {
+    const [modes = "", ...args] = line.split(" ")
+    expect(parseModeChanges(isupport, modes, args)).toBeUndefined()
+  })
 })
