@@ -9,6 +9,7 @@
  *                /api/networks; CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
+ *             ─▶ IrcListener: IRC clients (listener/), over the services and the NetworkControl port
  *
  * Shutdown (SIGTERM/SIGINT): runMain interrupts the launch fiber; layers close in
  * reverse order — listeners first, then services, the database last — and the
@@ -30,6 +31,7 @@ import { networkRoutes } from "./http/networks/NetworkRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { pushRoutes } from "./http/push/PushRoutes.js"
 import { SocketServerLive } from "./http/ws/SocketServer.js"
+import { IrcListenerLive } from "./listener/IrcListener.js"
 import { Accounts } from "./services/Accounts.js"
 import { ApiTokens } from "./services/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
@@ -45,6 +47,7 @@ import { MemberEvents } from "./services/MemberEvents.js"
 import { MessageHistory } from "./services/MessageHistory.js"
 import { MessageWriter } from "./services/MessageWriter.js"
 import { Metrics } from "./services/Metrics.js"
+import { NetworkFeed } from "./services/NetworkFeed.js"
 import { Networks } from "./services/Networks.js"
 import { NickNotes } from "./services/NickNotes.js"
 import { OAuthClients } from "./services/OAuthClients.js"
@@ -92,6 +95,7 @@ export const Services = Layer.mergeAll(
   MessageHistory.Default,
   MessageWriter.Default,
   Metrics.Default,
+  NetworkFeed.Default,
   Networks.Default,
   NickNotes.Default,
   OAuthClients.Default,
@@ -138,7 +142,7 @@ type ServicesOut = Layer.Layer.Success<typeof ServicesLive> | AppConfig
  * services. `actors` provides the network actors; tests may swap in a fake.
  */
 export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<NetworkControl, E, ServicesOut>) =>
-  Layer.mergeAll(HttpServerLive, AdminServerLive).pipe(
+  Layer.mergeAll(HttpServerLive, AdminServerLive, IrcListenerLive).pipe(
     Layer.provide(Layer.merge(RoutesLive, UpgradesLive)),
     Layer.provideMerge(actors),
     Layer.provideMerge(ServicesLive),

@@ -45,8 +45,26 @@ export type DeliveryError = UnknownNetwork | NotConnected | Timeout
  */
 export type WriteError = DeliveryError | InvalidArguments | SendQueueFull
 
+/**
+ * The upstream connection as the server sees it, for welcoming the member's IRC clients (src/listener): the current
+ * nick and user@host, the server's RPL_ISUPPORT tokens and the capabilities it enabled.
+ */
+export interface UpstreamView {
+  readonly nick: string
+  readonly user: string | null
+  readonly host: string | null
+  /** RPL_ISUPPORT tokens in wire form (`KEY=value` with `\xHH` escapes, or `KEY`). */
+  readonly isupport: ReadonlyArray<string>
+  /** Capabilities the server acknowledged. */
+  readonly caps: ReadonlyArray<string>
+  /** Whether the member is marked away on this network (set_away, AWAY from a client, auto-away). */
+  readonly away: boolean
+}
+
 export interface NetworkControlService {
   readonly status: (networkId: number) => Effect.Effect<NetworkStatus>
+  /** The registered upstream connection; None while the network is not connected. Never waits for the actor. */
+  readonly upstream: (networkId: number) => Effect.Effect<Option.Option<UpstreamView>>
   readonly statuses: Effect.Effect<ReadonlyArray<NetworkStatus>>
   /**
    * Draws the network whole for one new browser tab (its connection, the member's away state, every joined channel

@@ -42,6 +42,7 @@ import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
 import { ClusterEvents } from "../services/ClusterEvents.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
+import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
@@ -96,6 +97,20 @@ export const make = Effect.gen(function*() {
   const transport = yield* IrcTransport
   // The member's tabs on this node and, in a cluster, on the others (services/ClusterEvents.ts).
   const clusterEvents = yield* ClusterEvents
+  const feed = yield* NetworkFeed
+  // What every actor reports, built once: the member's tabs (ClusterEvents, which hands them to MemberEvents here
+  // and to the other nodes) and IRC clients (NetworkFeed) hear it.
+  const events: NetworkActor.ActorDeps["events"] = {
+    listening: clusterEvents.actorEvents.listening,
+    status: (accountId, name, status) => {
+      clusterEvents.actorEvents.status(accountId, name, status)
+      feed.publishStatus({ accountId, name, status })
+    },
+    publish: clusterEvents.actorEvents.publish,
+    line: (accountId, networkId, line, time) => {
+      if (feed.listening()) feed.publishLine({ accountId, networkId, line, time })
+    }
+  }
 
   const actors = new Map<number, NetworkActor.NetworkActor>()
   const supervised = yield* FiberMap.make<number>()
@@ -148,7 +163,7 @@ export const make = Effect.gen(function*() {
         },
         timers,
         throttle,
-        events: clusterEvents.actorEvents
+        events
       })
       actors.set(networkId, actor)
       yield* Effect.addFinalizer(() =>
@@ -357,6 +372,11 @@ export const make = Effect.gen(function*() {
         const actor = actors.get(networkId)
         return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
       }),
+    upstream: (networkId) =>
+      Effect.suspend(() => {
+        const actor = actors.get(networkId)
+        return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
+      }),
     statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
     view: (networkId, deliver) =>
       Effect.gen(function*() {
@@ -418,5 +438,5 @@ export const make = Effect.gen(function*() {
 export const NetworkSupervisorLive: Layer.Layer<
   NetworkControl,
   never,
-  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | ClusterEvents
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | ClusterEvents | NetworkFeed
 > = Layer.scoped(NetworkControl, make)

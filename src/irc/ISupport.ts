@@ -249,3 +249,9 @@ export const splitNamesEntry = (
   }
   return { modes: rankPrefixModes(isupport, modes), rest: entry.slice(i) }
 }
+
+/** One token in wire form, as a server sends it in RPL_ISUPPORT: `KEY`, or `KEY=value` with space, `\\` and `=` escaped `\xHH`. */
+export const formatISupportToken = (key: string, value: string | true): string =>
+  value === true
+    ? key
+    : `${key}=${value.replace(/[\\ =\x00-\x1f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)}`

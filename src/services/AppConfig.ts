@@ -31,6 +31,13 @@ export interface AppSettings {
    * (docs/contract.md "The member's browser surface", REST).
    */
   readonly pushInsecureEndpoints: boolean
+  /**
+   * BELAY_IRC_LISTEN: where IRC clients connect (docs/contract.md "The IRC client listener"); None: no listener.
+   * TLS with `ircTls` (BELAY_IRC_TLS_CERT, BELAY_IRC_TLS_KEY: PEM file paths); without it only on a loopback
+   * address, or anywhere with BELAY_IRC_PLAINTEXT=true.
+   */
+  readonly ircListen: Option.Option<{ readonly host: string; readonly port: number }>
+  readonly ircTls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
   /**
@@ -133,6 +140,22 @@ const clusterAddress = Config.option(Config.string("BELAY_CLUSTER_ADDRESS")).pip
   })
 )
 
+/** `host:port`, `[v6]:port`; port 0 picks a free one (tests). */
+const ircListen = Config.option(Config.string("BELAY_IRC_LISTEN")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none<{ host: string; port: number }>())
+    const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(value.value.trim())
+    const port = m === null ? NaN : Number(m[3])
+    if (m === null || port > 65535) {
+      return Either.left(invalid("BELAY_IRC_LISTEN", `BELAY_IRC_LISTEN must be host:port, e.g. 0.0.0.0:6697, got ${JSON.stringify(value.value)}`))
+    }
+    return Either.right(Option.some({ host: (m[1] ?? m[2])!, port }))
+  })
+)
+
+/** Loopback hosts, where plaintext IRC needs no opt-in (docs/contract.md "Names"). */
+const isLoopback = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
 export const appSettings: Config.Config<AppSettings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port,
@@ -157,6 +180,10 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   ),
   secretKey: Config.option(Config.redacted("BELAY_SECRET_KEY")),
   pushInsecureEndpoints: strictBoolean("BELAY_PUSH_INSECURE_ENDPOINTS"),
+  ircListen,
+  ircTlsCert: Config.option(Config.string("BELAY_IRC_TLS_CERT")),
+  ircTlsKey: Config.option(Config.string("BELAY_IRC_TLS_KEY")),
+  ircPlaintext: strictBoolean("BELAY_IRC_PLAINTEXT"),
   logLevel,
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT")),
   clusterAddress
@@ -170,8 +197,22 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
     if (s.hosted && Option.isNone(s.serverName)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires BELAY_SERVER_NAME"))
     }
+    const certFile = Option.filter(s.ircTlsCert, (f) => f !== "")
+    const keyFile = Option.filter(s.ircTlsKey, (f) => f !== "")
+    if (Option.isSome(certFile) !== Option.isSome(keyFile)) {
+      return Either.left(invalid("BELAY_IRC_TLS_CERT", "BELAY_IRC_TLS_CERT and BELAY_IRC_TLS_KEY go together"))
+    }
+    const ircTls = Option.zipWith(certFile, keyFile, (cert, key) => ({ certFile: Path.resolve(cert), keyFile: Path.resolve(key) }))
+    if (Option.isSome(s.ircListen) && Option.isNone(ircTls) && !s.ircPlaintext && !isLoopback(s.ircListen.value.host)) {
+      return Either.left(invalid(
+        "BELAY_IRC_LISTEN",
+        "BELAY_IRC_LISTEN on a non-loopback address needs BELAY_IRC_TLS_CERT and BELAY_IRC_TLS_KEY, or BELAY_IRC_PLAINTEXT=true"
+      ))
+    }
+    const { ircTlsCert: _cert, ircTlsKey: _key, ircPlaintext: _plain, ...rest } = s
     return Either.right<AppSettings>({
-      ...s,
+      ...rest,
+      ircTls,
       adminSocket: Option.getOrElse(s.adminSocket, () => Path.join(s.dataDir, "belay.sock")),
       logFormat: Option.getOrElse(s.logFormat, () => (process.stdout.isTTY ? "pretty" : "json"))
     })

@@ -24,6 +24,7 @@ import migration0003 from "./migrations/0003_member_web.js"
 import migration0004 from "./migrations/0004_push_subscriptions.js"
 import migration0005 from "./migrations/0005_read_markers.js"
 import migration0006 from "./migrations/0006_message_batches.js"
+import migration0007 from "./migrations/0007_client_deliveries.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -32,7 +33,8 @@ export const migrations = {
   "0003_member_web": migration0003,
   "0004_push_subscriptions": migration0004,
   "0005_read_markers": migration0005,
-  "0006_message_batches": migration0006
+  "0006_message_batches": migration0006,
+  "0007_client_deliveries": migration0007
 }
 
 const INT8_OID = 20

@@ -61,6 +61,13 @@ export interface StoredMessageInBuffer extends StoredMessage {
   readonly bufferKind: BufferKind
 }
 
+/**
+ * A reference into a buffer's history (IRCv3 draft/chathistory `msgid=` or `timestamp=`): a message id, or a time.
+ * Times compare at millisecond precision, the precision of the `time` tags clients send back: timestamptz keeps
+ * microseconds, and `AFTER timestamp=T` would otherwise return the message T was taken from.
+ */
+export type Bound = { readonly _tag: "Id"; readonly id: number } | { readonly _tag: "Time"; readonly time: Date }
+
 export interface BufferSummary {
   readonly networkId: number
   readonly target: string
@@ -253,7 +260,126 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         LIMIT ${limit}`.pipe(Effect.orDie)
     })
 
-    return { recent, search, listBuffers, lastId, after } as const
+    // ---- the IRC listener's reads (IRCv3 draft/chathistory, backlog, read markers) ----
+
+    /** A bound as a condition on a message row: an id compares by id, a time at millisecond precision (see Bound). */
+    const beyond = (bound: Bound, op: ">" | ">=" | "<" | "<=") =>
+      bound._tag === "Id"
+        ? sql`AND id ${sql.literal(op)} ${bound.id}`
+        : sql`AND date_trunc('milliseconds', time) ${sql.literal(op)} ${bound.time}`
+
+    /**
+     * A buffer's conversation messages (PRIVMSG, NOTICE, ACTION) between two bounds, oldest first, at most `limit`:
+     * the newest of the range when `newest`, else the oldest. `after` is exclusive unless `afterInclusive`; `before`
+     * is exclusive. Walks `messages (buffer_id, id)` from the end it keeps.
+     */
+    const range = (
+      networkId: number,
+      targetFolded: string,
+      window: {
+        readonly after?: Bound | undefined
+        readonly afterInclusive?: boolean
+        readonly before?: Bound | undefined
+        readonly newest: boolean
+        readonly limit: number
+      }
+    ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
+      if (window.limit <= 0) return Effect.succeed([])
+      const lower = window.after === undefined ? sql`` : beyond(window.after, window.afterInclusive === true ? ">=" : ">")
+      const upper = window.before === undefined ? sql`` : beyond(window.before, "<")
+      const order = window.newest ? sql`ORDER BY buffer_id DESC, id DESC` : sql`ORDER BY buffer_id, id`
+      return sql<StoredMessage>`
+        SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
+               m.encryption
+        FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id, time, kind, nick, text, numeric, self, encryption
+          FROM messages
+          WHERE ${ofBuffer(sql`b.id`)} AND kind IN ('privmsg', 'notice', 'action') ${lower} ${upper}
+          ${order}
+          LIMIT ${window.limit}
+        ) AS m
+        WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}
+        ORDER BY m.id`.pipe(Effect.orDie)
+    }
+
+    /** Channels and DMs of the network whose last message is strictly between two times, oldest first. */
+    const targetsBetween = (networkId: number, from: Date, to: Date, limit: number) => {
+      const [lo, hi] = from <= to ? [from, to] : [to, from]
+      return sql<{ target: string; lastMessageAt: Date }>`
+        SELECT target, last_message_at AS "lastMessageAt" FROM buffers
+        WHERE network_id = ${networkId} AND kind IN ('channel', 'dm')
+          AND date_trunc('milliseconds', last_message_at) > ${lo} AND date_trunc('milliseconds', last_message_at) < ${hi}
+        ORDER BY last_message_at, target_folded
+        LIMIT ${limit}`.pipe(Effect.orDie)
+    }
+
+    /**
+     * The network's conversation messages in channels and DMs with ids above `afterId`, oldest first, at most
+     * `limit` (an IRC client's backlog). Per buffer one walk of `(buffer_id, id)` from `afterId`.
+     */
+    const networkAfter = (networkId: number, afterId: number, limit: number) =>
+      limit <= 0 ? Effect.succeed([]) : sql<StoredMessageInBuffer>`
+        SELECT m.id, b.network_id AS "networkId", b.target, b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text,
+               m.numeric, m.self, m.encryption
+        FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id, time, kind, nick, text, numeric, self, encryption
+          FROM messages
+          WHERE ${ofBuffer(sql`b.id`)} AND id > ${afterId} AND kind IN ('privmsg', 'notice', 'action')
+          ORDER BY buffer_id, id
+          LIMIT ${limit}
+        ) AS m
+        WHERE b.network_id = ${networkId} AND b.kind IN ('channel', 'dm')
+        ORDER BY m.id
+        LIMIT ${limit}`.pipe(Effect.orDie)
+
+    /** The newest message id of the network; 0 when it has none. */
+    const newestOfNetwork = (networkId: number) =>
+      sql<{ id: number | null }>`
+        SELECT max(x.id) AS id FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1
+        ) AS x
+        WHERE b.network_id = ${networkId}`.pipe(Effect.orDie, Effect.map((rows) => rows[0]?.id ?? 0))
+
+    /** The time of a message of the network; None when there is no such message there. */
+    const timeOf = (networkId: number, messageId: number) =>
+      sql<{ time: Date }>`
+        SELECT m.time FROM messages m JOIN buffers b ON b.id = m.buffer_id
+        WHERE m.id = ${messageId} AND b.network_id = ${networkId}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => Option.fromNullable(rows[0]?.time))
+      )
+
+    /** The newest message of the buffer at or before `time` (millisecond precision): what "read up to time" means. */
+    const idAtOrBefore = (networkId: number, targetFolded: string, time: Date) =>
+      sql<{ id: number; time: Date }>`
+        SELECT m.id, m.time FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id, time FROM messages
+          WHERE ${ofBuffer(sql`b.id`)} AND date_trunc('milliseconds', time) <= ${time}
+          ORDER BY buffer_id DESC, id DESC
+          LIMIT 1
+        ) AS m
+        WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    return {
+      recent,
+      search,
+      listBuffers,
+      lastId,
+      after,
+      range,
+      targetsBetween,
+      networkAfter,
+      newestOfNetwork,
+      timeOf,
+      idAtOrBefore
+    } as const
   }),
   dependencies: [Networks.Default, RecentPages.Default]
 }) {}

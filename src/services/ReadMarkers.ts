@@ -155,6 +155,16 @@ export class ReadMarkers extends Effect.Service<ReadMarkers>()("belay/ReadMarker
       )
     }
 
-    return { set, buffers, changes } as const
+    /** The buffer's marker with the time of the message it names; None when the buffer has none. */
+    const get = (networkId: number, targetFolded: string) =>
+      sql<{ messageId: number; time: Date | null }>`
+        SELECT r.message_id AS "messageId", m.time
+        FROM read_markers r LEFT JOIN messages m ON m.id = r.message_id
+        WHERE r.network_id = ${networkId} AND r.target_folded = ${targetFolded}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    return { set, get, buffers, changes } as const
   })
 }) {}

@@ -5,7 +5,7 @@
  * failures are the port's own tool failures. Single fiber use per test.
  */
 import { Effect, Either, Layer, Option, Ref } from "effect"
-import { NetworkControl } from "../../src/actors/NetworkApi.js"
+import { NetworkControl, type UpstreamView } from "../../src/actors/NetworkApi.js"
 import { messageTargetsOfRawLine } from "../../src/irc/RawGuard.js"
 import type { ModeList } from "../../src/schema/ChannelMode.js"
 import type { ChannelTopic } from "../../src/schema/ChannelTopic.js"
@@ -28,6 +28,8 @@ export interface FakeNetwork {
   modeLists: Map<string, Either.Either<ModeList, Refused | Timeout>>
   encrypted: Set<string>
   lockedDown: boolean
+  /** What `upstream` answers while the network is connected; a view from the status's nick when absent. */
+  upstream: UpstreamView | undefined
 }
 
 export interface RecordedCall {
@@ -43,7 +45,7 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
   const network = (id: number): FakeNetwork => {
     let n = networks.get(id)
     if (!n) {
-      n = { status: {}, members: new Map(), topics: new Map(), modeLists: new Map(), encrypted: new Set(), lockedDown: false }
+      n = { status: {}, members: new Map(), topics: new Map(), modeLists: new Map(), encrypted: new Set(), lockedDown: false, upstream: undefined }
       networks.set(id, n)
     }
     return n
@@ -76,6 +78,14 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
 
   const service = NetworkControl.of({
     status: (id) => Effect.sync(() => statusOf(id)),
+    upstream: (id) =>
+      Effect.sync(() => {
+        const status = statusOf(id)
+        if (status.state !== "connected" || status.nick === null) return Option.none()
+        return Option.some(
+          network(id).upstream ?? { nick: status.nick, user: null, host: null, isupport: [], caps: [], away: false }
+        )
+      }),
     statuses: Effect.sync(() => [...networks.keys()].map(statusOf)),
     // Only the connection: the fake has no channel state changing under the tabs.
     view: (id, deliver) =>

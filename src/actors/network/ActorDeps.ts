@@ -40,8 +40,8 @@ export interface E2eKeySource {
 }
 
 /**
- * The member's open tabs (services/MemberEvents.ts through the supervisor; LiveView.ts). Called from the dispatcher
- * fiber; none of them blocks.
+ * The member's open tabs (services/MemberEvents.ts through the supervisor; LiveView.ts) and IRC clients
+ * (services/NetworkFeed.ts). Called from the dispatcher fiber; none of them blocks.
  */
 export interface ActorEvents {
   /** Whether the account has an open tab: the channel changes are not computed otherwise. */
@@ -49,6 +49,11 @@ export interface ActorEvents {
   /** Every status the actor publishes (ActorState.publish); the receiver tells the tabs when state or nick moved. */
   readonly status: (accountId: number, name: string, status: NetworkStatus) => void
   readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
+  /**
+   * Every line the server sent that is not the answer to one of Belay's own queries, as received, with its receive
+   * time (services/NetworkFeed.ts: the IRC client listener relays them). Absent in tests that do not look.
+   */
+  readonly line?: (accountId: number, networkId: number, line: string, time: number) => void
 }
 
 export interface ActorDeps {

@@ -75,6 +75,7 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
     // History first, from the state before this line.
     const context = historyContext(a, s, time)
     const stored = raw.replace(/[\r\n]+$/, "")
+    a.deps.events?.line?.(a.config.accountId, a.networkId, stored, time)
     yield* append(a, E2e.historyOfInbound(a.e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored)))
 
     const p = line.params

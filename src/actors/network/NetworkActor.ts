@@ -27,13 +27,14 @@
  */
 import { Cause, Data, Deferred, Effect, Exit, Option, Queue, type Scope, SubscriptionRef } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
-import { defaultISupport } from "../../irc/ISupport.js"
+import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
 import type { NetworkEvent } from "../../schema/SocketFrame.js"
 import type { NetworkConfig } from "../../services/Networks.js"
+import type { UpstreamView } from "../NetworkApi.js"
 import { makeStepper, reconnectSchedule, regainNickSchedule } from "../ReconnectPolicy.js"
 import type { ActorDeps } from "./ActorDeps.js"
-import { type Actor, current, publish } from "./ActorState.js"
+import { type Actor, connected, current, publish } from "./ActorState.js"
 import { onCommand } from "./Commands.js"
 import * as Connection from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
@@ -57,6 +58,8 @@ export interface NetworkActor {
   readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
   /** STATUSMSG of the network (for send_raw's end-to-end guard); "" before ISUPPORT. */
   readonly statusMsg: Effect.Effect<string>
+  /** The registered connection as the server sees it (NetworkApi.UpstreamView); None while not connected. */
+  readonly upstream: Effect.Effect<Option.Option<UpstreamView>>
   /** Takes new stored settings that keep the connection (the supervisor read them); publishes the status again. */
   readonly reconfigure: (config: NetworkConfig) => Effect.Effect<void>
   /** Enqueues a command; the caller awaits its Deferred. Never blocks (unbounded inbox). */
@@ -222,6 +225,18 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       networkId,
       status: a.status,
       statusMsg: Effect.sync(() => a.isupport.statusMsg),
+      upstream: Effect.sync(() => {
+        const s = connected(a)
+        if (s === undefined) return Option.none()
+        return Option.some<UpstreamView>({
+          nick: s.nick,
+          user: s.user ?? null,
+          host: s.host ?? null,
+          isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
+          caps: [...s.caps],
+          away: a.awayMessage !== null
+        })
+      }),
       offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
       reconfigure: (config) => Effect.asVoid(Queue.offer(inbox, { _tag: "Reconfigure", config })),
       view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),

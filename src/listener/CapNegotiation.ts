@@ -1,0 +1,142 @@
+/**
+ * CapNegotiation: the capabilities Belay offers its IRC clients and the CAP state machine of one connection (IRCv3
+ * capability-negotiation, CAP 302; docs/contract.md "The IRC client listener"). Pure: `onCap` takes the state and a
+ * CAP command and answers the next state with the replies to send.
+ *
+ * Offered always: what Belay implements itself. Offered only when the upstream connection has them (PASSTHROUGH):
+ * what only the upstream server can produce (away-notify, account-tag…); before a network is bound they are offered,
+ * and withdrawn with CAP DEL once the bound upstream turns out to lack them (as soju does).
+ */
+import type { IrcLineInput } from "../irc/IrcLine.js"
+
+/** Belay's own capabilities, with their CAP 302 values. */
+export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, string | null>([
+  ["sasl", "PLAIN"],
+  ["cap-notify", null],
+  ["server-time", null],
+  ["batch", null],
+  ["message-tags", null],
+  ["echo-message", null],
+  ["labeled-response", null],
+  ["draft/chathistory", null],
+  ["draft/read-marker", null],
+  ["soju.im/bouncer-networks", null],
+  ["soju.im/bouncer-networks-notify", null],
+  ["znc.in/self-message", null]
+])
+
+/** Relayed from the upstream server, so offered only when it has them. */
+export const PASSTHROUGH_CAPS: ReadonlyArray<string> = [
+  "account-notify",
+  "account-tag",
+  "away-notify",
+  "chghost",
+  "extended-join",
+  "invite-notify",
+  "multi-prefix",
+  "setname"
+]
+
+export interface CapState {
+  /** CAP LS or REQ arrived before registration and CAP END has not: registration waits. */
+  readonly negotiating: boolean
+  /** The highest CAP LS version the client asked for (302 enables values and implies cap-notify). */
+  readonly version: number
+  readonly enabled: ReadonlySet<string>
+}
+
+export const initialCapState: CapState = { negotiating: false, version: 0, enabled: new Set() }
+
+/** What the connection offers: Belay's own, plus the passthrough ones `upstream` has (all, when not yet known). */
+export const offeredCaps = (upstream: ReadonlySet<string> | undefined): ReadonlyMap<string, string | null> => {
+  const offered = new Map(OWN_CAPS)
+  for (const cap of PASSTHROUGH_CAPS) if (upstream === undefined || upstream.has(cap)) offered.set(cap, null)
+  return offered
+}
+
+/** CAP LS replies are split below this many bytes of capabilities per line (CAP 302 multiline LS). */
+const LS_LINE_BUDGET = 380
+
+const lsLines = (nick: string, offered: ReadonlyMap<string, string | null>, version: number): Array<IrcLineInput> => {
+  const words = [...offered].map(([cap, value]) => (version >= 302 && value !== null ? `${cap}=${value}` : cap))
+  const chunks: Array<string> = []
+  let current = ""
+  for (const word of words) {
+    if (current !== "" && current.length + word.length + 1 > LS_LINE_BUDGET) {
+      chunks.push(current)
+      current = word
+    } else current = current === "" ? word : `${current} ${word}`
+  }
+  chunks.push(current)
+  return chunks.map((chunk, i) => ({
+    command: "CAP",
+    params: i < chunks.length - 1 && version >= 302 ? [nick, "LS", "*", chunk] : [nick, "LS", chunk]
+  }))
+}
+
+export interface CapOutcome {
+  readonly state: CapState
+  readonly replies: ReadonlyArray<IrcLineInput>
+}
+
+/**
+ * One CAP command. `nick` is `*` before registration. A REQ is acknowledged or refused as a whole (CAP spec: "the
+ * server MUST NOT make any change to any capabilities if it replies with a NAK").
+ */
+export const onCap = (
+  state: CapState,
+  params: ReadonlyArray<string>,
+  context: { readonly nick: string; readonly registered: boolean; readonly offered: ReadonlyMap<string, string | null> }
+): CapOutcome => {
+  const sub = (params[0] ?? "").toUpperCase()
+  const { nick } = context
+  switch (sub) {
+    case "LS": {
+      const version = Math.max(state.version, Number.parseInt(params[1] ?? "0", 10) || 0)
+      const enabled = version >= 302 ? new Set([...state.enabled, "cap-notify"]) : state.enabled
+      return {
+        state: { negotiating: !context.registered || state.negotiating, version, enabled },
+        replies: lsLines(nick, context.offered, version)
+      }
+    }
+    case "LIST":
+      return { state, replies: [{ command: "CAP", params: [nick, "LIST", [...state.enabled].join(" ")] }] }
+    case "REQ": {
+      const asked = (params[1] ?? "").split(" ").filter((c) => c !== "")
+      const negotiating = !context.registered || state.negotiating
+      const ok = asked.length > 0 && asked.every((c) => {
+        const name = c.startsWith("-") ? c.slice(1) : c
+        // Disabling is always allowed except for cap-notify under 302, which stays on.
+        return c.startsWith("-") ? !(name === "cap-notify" && state.version >= 302) : context.offered.has(name)
+      })
+      if (!ok) return { state: { ...state, negotiating }, replies: [{ command: "CAP", params: [nick, "NAK", params[1] ?? ""] }] }
+      const enabled = new Set(state.enabled)
+      for (const c of asked) if (c.startsWith("-")) enabled.delete(c.slice(1))
+      else enabled.add(c)
+      return { state: { ...state, negotiating, enabled }, replies: [{ command: "CAP", params: [nick, "ACK", asked.join(" ")] }] }
+    }
+    case "END":
+      return { state: { ...state, negotiating: false }, replies: [] }
+    default:
+      // 410 ERR_INVALIDCAPCMD (IRCv3 capability-negotiation, "Errors").
+      return { state, replies: [{ command: "410", params: [nick, params[0] ?? "", "Invalid CAP command"] }] }
+  }
+}
+
+/**
+ * The passthrough capabilities a bound upstream lacks, withdrawn with `CAP DEL` (and from the enabled set) from a
+ * client that has cap-notify.
+ */
+export const withdrawMissing = (
+  state: CapState,
+  upstream: ReadonlySet<string>,
+  nick: string
+): CapOutcome => {
+  const missing = PASSTHROUGH_CAPS.filter((c) => !upstream.has(c))
+  // Without cap-notify the client cannot hear of a withdrawal; what it enabled stays, and the upstream's lines
+  // simply never carry what the capability would have added.
+  if (missing.length === 0 || !state.enabled.has("cap-notify")) return { state, replies: [] }
+  const enabled = new Set(state.enabled)
+  for (const c of missing) enabled.delete(c)
+  return { state: { ...state, enabled }, replies: [{ command: "CAP", params: [nick, "DEL", missing.join(" ")] }] }
+}

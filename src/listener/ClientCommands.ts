@@ -1,0 +1,187 @@
+/**
+ * ClientCommands: what a registered IRC client sends, and where it goes (docs/architecture.md "The path of a client's
+ * PRIVMSG"). Everything that reaches the upstream goes through the same port as MCP and the browser
+ * (NetworkControl): PRIVMSG, NOTICE and CTCP ACTION through `say` (flood control, splitting, storage, end-to-end
+ * encryption); JOIN, PART, NICK, AWAY, TOPIC, channel MODE changes (ModeRequest.ts) and WHOIS through their commands;
+ * anything else through `raw`, behind
+ * its end-to-end guard. A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
+ * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD.
+ *
+ * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
+ * upstream's echo, or as sent) and comes back on MessageWriter.stored; the sender sees it only with echo-message (with
+ * its label), which `ownSends` remembers until it comes. Other clients always see it (LiveEvents.ts).
+ *
+ * Concurrency rule: runs on the connection's session fiber only.
+ */
+import { Effect, Option } from "effect"
+import type { SayKind } from "../actors/NetworkApi.js"
+import { foldCase } from "../irc/CaseMapping.js"
+import { formatLine, type IrcLine } from "../irc/IrcLine.js"
+import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
+import { onBouncer } from "./BouncerNetworks.js"
+import { offeredCaps, onCap } from "./CapNegotiation.js"
+import { onChatHistory } from "./ChatHistory.js"
+import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME } from "./Downstream.js"
+import type { ListenerDeps } from "./ListenerDeps.js"
+import { onMarkRead } from "./MarkRead.js"
+import { parseModeChanges } from "./ModeRequest.js"
+import { closeWith } from "./Registration.js"
+
+/** A tool failure of the port as an IRCv3 standard reply code: its tag in upper snake case. */
+const codeOf = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()
+
+const failWith = (d: Downstream, command: string, context: ReadonlyArray<string>) => (error: { readonly _tag: string }) =>
+  Effect.sync(() => {
+    const message = "message" in error && typeof error.message === "string" && error.message !== "" ? error.message : error._tag
+    fail(d, command, codeOf(error._tag), context, message)
+  })
+
+/** Runs a write through the port, its failure answered with FAIL. */
+const run = <E extends { readonly _tag: string }>(
+  d: Downstream,
+  command: string,
+  context: ReadonlyArray<string>,
+  write: Effect.Effect<unknown, E>
+) => Effect.asVoid(Effect.catchAll(write, failWith(d, command, context)))
+
+const CTCP_ACTION = /^\u0001ACTION(?: (.*?))?\u0001?$/s
+
+/** Remembers a send whose stored echo is this client's own (see the module comment). */
+const expectEcho = (d: Downstream, target: string, text: string, label: string | undefined, caseMapping: Parameters<typeof foldCase>[0]) => {
+  if (d.ownSends.length >= OWN_SENDS) d.ownSends.shift()
+  d.ownSends.push({ targetFolded: foldCase(caseMapping, target), remaining: text, label })
+}
+
+const message = (deps: ListenerDeps, d: Downstream, networkId: number, line: IrcLine, label: string | undefined) =>
+  Effect.gen(function*() {
+    const [targets, text] = line.params
+    if (targets === undefined || text === undefined) return numeric(d, targets === undefined ? "411" : "412", "No recipient or text")
+    const status = yield* deps.control.status(networkId)
+    for (const target of targets.split(",").filter((t) => t !== "")) {
+      const action = line.command === "PRIVMSG" ? CTCP_ACTION.exec(text) : null
+      if (action === null && text.startsWith("\u0001")) {
+        // Other CTCP (VERSION, PING, replies) is not history: it goes out as written, behind the raw guard.
+        yield* run(d, line.command, [target], deps.control.raw(networkId, formatLine({ command: line.command, params: [target, text] })))
+        continue
+      }
+      const kind: SayKind = action !== null ? "action" : line.command === "NOTICE" ? "notice" : "privmsg"
+      const body = action !== null ? (action[1] ?? "") : text
+      expectEcho(d, target, body, label, status.caseMapping)
+      const sent = yield* Effect.either(deps.control.say(networkId, kind, target, body))
+      if (sent._tag === "Left") {
+        d.ownSends.pop()
+        yield* failWith(d, line.command, [target])(sent.left)
+      }
+    }
+  })
+
+const splitList = (s: string | undefined) => (s === undefined ? [] : s.split(",").filter((x) => x !== ""))
+
+/** A command for the upstream, from a client that may write. */
+const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, line: IrcLine, label: string | undefined) =>
+  Effect.gen(function*() {
+    const p = line.params
+    const c = deps.control
+    switch (line.command) {
+      case "PRIVMSG":
+      case "NOTICE":
+        return yield* message(deps, d, networkId, line, label)
+      case "JOIN": {
+        if (p[0] === "0") return fail(d, "JOIN", "INVALID_PARAMS", ["0"], "Leaving every channel is not supported")
+        const keys = splitList(p[1])
+        yield* Effect.forEach(splitList(p[0]), (channel, i) =>
+          run(d, "JOIN", [channel], c.join(networkId, channel, Option.fromNullable(keys[i]))), { discard: true })
+        return
+      }
+      case "PART":
+        return yield* Effect.forEach(splitList(p[0]), (channel) =>
+          run(d, "PART", [channel], c.part(networkId, channel, Option.fromNullable(p[1]))), { discard: true })
+      case "NICK":
+        if (p[0] === undefined) return numeric(d, "431", "No nickname given")
+        return yield* run(d, "NICK", [p[0]], c.nick(networkId, p[0]))
+      case "AWAY":
+        return yield* run(d, "AWAY", [], c.away(networkId, p[0] === undefined || p[0] === "" ? Option.none() : Option.some(p[0])))
+      case "TOPIC":
+        if (p[0] !== undefined && p[1] !== undefined) return yield* run(d, "TOPIC", [p[0]], c.setTopic(networkId, p[0], p[1]))
+        break
+      case "MODE": {
+        // Channel mode changes through setModes (validated against CHANMODES/PREFIX, packed under MODES); queries,
+        // user modes and anything setModes cannot carry go to the upstream as written.
+        const [target, modes, ...args] = p
+        const upstream = yield* c.upstream(networkId)
+        if (target === undefined || modes === undefined || Option.isNone(upstream)) break
+        const isupport = applyISupport(defaultISupport, [d.nick, ...upstream.value.isupport])
+        if (!isChannel(isupport, target)) break
+        const changes = parseModeChanges(isupport, modes, args)
+        if (changes === undefined) break
+        return yield* run(d, "MODE", [target], c.setModes(networkId, target, changes))
+      }
+      case "WHOIS":
+        if (p.length === 1 && p[0] !== undefined && !p[0].includes(",")) return yield* run(d, "WHOIS", [p[0]], c.whois(networkId, p[0]))
+        break
+      case "TAGMSG": {
+        // Client-only tags travel only to an upstream that understands them.
+        const upstream = yield* c.upstream(networkId)
+        if (Option.isNone(upstream) || !upstream.value.caps.includes("message-tags")) return
+        const tags = new Map([...line.tags].filter(([k]) => k.startsWith("+")))
+        return yield* run(d, "TAGMSG", [], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: p })))
+      }
+    }
+    // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard.
+    yield* run(d, line.command, [], c.raw(networkId, formatLine({ command: line.command, params: p })))
+  })
+
+/** Commands a client may send whatever it may write; true when the command was one of them. */
+const local = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
+  Effect.gen(function*() {
+    const p = line.params
+    switch (line.command) {
+      case "CAP": {
+        const upstream = d.network === undefined ? Option.none() : yield* deps.control.upstream(d.network.id)
+        const offered = offeredCaps(Option.match(upstream, { onNone: () => undefined, onSome: (u) => new Set(u.caps) }))
+        const outcome = onCap(d.caps, p, { nick: d.nick, registered: true, offered })
+        d.caps = outcome.state
+        refreshView(d)
+        for (const r of outcome.replies) replyLine(d, r)
+        return true
+      }
+      case "PING":
+        replyLine(d, { command: "PONG", params: [SERVER_NAME, p[0] ?? ""] })
+        return true
+      case "PONG":
+        return true
+      case "QUIT":
+        closeWith(d, "Bye")
+        return true
+      case "PASS":
+      case "USER":
+        numeric(d, "462", "You may not reregister")
+        return true
+      case "AUTHENTICATE":
+        numeric(d, "907", "You have already authenticated")
+        return true
+      case "CHATHISTORY":
+        yield* onChatHistory(deps, d, p)
+        return true
+      case "BOUNCER":
+        yield* onBouncer(deps, d, p)
+        return true
+      case "MARKREAD":
+        yield* onMarkRead(deps, d, p)
+        return true
+      default:
+        return false
+    }
+  })
+
+/** One line of a registered client. */
+export const onClientLine = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined) =>
+  Effect.gen(function*() {
+    if (yield* local(deps, d, line)) return
+    const network = d.network
+    if (network === undefined) {
+      return fail(d, line.command, "INVALID_TARGET", [], "This is a control connection; sign in as account/network")
+    }
+    if (d.signedIn?.readOnly !== false) return fail(d, line.command, "READ_ONLY", [], "This sign-in may only read")
+    yield* upstreamCommand(deps, d, network.id, line, label)
+  })

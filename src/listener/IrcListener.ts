@@ -1,0 +1,161 @@
+/**
+ * IrcListener: the IRC client listener (docs/contract.md "The IRC client listener"; docs/architecture.md). When
+ * BELAY_IRC_LISTEN is set it owns a TCP or TLS server (TLS 1.2 at least), every client session on it
+ * (DownstreamSession.ts, one fiber each in a FiberSet of the listener's scope) and the hub that routes live events to
+ * them (SessionHub.ts). Its inputs are service-level sources only, so they reach it wherever a network's actor runs:
+ * stored messages from MessageWriter.stored (as the browser's WebSocket gets them), upstream lines and statuses from
+ * NetworkFeed, read markers from ReadMarkers.changes, networks from Networks.changes; and the network actors are
+ * reached only through the NetworkControl port.
+ *
+ * Concurrency rule: the server's callbacks only fork a session fiber through the listener's runtime; one fiber per
+ * source routes its events to the sessions (SessionHub.ts, never waiting). Closing the layer closes the server and
+ * interrupts every session.
+ */
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { Context, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime } from "effect"
+import { NetworkControl } from "../actors/NetworkApi.js"
+import { Accounts } from "../services/Accounts.js"
+import { AppConfig } from "../services/AppConfig.js"
+import { Authenticator } from "../services/Authenticator.js"
+import { ClientDeliveries } from "../services/ClientDeliveries.js"
+import { MessageHistory } from "../services/MessageHistory.js"
+import type { StoredRow } from "../services/MessageRow.js"
+import { MessageWriter } from "../services/MessageWriter.js"
+import { NetworkFeed } from "../services/NetworkFeed.js"
+import { Networks } from "../services/Networks.js"
+import { ReadMarkers } from "../services/ReadMarkers.js"
+import { SignInLimiter } from "../services/SignInLimiter.js"
+import { runSession } from "./DownstreamSession.js"
+import type { ListenerDeps } from "./ListenerDeps.js"
+import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
+
+/** Where the listener listens; None when BELAY_IRC_LISTEN is unset. */
+export class IrcListenerAddress extends Context.Tag("belay/IrcListenerAddress")<
+  IrcListenerAddress,
+  Option.Option<{ readonly host: string; readonly port: number; readonly tls: boolean }>
+>() {}
+
+/** The address key of the per-address limits: an IPv6 client shares its /56 (as the web's sign-in limit does). */
+export const addressKey = (address: string): string => {
+  const plain = address.startsWith("::ffff:") ? address.slice(7) : address
+  if (!Net.isIPv6(plain)) return plain
+  const [head = ""] = plain.split("::")
+  const groups = head.split(":").filter((g) => g !== "")
+  const padded = [...groups, "0", "0", "0", "0"].slice(0, 4).map((g) => Number.parseInt(g, 16) || 0)
+  return `${padded[0]!.toString(16)}:${padded[1]!.toString(16)}:${padded[2]!.toString(16)}:${(padded[3]! & 0xff00).toString(16)}::/56`
+}
+
+const make = Effect.gen(function*() {
+  const settings = yield* AppConfig
+  if (Option.isNone(settings.ircListen)) return Option.none()
+  const { host, port } = settings.ircListen.value
+  const control = yield* NetworkControl
+  const networks = yield* Networks
+  const feed = yield* NetworkFeed
+  const writer = yield* MessageWriter
+  const markers = yield* ReadMarkers
+  const runtime = yield* Effect.runtime<never>()
+  const sessions = yield* FiberSet.make()
+  const hub = makeSessionHub({
+    control,
+    networks,
+    fork: (effect) => {
+      Runtime.runFork(runtime)(FiberSet.run(sessions, effect))
+    }
+  })
+  const deps: ListenerDeps = {
+    control,
+    networks,
+    hub,
+    history: yield* MessageHistory,
+    markers,
+    deliveries: yield* ClientDeliveries,
+    accounts: yield* Accounts,
+    authenticator: yield* Authenticator,
+    limiter: yield* SignInLimiter
+  }
+
+  // Sources, subscribed before the server accepts anyone.
+  const follow = <A>(pubsub: PubSub.PubSub<A>, route: (a: A) => Effect.Effect<void>) =>
+    Effect.flatMap(PubSub.subscribe(pubsub), (queue) =>
+      Queue.take(queue).pipe(
+        Effect.flatMap(route),
+        Effect.catchAllCause((cause) => Effect.logWarning("IRC listener: an event was not delivered", cause)),
+        Effect.forever,
+        Effect.forkScoped
+      ))
+  const toAll = (set: ReadonlySet<SessionHandle>, event: Parameters<SessionHandle["offer"]>[0]) => {
+    for (const s of set) s.offer(event)
+  }
+  yield* Effect.acquireRelease(Effect.sync(() => feed.follow(1)), () => Effect.sync(() => feed.follow(-1)))
+  yield* follow(feed.lines, (line) => Effect.sync(() => toAll(hub.ofNetwork(line.networkId), { _tag: "Line", line })))
+  yield* follow(feed.statuses, (status) => Effect.sync(() => toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })))
+  yield* follow(writer.stored, (rows) =>
+    Effect.sync(() => {
+      if (!hub.any()) return
+      const byNetwork = new Map<number, Array<StoredRow>>()
+      for (const row of rows) {
+        let list = byNetwork.get(row.networkId)
+        if (list === undefined) byNetwork.set(row.networkId, (list = []))
+        list.push(row)
+      }
+      for (const [networkId, list] of byNetwork) toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows: list })
+    }))
+  yield* follow(markers.changes, (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
+  yield* follow(networks.changes, (change) =>
+    Effect.gen(function*() {
+      const accountId = change._tag === "Removed"
+        ? Option.some(change.accountId)
+        : Option.map(yield* networks.config(change.networkId), (c) => c.accountId)
+      if (Option.isSome(accountId)) {
+        toAll(hub.ofAccount(accountId.value), { _tag: "NetworkChange", change, accountId: accountId.value })
+      }
+    }))
+
+  const tls = Option.map(settings.ircTls, (files) => ({
+    cert: Fs.readFileSync(files.certFile),
+    key: Fs.readFileSync(files.keyFile)
+  }))
+  let nextId = 0
+  const open = new Set<Net.Socket>()
+  const accept = (socket: Net.Socket) => {
+    const id = ++nextId
+    open.add(socket)
+    socket.once("close", () => open.delete(socket))
+    const ipKey = addressKey(socket.remoteAddress ?? "unknown")
+    Runtime.runFork(runtime)(FiberSet.run(sessions, runSession(deps, socket, id, ipKey)))
+  }
+  const server: Net.Server = Option.match(tls, {
+    onNone: () => Net.createServer({ noDelay: true }, accept),
+    onSome: ({ cert, key }) => Tls.createServer({ cert, key, minVersion: "TLSv1.2" }, accept)
+  })
+  // A TLS handshake that fails is the client's problem, not the listener's.
+  server.on("tlsClientError", () => {})
+  const bound = yield* Effect.acquireRelease(
+    Effect.async<{ readonly port: number }, Error>((resume) => {
+      server.once("error", (error) => resume(Effect.fail(error)))
+      server.listen(port, host, () => {
+        const address = server.address()
+        resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : port }))
+      })
+    }).pipe(Effect.orDie),
+    // Sessions first (each says goodbye), then every socket still open, so that closing the server never waits.
+    () =>
+      Effect.zipRight(
+        FiberSet.clear(sessions),
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          for (const socket of open) socket.destroy()
+        })
+      )
+  )
+  const address = { host, port: bound.port, tls: Option.isSome(tls) }
+  yield* Effect.logInfo(`IRC listener on ${host.includes(":") ? `[${host}]` : host}:${bound.port} (${address.tls ? "TLS" : "plaintext"})`)
+    .pipe(Effect.annotateLogs({ ircListen: `${host}:${bound.port}`, tls: address.tls }))
+  return Option.some(address)
+})
+
+/** The listener over the services and the network actors' port; nothing listens when BELAY_IRC_LISTEN is unset. */
+export const IrcListenerLive = Layer.scoped(IrcListenerAddress, make).pipe(Layer.provide(ClientDeliveries.Default))

@@ -1,0 +1,26 @@
+/**
+ * ListenerDeps: what every IRC client session reaches the rest of Belay through, resolved once when the listener is
+ * built (IrcListener.ts): the network actors' port, the history, read markers, client deliveries, networks, accounts,
+ * credentials and the sign-in limiter, and the hub of sessions. Plain values; shared by every session.
+ */
+import type { NetworkControlService } from "../actors/NetworkApi.js"
+import type { Accounts } from "../services/Accounts.js"
+import type { Authenticator } from "../services/Authenticator.js"
+import type { ClientDeliveries } from "../services/ClientDeliveries.js"
+import type { MessageHistory } from "../services/MessageHistory.js"
+import type { Networks } from "../services/Networks.js"
+import type { ReadMarkers } from "../services/ReadMarkers.js"
+import type { SignInLimiter } from "../services/SignInLimiter.js"
+import type { SessionHub } from "./SessionHub.js"
+
+export interface ListenerDeps {
+  readonly control: NetworkControlService
+  readonly history: MessageHistory
+  readonly markers: ReadMarkers
+  readonly deliveries: ClientDeliveries
+  readonly networks: Networks
+  readonly accounts: Accounts
+  readonly authenticator: Authenticator
+  readonly limiter: SignInLimiter
+  readonly hub: SessionHub
+}

@@ -1,0 +1,120 @@
+/**
+ * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
+ * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
+ * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
+ * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, and for
+ * bouncer-networks-notify the account's networks added, changed, removed or changing state.
+ *
+ * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
+ * echo-message, with its label; a message the member sent from elsewhere (another client, the browser, an agent)
+ * reaches this client always in a channel, and in a DM only with echo-message or znc.in/self-message (a client without
+ * either would file `:me PRIVMSG peer` under the wrong buffer). A message already delivered (backlog, or before) is
+ * not sent twice: stored ids only grow.
+ *
+ * Concurrency rule: runs on the connection's session fiber only.
+ */
+import { Effect, Option } from "effect"
+import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
+import { formatLine, parseLine } from "../irc/IrcLine.js"
+import type { StoredRow } from "../services/MessageRow.js"
+import { notifyNetwork } from "./BouncerNetworks.js"
+import { type Downstream, refreshView, write } from "./Downstream.js"
+import type { ListenerDeps } from "./ListenerDeps.js"
+import { relayedLine, storedLine, timeTag } from "./MessageLines.js"
+import { closeWith } from "./Registration.js"
+import type { HubEvent } from "./SessionHub.js"
+
+const CONVERSATION: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
+
+/** The own send this stored row is the echo of, consumed; undefined when the row is not this client's. */
+const takeOwnSend = (d: Downstream, row: StoredRow): { readonly label: string | undefined } | undefined => {
+  if (!row.self) return undefined
+  const folded = foldCase(d.caseMapping, row.target)
+  const i = d.ownSends.findIndex((s) => s.targetFolded === folded && s.remaining.startsWith(row.text))
+  if (i === -1) return undefined
+  const send = d.ownSends[i]!
+  const label = send.label
+  // A long text is stored as the pieces it was split into; the label goes with the first.
+  send.label = undefined
+  send.remaining = send.remaining.slice(row.text.length).trimStart()
+  if (send.remaining === "") d.ownSends.splice(i, 1)
+  return { label }
+}
+
+/** Whether a stored row is for this client at all (see the module comment). */
+export const deliverable = (d: Downstream, row: StoredRow): boolean =>
+  CONVERSATION.has(row.kind) && row.networkId === d.network?.id && row.id > d.delivered
+
+/** A stored row to the client, under the echo rules. */
+export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
+  const own = takeOwnSend(d, row)
+  const echo = d.caps.enabled.has("echo-message")
+  d.delivered = Math.max(d.delivered, row.id)
+  if (own !== undefined && !echo) return
+  if (own === undefined && row.self && row.bufferKind === "dm" && !echo && !d.caps.enabled.has("znc.in/self-message")) return
+  write(d, storedLine(row, d.view, {
+    ...(own?.label !== undefined ? { label: own.label } : {}),
+    ...(batch !== undefined ? { batch } : {}),
+    ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {})
+  }))
+}
+
+const onLine = (d: Downstream, raw: string, time: number) => {
+  const line = relayedLine(raw, time, d.view)
+  if (line === undefined) return
+  write(d, line)
+  // The member's own nick change: what the client now calls itself.
+  if (raw.includes(" NICK ")) {
+    const parsed = parseLine(raw)
+    const from = parsed?.source?.nick
+    const to = parsed?.params[0]
+    if (parsed?.command === "NICK" && from !== undefined && to !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {
+      d.nick = to
+      if (d.selfSource !== undefined) d.selfSource = to + d.selfSource.slice(d.selfSource.search(/[!@]|$/))
+      refreshView(d)
+    }
+  }
+}
+
+export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =>
+  Effect.gen(function*() {
+    const network = d.network
+    switch (event._tag) {
+      case "Stored":
+        for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
+        return
+      case "Line":
+        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time)
+        return
+      case "Marker": {
+        const { marker } = event
+        if (marker.networkId !== network?.id || !d.caps.enabled.has("draft/read-marker")) return
+        const time = yield* deps.history.timeOf(marker.networkId, marker.messageId)
+        if (Option.isNone(time)) return
+        write(d, formatLine({ command: "MARKREAD", params: [marker.target, `timestamp=${timeTag(time.value)}`] }))
+        return
+      }
+      case "Status": {
+        const { status } = event.status
+        if (status.networkId === network?.id) {
+          d.caseMapping = status.caseMapping
+          if (status.nick !== null && !equalsFolded(d.caseMapping, status.nick, d.nick)) {
+            write(d, formatLine({ source: { nick: d.nick }, command: "NICK", params: [status.nick] }))
+            d.nick = status.nick
+            refreshView(d)
+          }
+        }
+        if (d.lastStates.get(status.networkId) !== status.state) {
+          d.lastStates.set(status.networkId, status.state)
+          yield* notifyNetwork(deps, d, status.networkId, event.status.accountId)
+        }
+        return
+      }
+      case "NetworkChange": {
+        const { change } = event
+        yield* notifyNetwork(deps, d, change.networkId, event.accountId)
+        if (change._tag === "Removed" && change.networkId === network?.id) closeWith(d, "This network was removed")
+        return
+      }
+    }
+  })

@@ -1,0 +1,197 @@
+/**
+ * MessageLines: what an IRC client is sent, as lines shaped for its capabilities (docs/contract.md "The IRC client
+ * listener"). Two sources, one shape:
+ * - a stored message (MessageWriter.stored, history, backlog) becomes PRIVMSG or NOTICE with `time` (server-time) and
+ *   `msgid` (message-tags). The msgid is Belay's own message id, in history and live alike, so a client's `msgid=`
+ *   reference is the stored id and needs no lookup (docs/decisions.md "The IRC client listener");
+ * - any other line from the upstream server (NetworkFeed) is relayed as received, its tags narrowed to what the
+ *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name), and
+ *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH) dropped
+ *   without it; the extended JOIN and the multi-prefix NAMES are narrowed for a client without those.
+ * Pure; no state.
+ */
+import { formatLine, type IrcLine, type IrcLineInput, parseLine } from "../irc/IrcLine.js"
+import type { StoredMessage } from "../services/MessageHistory.js"
+
+/** What rendering needs of one client connection. */
+export interface ClientView {
+  readonly caps: ReadonlySet<string>
+  /** The member's nick upstream (the target of DMs and server notices). */
+  readonly selfNick: string
+  /** CHANTYPES of the network. */
+  readonly channelTypes: string
+  /** PREFIX symbols of the network, highest first (`~&@%+`), for narrowing multi-prefix NAMES. */
+  readonly prefixSymbols: string
+}
+
+/** The `time` tag value of server-time: ISO 8601 in UTC with milliseconds. */
+export const timeTag = (time: Date | number): string => new Date(time).toISOString()
+
+/** The msgid Belay gives a stored message (see the module comment). */
+export const msgidOf = (messageId: number): string => String(messageId)
+
+/** A msgid reference back to a stored message id; undefined when it is not one of Belay's. */
+export const messageIdOf = (msgid: string): number | undefined => {
+  if (!/^[1-9][0-9]{0,15}$/.test(msgid)) return undefined
+  const id = Number(msgid)
+  return Number.isSafeInteger(id) ? id : undefined
+}
+
+/** Whether `target` is a channel name on the client's network (CHANTYPES). */
+export const isChannelName = (view: Pick<ClientView, "channelTypes">, target: string): boolean =>
+  target.length > 0 && view.channelTypes.includes(target.charAt(0))
+
+const clean = (text: string) => text.replace(/[\r\n\0]/g, " ")
+
+/** Tags for a line Belay makes: time and msgid when enabled, then the batch and label it belongs to. */
+const ownTags = (
+  view: ClientView,
+  tags: { readonly time?: Date | number; readonly msgid?: string; readonly batch?: string; readonly label?: string }
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  if (tags.batch !== undefined && view.caps.has("batch")) out.batch = tags.batch
+  if (tags.label !== undefined && view.caps.has("labeled-response")) out.label = tags.label
+  if (tags.time !== undefined && view.caps.has("server-time")) out.time = timeTag(tags.time)
+  if (tags.msgid !== undefined && view.caps.has("message-tags")) out.msgid = tags.msgid
+  return out
+}
+
+/** A line Belay writes to a client: its own tags filtered by the client's capabilities. */
+export const ownLine = (
+  view: ClientView,
+  line: IrcLineInput,
+  tags: { readonly time?: Date | number; readonly msgid?: string; readonly batch?: string; readonly label?: string } = {}
+): string => formatLine({ ...line, tags: ownTags(view, tags) })
+
+const SERVER_BUFFER = /^:server:/
+
+/**
+ * A stored PRIVMSG, ACTION or NOTICE as the client sees it: in a channel, from its speaker to the channel; in a DM,
+ * from the peer to the member, or from the member to the peer when the member sent it; in the server buffer, from the
+ * server to the member. `selfSource` is the member's own `nick!user@host` when known.
+ */
+export const storedLine = (
+  row: StoredMessage,
+  view: ClientView,
+  extra: { readonly batch?: string; readonly label?: string; readonly selfSource?: string } = {}
+): string => {
+  const command = row.kind === "notice" ? "NOTICE" : "PRIVMSG"
+  const text = row.kind === "action" ? `\u0001ACTION ${clean(row.text)}\u0001` : clean(row.text)
+  const self = extra.selfSource ?? view.selfNick
+  const speaker = row.self ? self : (row.nick ?? "*")
+  const target = SERVER_BUFFER.test(row.target)
+    ? view.selfNick
+    : isChannelName(view, row.target) || row.self
+    ? row.target
+    : view.selfNick
+  return formatLine({
+    tags: ownTags(view, { time: row.time, msgid: msgidOf(row.id), ...extra }),
+    source: parseSource(speaker),
+    command,
+    params: [target, text === "" ? " " : text]
+  })
+}
+
+const parseSource = (source: string) => {
+  const bang = source.indexOf("!")
+  const at = source.indexOf("@")
+  if (bang === -1 && at === -1) return { nick: source }
+  const nick = source.slice(0, bang === -1 ? at : bang)
+  const user = bang === -1 ? undefined : source.slice(bang + 1, at === -1 ? undefined : at)
+  const host = at === -1 ? undefined : source.slice(at + 1)
+  return { nick, ...(user !== undefined ? { user } : {}), ...(host !== undefined ? { host } : {}) }
+}
+
+/**
+ * Upstream lines that never reach a client as they are: PRIVMSG and NOTICE arrive stored (with their msgid);
+ * the connection's own registration, CAP, SASL, PING and ERROR are the upstream link's business, not the client's.
+ */
+const NOT_RELAYED: ReadonlySet<string> = new Set([
+  "PRIVMSG",
+  "NOTICE",
+  "PING",
+  "PONG",
+  "CAP",
+  "AUTHENTICATE",
+  "ERROR",
+  "001",
+  "002",
+  "003",
+  "004",
+  "005",
+  "375",
+  "372",
+  "376",
+  "422",
+  "900",
+  "901",
+  "902",
+  "903",
+  "904",
+  "905",
+  "906",
+  "907",
+  "908"
+])
+
+/** Which capability a line needs to be relayed at all. */
+const NEEDS: Readonly<Record<string, string>> = {
+  AWAY: "away-notify",
+  ACCOUNT: "account-notify",
+  CHGHOST: "chghost",
+  SETNAME: "setname",
+  TAGMSG: "message-tags",
+  BATCH: "batch"
+}
+
+const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of line.tags) {
+    if (key === "label") continue
+    if (key === "time") {
+      if (caps.has("server-time")) out.time = value
+    } else if (key === "account") {
+      if (caps.has("account-tag")) out.account = value
+    } else if (key === "batch") {
+      if (caps.has("batch")) out.batch = value
+    } else if (caps.has("message-tags")) out[key] = value
+  }
+  if (out.time === undefined && caps.has("server-time")) out.time = timeTag(time)
+  return out
+}
+
+/** `line` (an upstream line received at `time`) as this client gets it; undefined when it does not get it. */
+export const relayedLine = (raw: string, time: number, view: ClientView): string | undefined => {
+  const line = parseLine(raw)
+  if (line === undefined || NOT_RELAYED.has(line.command)) return undefined
+  const needs = NEEDS[line.command]
+  if (needs !== undefined && !view.caps.has(needs)) return undefined
+  if (line.command === "INVITE" && !view.caps.has("invite-notify")) {
+    // Only the invitation addressed to the member is for a client without invite-notify.
+    const invited = line.params[0]
+    if (invited === undefined || invited.toLowerCase() !== view.selfNick.toLowerCase()) return undefined
+  }
+  if (line.tags.has("batch") && !view.caps.has("batch") && line.command === "BATCH") return undefined
+  let params = line.params
+  if (line.command === "JOIN" && !view.caps.has("extended-join") && params.length > 1) params = params.slice(0, 1)
+  if (line.command === "353" && !view.caps.has("multi-prefix") && params.length > 0) {
+    const names = params[params.length - 1]!
+    const narrowed = names.split(" ").map((name) => {
+      let i = 0
+      while (i < name.length && view.prefixSymbols.includes(name[i]!)) i++
+      return i > 1 ? name[0] + name.slice(i) : name
+    }).join(" ")
+    params = [...params.slice(0, -1), narrowed]
+  }
+  try {
+    return formatLine({
+      tags: relayedTags(line, time, view.caps),
+      ...(line.source !== undefined ? { source: line.source } : {}),
+      command: line.command,
+      params
+    })
+  } catch {
+    // A line formatLine cannot represent (a server's odd middle param) is passed on as received, tags removed.
+    return raw.startsWith("@") ? raw.slice(raw.indexOf(" ") + 1) : raw
+  }
+}

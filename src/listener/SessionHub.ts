@@ -1,0 +1,106 @@
+/**
+ * SessionHub: the IRC client sessions of this process, by network and by account, and what they all share — the
+ * count of unregistered connections per address (at most UNREGISTERED_PER_ADDRESS), the routing of live events to
+ * the sessions they concern, and auto-away: when the last client of a network leaves, the member is marked away
+ * upstream, and back when a client returns, unless the member chose an away message itself (set_away, or AWAY from a
+ * client), which is left alone (docs/contract.md "The IRC client listener").
+ *
+ * Concurrency rule: the maps are changed and read in synchronous steps only (JavaScript runs one fiber step at a
+ * time); `route` never waits, it offers each event to the sessions' inboxes. Auto-away runs as a short fiber of the
+ * hub's scope per attach or detach, so a session never waits for the upstream to leave.
+ */
+import { Effect, Option } from "effect"
+import type { NetworkControlService } from "../actors/NetworkApi.js"
+import type { FeedLine, FeedStatus } from "../services/NetworkFeed.js"
+import type { NetworkChange, Networks } from "../services/Networks.js"
+import type { StoredRow } from "../services/MessageRow.js"
+import type { ReadMarker } from "../services/ReadMarkers.js"
+
+export const UNREGISTERED_PER_ADDRESS = 10
+
+/** The away message Belay sets when the last IRC client of a network leaves (and clears when one returns). */
+export const AUTO_AWAY_MESSAGE = "Auto away: no client attached"
+
+/** A live event for one session. */
+export type HubEvent =
+  | { readonly _tag: "Stored"; readonly rows: ReadonlyArray<StoredRow> }
+  | { readonly _tag: "Line"; readonly line: FeedLine }
+  | { readonly _tag: "Marker"; readonly marker: ReadMarker }
+  | { readonly _tag: "Status"; readonly status: FeedStatus }
+  | { readonly _tag: "NetworkChange"; readonly change: NetworkChange; readonly accountId: number }
+
+/** What the hub knows of a registered session. */
+export interface SessionHandle {
+  readonly accountId: number
+  /** null for a control connection. */
+  readonly networkId: number | null
+  /** Hands the session an event; never blocks. */
+  readonly offer: (event: HubEvent) => void
+}
+
+export const makeSessionHub = (deps: {
+  readonly control: NetworkControlService
+  readonly networks: Networks
+  /** Runs an auto-away change in the hub's scope. */
+  readonly fork: (effect: Effect.Effect<void>) => void
+}) => {
+  const unregistered = new Map<string, number>()
+  const byNetwork = new Map<number, Set<SessionHandle>>()
+  const byAccount = new Map<number, Set<SessionHandle>>()
+
+  const add = <K>(map: Map<K, Set<SessionHandle>>, key: K, s: SessionHandle) => {
+    let set = map.get(key)
+    if (set === undefined) map.set(key, (set = new Set()))
+    set.add(s)
+    return set.size
+  }
+  const remove = <K>(map: Map<K, Set<SessionHandle>>, key: K, s: SessionHandle) => {
+    const set = map.get(key)
+    set?.delete(s)
+    if (set?.size === 0) map.delete(key)
+    return set?.size ?? 0
+  }
+
+  /** Sets or clears auto-away, never touching an away message the member chose. */
+  const autoAway = (networkId: number, away: boolean) =>
+    Effect.gen(function*() {
+      const config = yield* deps.networks.config(networkId)
+      if (Option.isNone(config)) return
+      const current = config.value.awayMessage
+      if (away && current === null) yield* Effect.ignore(deps.control.away(networkId, Option.some(AUTO_AWAY_MESSAGE)))
+      if (!away && current === AUTO_AWAY_MESSAGE) yield* Effect.ignore(deps.control.away(networkId, Option.none()))
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("auto-away not applied", cause)))
+
+  return {
+    /** Takes an unregistered slot of the address; false when it has UNREGISTERED_PER_ADDRESS already. */
+    admit: (ipKey: string): boolean => {
+      const n = unregistered.get(ipKey) ?? 0
+      if (n >= UNREGISTERED_PER_ADDRESS) return false
+      unregistered.set(ipKey, n + 1)
+      return true
+    },
+    release: (ipKey: string): void => {
+      const n = (unregistered.get(ipKey) ?? 1) - 1
+      if (n <= 0) unregistered.delete(ipKey)
+      else unregistered.set(ipKey, n)
+    },
+    attach: (s: SessionHandle): void => {
+      add(byAccount, s.accountId, s)
+      if (s.networkId !== null && add(byNetwork, s.networkId, s) === 1) deps.fork(autoAway(s.networkId, false))
+    },
+    detach: (s: SessionHandle): void => {
+      remove(byAccount, s.accountId, s)
+      if (s.networkId !== null && byNetwork.get(s.networkId)?.has(s) === true && remove(byNetwork, s.networkId, s) === 0) {
+        deps.fork(autoAway(s.networkId, true))
+      }
+    },
+    /** The sessions bound to a network. */
+    ofNetwork: (networkId: number): ReadonlySet<SessionHandle> => byNetwork.get(networkId) ?? new Set(),
+    /** Every session of an account, control connections included. */
+    ofAccount: (accountId: number): ReadonlySet<SessionHandle> => byAccount.get(accountId) ?? new Set(),
+    /** Whether any session is registered at all (nothing is routed otherwise). */
+    any: (): boolean => byAccount.size > 0
+  }
+}
+
+export type SessionHub = ReturnType<typeof makeSessionHub>

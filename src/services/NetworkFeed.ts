@@ -1,0 +1,57 @@
+/**
+ * NetworkFeed: the live events of the networks that are not stored messages — every line an upstream IRC server sends
+ * (numerics, JOIN/PART/MODE of others, CAP changes…) and every status the network actors publish — for the IRC client
+ * listener (src/listener), which relays them to the member's IRC clients. Stored messages do not travel here: the
+ * listener takes them from `MessageWriter.stored`, the same source as the browser's WebSocket (MemberEvents), so they
+ * carry their stored id and time (docs/architecture.md "The IRC client listener").
+ *
+ * One PubSub per kind of event, for any number of subscribers; a process of a cluster may publish remote events into
+ * the same PubSubs, so a subscriber never needs to know where a network's actor runs.
+ *
+ * Concurrency rule: `publishLine` and `publishStatus` are synchronous and never wait (an unbounded PubSub; without
+ * subscribers the event is dropped), so the network actor's dispatcher fiber calls them directly. Events of one network
+ * reach a subscriber in the order that network published them.
+ */
+import { Effect, PubSub } from "effect"
+import type { NetworkStatus } from "../schema/Network.js"
+
+/** One line an upstream server sent, as received (CR-LF stripped, its tags kept), with its receive time. */
+export interface FeedLine {
+  readonly accountId: number
+  readonly networkId: number
+  readonly line: string
+  /** Receive time, epoch milliseconds (Effect Clock): the `time` tag when the server sent none. */
+  readonly time: number
+}
+
+/** A status the network's actor published (state, nick, casemapping), with the network's name. */
+export interface FeedStatus {
+  readonly accountId: number
+  readonly name: string
+  readonly status: NetworkStatus
+}
+
+export class NetworkFeed extends Effect.Service<NetworkFeed>()("belay/NetworkFeed", {
+  scoped: Effect.gen(function*() {
+    const lines = yield* PubSub.unbounded<FeedLine>()
+    const statuses = yield* PubSub.unbounded<FeedStatus>()
+    let lineSubscribers = 0
+
+    return {
+      lines,
+      statuses,
+      /** Whether anyone follows the lines: the actors skip building events no one reads. */
+      listening: (): boolean => lineSubscribers > 0,
+      /** Marks one more (or one fewer) follower of the lines; the listener calls it around its subscription. */
+      follow: (delta: 1 | -1): void => {
+        lineSubscribers += delta
+      },
+      publishLine: (event: FeedLine): void => {
+        lines.unsafeOffer(event)
+      },
+      publishStatus: (event: FeedStatus): void => {
+        statuses.unsafeOffer(event)
+      }
+    } as const
+  })
+}) {}

@@ -1,0 +1,179 @@
+/**
+ * The listener's pure parts, as tables: the sign-in name and PASS forms, line splitting with its bound, the CAP state
+ * machine, CHATHISTORY parsing (to requests or FAIL codes), and rendering (stored rows and relayed upstream lines per
+ * capability).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { initialCapState, offeredCaps, onCap, withdrawMissing } from "../../src/listener/CapNegotiation.js"
+import { parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
+import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
+import { type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
+import { parseModeChanges } from "../../src/listener/ModeRequest.js"
+import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
+import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
+import type { StoredMessage } from "../../src/services/MessageHistory.js"
+
+describe("sign-in names", () => {
+  it.each([
+    ["alice", { account: "alice", network: null, client: null }],
+    ["alice/libera", { account: "alice", network: "libera", client: null }],
+    ["alice@phone", { account: "alice", network: null, client: "phone" }],
+    ["alice/libera@phone", { account: "alice", network: "libera", client: "phone" }],
+    ["alice@phone/libera", { account: "alice", network: "libera", client: "phone" }],
+    ["alice/12", { account: "alice", network: "12", client: null }]
+  ])("%s", (raw, expected) => expect(parseSignInName(raw)).toEqual(expected))
+
+  it.each(["", "/libera", "alice//x", "alice/a/b", "alice@a@b", "al ice", "alice@bad client"])("refuses %j", (raw) =>
+    expect(parseSignInName(raw)).toBeUndefined())
+
+  it.each([
+    ["alice/libera@w:secret:with:colons", "alice", "secret:with:colons"],
+    ["just a password", undefined, "just a password"],
+    [":leading", undefined, ":leading"]
+  ])("PASS %j", (pass, account, secret) => {
+    const parts = parsePass(pass)
+    expect(parts.name?.account).toBe(account)
+    expect(parts.secret).toBe(secret)
+  })
+})
+
+describe("line reader", () => {
+  it("splits CR-LF and LF, keeps a partial line, skips empty ones", () => {
+    const r = new LineReader()
+    expect(r.push(Buffer.from("NICK a\r\nUSER b\n\r\nPI"))).toEqual([{ _tag: "Line", line: "NICK a" }, { _tag: "Line", line: "USER b" }])
+    expect(r.push(Buffer.from("NG x\r\n"))).toEqual([{ _tag: "Line", line: "PING x" }])
+  })
+  it("drops a line over the bound whole, once, and goes on after its end", () => {
+    const r = new LineReader()
+    const first = r.push(Buffer.alloc(MAX_CLIENT_LINE_BYTES + 10, 0x61))
+    expect(first).toEqual([{ _tag: "TooLong" }])
+    expect(r.push(Buffer.alloc(5000, 0x61))).toEqual([])
+    expect(r.push(Buffer.from("aaa\r\nPING ok\r\n"))).toEqual([{ _tag: "Line", line: "PING ok" }])
+  })
+})
+
+describe("CAP negotiation", () => {
+  const offered = offeredCaps(undefined)
+  const ctx = { nick: "*", registered: false, offered }
+  it("LS 302 lists values, implies cap-notify and holds registration until END", () => {
+    const ls = onCap(initialCapState, ["LS", "302"], ctx)
+    expect(ls.state.negotiating).toBe(true)
+    expect(ls.state.enabled.has("cap-notify")).toBe(true)
+    const words = ls.replies.flatMap((r) => (r.params ?? []).at(-1)!.split(" "))
+    expect(words).toContain("sasl=PLAIN")
+    expect(words).toContain("draft/chathistory")
+    expect(onCap(ls.state, ["END"], ctx).state.negotiating).toBe(false)
+  })
+  it("REQ is acknowledged or refused whole", () => {
+    const ack = onCap(initialCapState, ["REQ", "server-time batch"], ctx)
+    expect(ack.replies[0]?.params).toEqual(["*", "ACK", "server-time batch"])
+    expect([...ack.state.enabled]).toEqual(["server-time", "batch"])
+    const nak = onCap(ack.state, ["REQ", "echo-message unknown-cap"], ctx)
+    expect(nak.replies[0]?.params).toEqual(["*", "NAK", "echo-message unknown-cap"])
+    expect(nak.state.enabled).toEqual(ack.state.enabled)
+    const off = onCap(ack.state, ["REQ", "-batch"], ctx)
+    expect([...off.state.enabled]).toEqual(["server-time"])
+  })
+  it("an unknown subcommand is 410", () => expect(onCap(initialCapState, ["FOO"], ctx).replies[0]?.command).toBe("410"))
+  it("passthrough caps the upstream lacks are withdrawn with CAP DEL under cap-notify only", () => {
+    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "batch"]) }
+    const out = withdrawMissing(state, new Set(["away-notify"]), "alice")
+    expect(out.replies[0]?.params?.[1]).toBe("DEL")
+    expect(out.replies[0]?.params?.[2]).not.toContain("away-notify")
+    expect(out.state.enabled.has("away-notify")).toBe(true)
+    const quiet = withdrawMissing({ ...state, enabled: new Set(["extended-join"]) }, new Set(), "alice")
+    expect(quiet.replies).toEqual([])
+    expect(quiet.state.enabled.has("extended-join")).toBe(true)
+  })
+})
+
+describe("CHATHISTORY parsing", () => {
+  it.each([
+    [["LATEST", "#c", "*", "50"], { _tag: "Latest", target: "#c", ref: "*", limit: 50 }],
+    [["BEFORE", "#c", "msgid=42", "5000"], { _tag: "Before", target: "#c", ref: { _tag: "Id", id: 42 }, limit: 1000 }],
+    [["after", "nick", "timestamp=2024-01-02T03:04:05.678Z", "10"], {
+      _tag: "After",
+      target: "nick",
+      ref: { _tag: "Time", time: new Date("2024-01-02T03:04:05.678Z") },
+      limit: 10
+    }],
+    [["BETWEEN", "#c", "msgid=9", "msgid=3", "10"], { _tag: "Between", target: "#c", from: { _tag: "Id", id: 9 }, to: { _tag: "Id", id: 3 }, limit: 10 }],
+    [["TARGETS", "timestamp=2024-01-01T00:00:00Z", "timestamp=2024-02-01T00:00:00Z", "5"], {
+      _tag: "Targets",
+      from: new Date("2024-01-01T00:00:00Z"),
+      to: new Date("2024-02-01T00:00:00Z"),
+      limit: 5
+    }]
+  ])("%j", (params, expected) => expect(parseChatHistory(params)).toEqual(expected))
+
+  it.each([
+    [["LATEST", "#c", "*", "many"], "INVALID_PARAMS"],
+    [["BEFORE", "#c", "msgid=abc", "10"], "INVALID_PARAMS"],
+    [["AROUND", "#c", "timestamp=yesterday", "10"], "INVALID_PARAMS"],
+    [["TARGETS", "msgid=1", "msgid=2", "10"], "INVALID_PARAMS"],
+    [["BEFORE", "#c"], "NEED_MORE_PARAMS"],
+    [["PLAY", "#c"], "UNKNOWN_COMMAND"]
+  ])("%j fails with %s", (params, code) => expect(parseChatHistory(params)).toMatchObject({ code }))
+})
+
+describe("rendering", () => {
+  const view = (caps: ReadonlyArray<string>): ClientView => ({
+    caps: new Set(caps),
+    selfNick: "alice",
+    channelTypes: "#&",
+    prefixSymbols: "@+"
+  })
+  const row = (patch: Partial<StoredMessage>): StoredMessage => ({
+    id: 7,
+    networkId: 1,
+    target: "#c",
+    time: new Date("2024-05-06T07:08:09.123Z"),
+    kind: "privmsg",
+    nick: "bob",
+    text: "hi",
+    numeric: null,
+    self: false,
+    encryption: "plain",
+    ...patch
+  })
+  it.each([
+    ["channel message, no caps", row({}), [], ":bob PRIVMSG #c hi"],
+    ["with server-time and message-tags", row({}), ["server-time", "message-tags"], "@time=2024-05-06T07:08:09.123Z;msgid=7 :bob PRIVMSG #c hi"],
+    ["an action", row({ kind: "action", text: "waves" }), [], ":bob PRIVMSG #c :\u0001ACTION waves\u0001"],
+    ["a notice in a DM", row({ kind: "notice", target: "bob" }), [], ":bob NOTICE alice hi"],
+    ["own DM", row({ target: "bob", self: true, nick: "alice" }), [], ":alice PRIVMSG bob hi"],
+    ["server buffer", row({ target: ":server:1", nick: "irc.test", kind: "notice" }), [], ":irc.test NOTICE alice hi"]
+  ])("%s", (_name, r, caps, expected) => expect(storedLine(r, view(caps))).toBe(expected))
+
+  it.each([
+    ["PRIVMSG comes stored, never relayed", ":bob PRIVMSG #c :hi", [], undefined],
+    ["registration numerics are not relayed", ":irc 001 alice :Welcome", [], undefined],
+    ["JOIN keeps its source and gets a time", ":dave!d@h JOIN #c", ["server-time"], "@time=1970-01-01T00:00:01.000Z :dave!d@h JOIN #c"],
+    ["extended JOIN narrowed", ":dave!d@h JOIN #c acct :Dave", [], ":dave!d@h JOIN #c"],
+    ["AWAY needs away-notify", ":dave!d@h AWAY :gone", [], undefined],
+    ["AWAY with away-notify", ":dave!d@h AWAY :gone", ["away-notify"], ":dave!d@h AWAY gone"],
+    ["tags narrowed", "@account=dave;+typing=active;time=2020-01-01T00:00:00.000Z :dave!d@h JOIN #c", [], ":dave!d@h JOIN #c"],
+    ["multi-prefix narrowed", ":irc 353 alice = #c :@+bob +carol", [], ":irc 353 alice = #c :@bob +carol"],
+    ["multi-prefix kept", ":irc 353 alice = #c :@+bob", ["multi-prefix"], ":irc 353 alice = #c @+bob"],
+    ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
+    ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
+  ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))
+})
+
+describe("MODE requests", () => {
+  const isupport = applyISupport(defaultISupport, ["me", "CHANMODES=beI,k,l,imnpst", "PREFIX=(ov)@+"])
+  it.each([
+    ["+o bob", [{ sign: "+", letter: "o", param: "bob" }]],
+    ["+mt-l", [{ sign: "+", letter: "m" }, { sign: "+", letter: "t" }, { sign: "-", letter: "l" }]],
+    ["+l 10", [{ sign: "+", letter: "l", param: "10" }]],
+    ["-k", [{ sign: "-", letter: "k" }]],
+    ["+b *!*@x", [{ sign: "+", letter: "b", param: "*!*@x" }]]
+  ])("%s", (line, expected) => {
+    const [modes = "", ...args] = line.split(" ")
+    expect(parseModeChanges(isupport, modes, args)).toEqual(expected)
+  })
+  it.each(["+b", "b", "+Z", "+o", "+m extra"])("%j is left to the upstream", (line) => {
+    const [modes = "", ...args] = line.split(" ")
+    expect(parseModeChanges(isupport, modes, args)).toBeUndefined()
+  })
+})
