@@ -17,6 +17,7 @@ import { Cause, Duration, Effect, FiberHandle, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import type { NetworkEvent } from "../schema/SocketFrame.js"
 import { E2eKeys } from "../services/E2eKeys.js"
+import { Networks } from "../services/Networks.js"
 import { NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 
@@ -31,7 +32,10 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
     // Registered after the handle, so it runs first when the scope closes: QUIT while the actor still runs.
     yield* Effect.addFinalizer(() => local.quit(networkId))
     const supervise = supervising(networkId, local.supervise(networkId))
-    yield* FiberHandle.run(handle, supervise)
+    // An id that names no stored network gets an inert entity: its commands answer UnknownNetwork, as they do in
+    // one process, instead of NotConnected while an actor would look for it. (A read that dies is retried by the
+    // cluster with its defect policy.)
+    if (Option.isSome(yield* (yield* Networks).config(networkId))) yield* FiberHandle.run(handle, supervise)
 
     /**
      * A key written on some node (E2eKeys): the owner reads it from the store, where it is already, and hands it to
