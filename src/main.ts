@@ -61,6 +61,7 @@ import { PasskeyCeremonies } from "./services/PasskeyCeremonies.js"
 import { Passkeys } from "./services/Passkeys.js"
 import { PushSubscriptions } from "./services/PushSubscriptions.js"
 import { ReadMarkers } from "./services/ReadMarkers.js"
+import { RecentPages } from "./services/RecentPages.js"
 import { RegistrationLimiter } from "./services/RegistrationLimiter.js"
 import { SecretBox } from "./services/SecretBox.js"
 import { SignInLimiter } from "./services/SignInLimiter.js"
@@ -105,6 +106,7 @@ export const Services = Layer.mergeAll(
   Passkeys.Default,
   PushSubscriptions.Default,
   ReadMarkers.Default,
+  RecentPages.Default,
   RegistrationLimiter.Default,
   SecretBox.Default,
   SignInLimiter.Default,

@@ -3,6 +3,9 @@
  * entity is on this node, and the port's methods over them — the fast path a node takes for a network it owns.
  * The entity (NetworkEntityLive.ts) starts and stops actors here; the reconciler and ClusterNetworkControl only read.
  *
+ * The node's RecentPages keep only the pages of the networks supervised here (their history is written here, by
+ * this node's MessageWriter), and forget a network's pages when its supervision here starts or ends.
+ *
  * Concurrency rule: `supervised` counts, per network, the entity lives on this node that supervise its actor (a
  * reconnecting Reload starts the next before the last has ended); it is changed only by those fibers, one step at a
  * time, and read synchronously. On shutdown — after every entity of the node has closed, since the entity layer is
@@ -18,6 +21,7 @@ import type { MemberEvents } from "../services/MemberEvents.js"
 import type { MessageWriter } from "../services/MessageWriter.js"
 import type { Metrics } from "../services/Metrics.js"
 import type { Networks } from "../services/Networks.js"
+import { RecentPages } from "../services/RecentPages.js"
 
 export interface NodeActorsService {
   readonly local: LocalActors.LocalActors
@@ -34,7 +38,7 @@ export class NodeActors extends Context.Tag("belay/cluster/NodeActors")<NodeActo
 export const NodeActorsLive: Layer.Layer<
   NodeActors,
   never,
-  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents
+  Networks | MessageWriter | E2eKeys | AppConfig | Metrics | IrcTransport | MemberEvents | RecentPages
 > = Layer.scoped(
   NodeActors,
   Effect.gen(function*() {
@@ -42,19 +46,27 @@ export const NodeActorsLive: Layer.Layer<
     const local = yield* LocalActors.make({ closeAtOnce: true })
     const counts = new Map<number, number>()
     const isSupervised = (networkId: number) => counts.has(networkId)
+    const pages = yield* RecentPages
+    pages.restrictTo(isSupervised)
     yield* Effect.addFinalizer(() => local.shutdown)
     return {
       local,
       isSupervised,
       supervising: (networkId, supervise) =>
         Effect.acquireUseRelease(
-          Effect.sync(() => counts.set(networkId, (counts.get(networkId) ?? 0) + 1)),
+          Effect.sync(() => {
+            const count = (counts.get(networkId) ?? 0) + 1
+            counts.set(networkId, count)
+            // Pages kept from an earlier stay here missed what other nodes stored since.
+            if (count === 1) pages.forget(networkId)
+          }),
           () => supervise,
           () =>
             Effect.sync(() => {
               const left = (counts.get(networkId) ?? 1) - 1
-              if (left <= 0) counts.delete(networkId)
-              else counts.set(networkId, left)
+              if (left > 0) return counts.set(networkId, left)
+              counts.delete(networkId)
+              pages.forget(networkId)
             })
         ),
       control: local.control(isSupervised)

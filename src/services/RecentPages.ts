@@ -17,9 +17,12 @@
  * appending only ids above the newest kept one makes a batch that a concurrent load already
  * saw harmless, and a load that raced a batch merges what the batch appended meanwhile. The
  * pages are this process's: rows written by another Belay process on the same database are
- * not seen here (each process connects every network itself, so each stores its own
- * history). A network's pages are dropped when it is removed. Nothing here deletes messages
- * otherwise: history has no retention.
+ * not seen here. One process stores the history of every network. A cluster node stores only
+ * that of the networks it runs, so it restricts the pages to those (`restrictTo`) and forgets
+ * a network's pages when the network comes or goes (`forget`): another node's rows never reach
+ * its pages, and the newest page of another node's network is read from the database (docs/
+ * decisions.md "Several nodes"). A network's pages are dropped when it is removed. Nothing
+ * here deletes messages otherwise: history has no retention.
  *
  * A page answered again while its buffer did not change is the same array as before, so that
  * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
@@ -70,6 +73,8 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     /** Map order is recency of use: a hit moves its entry to the end; eviction takes from the front. */
     const entries = new Map<string, Entry>()
     let kept = 0
+    /** Whether this process stores the network's history (every network, unless a cluster node says otherwise). */
+    let writtenHere: (networkId: number) => boolean = () => true
 
     const sizeOf = (entry: Entry) => (entry._tag === "Loaded" ? entry.messages.length : 0)
 
@@ -102,6 +107,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       before: Option.Option<number>,
       limit: number
     ): Option.Option<ReadonlyArray<StoredMessage>> => {
+      if (!writtenHere(networkId)) return Option.none()
       const key = keyOf(networkId, targetFolded)
       const entry = entries.get(key)
       if (entry === undefined || entry._tag === "Loading") return Option.none()
@@ -128,6 +134,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
      * first), or None when another load of it is running.
      */
     const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
+      if (!writtenHere(networkId)) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
       const key = keyOf(networkId, targetFolded)
       const current = entries.get(key)
       if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
@@ -208,6 +215,12 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       beginLoad,
       abandonLoad,
       stored,
+      /** Keep pages only of the networks `predicate` says this process stores the history of (a cluster node). */
+      restrictTo: (predicate: (networkId: number) => boolean) => {
+        writtenHere = predicate
+      },
+      /** Drops the network's pages: its history starts or stops being written here. */
+      forget: forgetNetwork,
       /** Messages kept in all, for tests and metrics. */
       size: () => kept
     } as const
