@@ -119,6 +119,7 @@ export const runCluster = async (): Promise<SectionResult> => {
     const listCluster = await rate(other, clusterFixture.token, list)
     const listSingle = await rate(single, singleFixture.token, list)
     const recentCluster = await rate(other, clusterFixture.token, recent(clusterId))
+    const recentOwner = await rate(owner, clusterFixture.token, recent(clusterId))
     const recentSingle = await rate(single, singleFixture.token, recent(singleId))
 
     // 4. Failover of NETWORKS networks after kill -9.
@@ -147,6 +148,7 @@ export const runCluster = async (): Promise<SectionResult> => {
       { name: "tools/list, a cluster node", value: listCluster, unit: "calls/s" },
       { name: "recent_messages (limit 50), one process", value: recentSingle, unit: "calls/s" },
       { name: "recent_messages (limit 50), the node not running the network", value: recentCluster, unit: "calls/s" },
+      { name: "recent_messages (limit 50), the node running the network", value: recentOwner, unit: "calls/s" },
       { name: "heap used idle, one process", value: singleMemory.heap / MiB, unit: "MiB" },
       { name: "heap used idle, a cluster node", value: nodeMemory.heap / MiB, unit: "MiB" },
       { name: "RSS idle, one process", value: singleMemory.rss / MiB, unit: "MiB" },
@@ -157,7 +159,8 @@ export const runCluster = async (): Promise<SectionResult> => {
     const targets: Array<Target> = [
       { name: "send_message through another node ÷ through the owner", measured: sendViaOther / sendViaOwner, comparator: ">=", target: 0.5 },
       { name: "tools/list, cluster node ÷ one process", measured: listCluster / listSingle, comparator: ">=", target: 0.9 },
-      { name: "recent_messages, cluster node ÷ one process", measured: recentCluster / recentSingle, comparator: ">=", target: 0.9 },
+      { name: "recent_messages, the node not running the network ÷ one process", measured: recentCluster / recentSingle, comparator: ">=", target: 0.9 },
+      { name: "recent_messages, the node running the network ÷ one process", measured: recentOwner / recentSingle, comparator: ">=", target: 0.9 },
       { name: `failover of ${NETWORKS} networks after kill -9`, measured: failoverSeconds, comparator: "<=", target: 30, unit: "s" },
       { name: "idle RSS, cluster node ÷ one process", measured: nodeMemory.rss / singleMemory.rss, comparator: "<=", target: 1.5 }
     ]
@@ -169,7 +172,8 @@ export const runCluster = async (): Promise<SectionResult> => {
       targets,
       method: [
         `One process and a two-node cluster (BELAY_CLUSTER_ADDRESS, one shared fresh database) on the same PostgreSQL, run one after the other in this section; each has the bench account and one network on a fake IRC server that fed it ${FED} private messages.`,
-        `Rates: autocannon, ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP} s of warm-up, on POST /mcp. send_message goes to target "feeder"; the network's send queue (5 lines at once, then one every 2 s, 64 waiting) refuses most calls with a full queue, so the figure is a write call answered by the network's actor, not lines sent. tools/list and recent_messages were measured on the node that does not run the network (its status comes from the owner, kept 1 s).`,
+        `Rates: autocannon, ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP} s of warm-up, on POST /mcp. send_message goes to target "feeder"; the network's send queue (5 lines at once, then one every 2 s, 64 waiting) refuses most calls with a full queue, so the figure is a write call answered by the network's actor, not lines sent. tools/list was measured on the node that does not run the network, recent_messages on both: the node running the network serves the newest page from memory as one process does; the other reads it from PostgreSQL (its memory never sees the owner's rows) and asks the owner for the status (kept 1 s).`,
+        `Belay processes are all pinned to one core (the load generator has the other): a call through another node is served by two processes on that one core, so its ratio to the owner cannot pass 0.5 here; on separate machines the hop costs latency, not the owner's CPU.`,
         `Idle memory: heap used and RSS from /metrics after two SIGUSR2 → gc() rounds, 12 s after the last request; the cluster node is the one not running the network.`,
         `Failover: a third node joined, ${NETWORKS - 1} more networks were added through the admin socket, and once all ${NETWORKS} were connected, the node holding the most got SIGKILL; the time runs until the survivors' /metrics count them all connected.`
       ]

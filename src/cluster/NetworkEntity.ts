@@ -13,7 +13,7 @@
  * Concurrency rule: the cluster runs handlers with unbounded concurrency (a 15 s get_mode_list must not hold up a
  * send_message); each handler only enqueues to the network's actor, whose one dispatcher serializes them.
  */
-import { Entity } from "@effect/cluster"
+import { ClusterSchema, Entity } from "@effect/cluster"
 import { Rpc } from "@effect/rpc"
 import { Schema } from "effect"
 import { ChannelTopic } from "../schema/ChannelTopic.js"
@@ -99,7 +99,8 @@ export const NetworkEntity = Entity.make(NETWORK_ENTITY_TYPE, [
   }),
   Rpc.make("IsEncrypted", { payload: { target }, success: Schema.Boolean }),
   Rpc.make("EncryptedTargetOfRaw", { payload: { line: Schema.String }, success: Schema.NullOr(Schema.String) })
-])
+  // Belay exports no traces: a span per call would be work for nothing on every cross-node call.
+]).annotate(ClusterSchema.ClientTracingEnabled, false)
 
 export type NetworkEntity = typeof NetworkEntity
 
