@@ -262,12 +262,13 @@ describe(`a cluster of belay nodes on ${describeMode}`, () => {
       for (const text of stored) counts.set(text, (counts.get(text) ?? 0) + 1)
       const twice = [...counts].filter(([text, n]) => n > 1 && !text.startsWith("mcp-"))
       // A line is owed to the history when it reached a node (acked), unless that node was killed or cut off from
-      // its database within a second after (the session closed in the fault's aftermath).
+      // its database within a second after: the line's session was open at the fault and closed in its aftermath.
       const fed = ledger.fed()
       const lostToFault = (line: (typeof fed)[number]) =>
         faults.some(({ at, closingMs }) => {
           const closedAt = line.session.closedAt
-          return closedAt !== undefined && closedAt >= at - 100 && closedAt <= at + closingMs && line.ackedAt! >= at - 1_000
+          return line.session.openedAt <= at && closedAt !== undefined && closedAt >= at - 100 &&
+            closedAt <= at + closingMs && line.ackedAt! >= at - 1_000
         })
       const required = fed.filter((line) => line.ackedAt !== undefined && !lostToFault(line))
       const missing = required.filter((line) => !counts.has(line.text)).map((line) => line.text)
