@@ -5,26 +5,32 @@
  * (docs/decisions.md "Several nodes": fencing by the cluster's shard locks). The handlers ask that actor through
  * NodeActors' port, exactly as the one-process supervisor would.
  *
- * Concurrency rule: one FiberHandle per entity holds the supervising fiber (Start runs it if missing, Reload with
- * `reconnect` replaces it, Stop clears it). When the entity's scope closes, the actor is first told to QUIT and given
+ * Concurrency rule: one FiberHandle per entity holds the supervising fiber: every handler runs it if missing while
+ * the node holds the shard (`ensure`), Reload with `reconnect` replaces it, Stop clears it. When the entity's scope closes, the actor is first told to QUIT and given
  * QUIT_GRACE to see its socket closed, then the fiber is interrupted and the socket destroyed (closeAtOnce): only
  * after that does the cluster release the shard lock for another node to take. Handlers run concurrently
  * (`concurrency: "unbounded"`); the actor's inbox serializes what reaches IRC. `maxIdleTime: infinity`: an entity
  * is an IRC connection, never reaped for being quiet.
  */
-import { Entity } from "@effect/cluster"
+import { Entity, Sharding } from "@effect/cluster"
 import { Cause, Duration, Effect, FiberHandle, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import type { NetworkEvent } from "../schema/SocketFrame.js"
+import { type NotConnected, UnknownNetwork } from "../schema/ToolErrors.js"
 import { E2eKeys } from "../services/E2eKeys.js"
 import { Networks } from "../services/Networks.js"
 import { NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 
+const isNotConnected = (e: unknown): e is NotConnected =>
+  typeof e === "object" && e !== null && "_tag" in e && e._tag === "NotConnected"
+
 export const NetworkEntityLive = NetworkEntity.toLayer(
   Effect.gen(function*() {
     const { control, local, supervising } = yield* NodeActors
     const e2e = yield* E2eKeys
+    const networks = yield* Networks
+    const sharding = yield* Sharding.Sharding
     const address = yield* Entity.CurrentAddress
     const networkId = Number(address.entityId)
 
@@ -32,10 +38,38 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
     // Registered after the handle, so it runs first when the scope closes: QUIT while the actor still runs.
     yield* Effect.addFinalizer(() => local.quit(networkId))
     const supervise = supervising(networkId, local.supervise(networkId))
-    // An id that names no stored network gets an inert entity: its commands answer UnknownNetwork, as they do in
-    // one process, instead of NotConnected while an actor would look for it. (A read that dies is retried by the
-    // cluster with its defect policy.)
-    if (Option.isSome(yield* (yield* Networks).config(networkId))) yield* FiberHandle.run(handle, supervise)
+    /** After Stop (the network was removed) the entity stays inert until told to Start or Reload. */
+    let stopped = false
+
+    /**
+     * Supervises the network's actor unless it already runs, was stopped, or the node no longer holds the shard.
+     * Called by the handlers only, never by the build: the cluster (0.60.2) registers an entity only once its build
+     * has returned, and a shard handed over meanwhile closes only registered entities, so an actor started in the
+     * build could outlive the node's lock and run beside the next holder's. A handler runs on a registered entity:
+     * a handover after this check closes it; one before it is seen by the check.
+     */
+    const ensure = Effect.suspend(() =>
+      stopped || !sharding.hasShardId(address.shardId)
+        ? Effect.void
+        : Effect.asVoid(FiberHandle.run(handle, supervise, { onlyIfMissing: true }))
+    )
+
+    /**
+     * A command to a network that is not stored answers UnknownNetwork, as in one process, rather than NotConnected
+     * while a just-started supervision looks for it.
+     */
+    const known = <A, E>(command: Effect.Effect<A, E | NotConnected>): Effect.Effect<A, E | NotConnected | UnknownNetwork> => {
+      const stored: Effect.Effect<boolean> = networks.config(networkId).pipe(
+        Effect.map(Option.isSome),
+        Effect.catchAllCause(() => Effect.succeed(true))
+      )
+      const recheck = (notConnected: NotConnected): Effect.Effect<never, NotConnected | UnknownNetwork> =>
+        local.running(networkId) !== undefined
+          ? Effect.fail(notConnected)
+          : Effect.flatMap(stored, (isStored): Effect.Effect<never, NotConnected | UnknownNetwork> =>
+            isStored ? Effect.fail(notConnected) : Effect.fail(new UnknownNetwork({ networkId })))
+      return Effect.zipRight(ensure, Effect.catchIf(command, isNotConnected, recheck))
+    }
 
     /**
      * A key written on some node (E2eKeys): the owner reads it from the store, where it is already, and hands it to
@@ -66,30 +100,43 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
     })
 
     return NetworkEntity.of({
-      Start: () => Effect.asVoid(FiberHandle.run(handle, supervise, { onlyIfMissing: true })),
+      Start: () =>
+        Effect.suspend(() => {
+          stopped = false
+          return ensure
+        }),
       Reload: ({ payload }) =>
-        payload.reconnect ? Effect.asVoid(FiberHandle.run(handle, supervise)) : local.reconfigure(networkId),
-      Stop: () => FiberHandle.clear(handle),
-      KeysChanged: ({ payload }) => keysChanged(payload.target),
-      Status: () => control.status(networkId),
-      View: () => view,
-      Say: ({ payload }) => control.say(networkId, payload.kind, payload.target, payload.text),
-      Raw: ({ payload }) => control.raw(networkId, payload.line),
-      Join: ({ payload }) => control.join(networkId, payload.channel, Option.fromNullable(payload.key)),
-      Part: ({ payload }) => control.part(networkId, payload.channel, Option.fromNullable(payload.reason)),
-      Nick: ({ payload }) => control.nick(networkId, payload.nick),
-      Away: ({ payload }) => control.away(networkId, Option.fromNullable(payload.message)),
-      Whois: ({ payload }) => control.whois(networkId, payload.nick),
-      Connect: ({ payload }) => control.connect(networkId, payload.reconnect),
-      Disconnect: () => control.disconnect(networkId),
-      Members: ({ payload }) => control.members(networkId, payload.channel),
-      Topic: ({ payload }) => control.topic(networkId, payload.channel),
-      SetTopic: ({ payload }) => control.setTopic(networkId, payload.channel, payload.topic),
-      ModeList: ({ payload }) => control.modeList(networkId, payload.channel, payload.letter),
-      SetModes: ({ payload }) => control.setModes(networkId, payload.channel, payload.changes),
-      IsEncrypted: ({ payload }) => control.isEncrypted(networkId, payload.target),
+        Effect.suspend(() => {
+          stopped = false
+          if (!payload.reconnect) return Effect.zipRight(ensure, local.reconfigure(networkId))
+          // New connection settings: the running actor is replaced (its scope closes with a QUIT).
+          return sharding.hasShardId(address.shardId) ? Effect.asVoid(FiberHandle.run(handle, supervise)) : Effect.void
+        }),
+      Stop: () =>
+        Effect.suspend(() => {
+          stopped = true
+          return FiberHandle.clear(handle)
+        }),
+      KeysChanged: ({ payload }) => Effect.zipRight(ensure, keysChanged(payload.target)),
+      Status: () => Effect.zipRight(ensure, control.status(networkId)),
+      View: () => Effect.zipRight(ensure, view),
+      Say: ({ payload }) => known(control.say(networkId, payload.kind, payload.target, payload.text)),
+      Raw: ({ payload }) => known(control.raw(networkId, payload.line)),
+      Join: ({ payload }) => known(control.join(networkId, payload.channel, Option.fromNullable(payload.key))),
+      Part: ({ payload }) => known(control.part(networkId, payload.channel, Option.fromNullable(payload.reason))),
+      Nick: ({ payload }) => known(control.nick(networkId, payload.nick)),
+      Away: ({ payload }) => known(control.away(networkId, Option.fromNullable(payload.message))),
+      Whois: ({ payload }) => known(control.whois(networkId, payload.nick)),
+      Connect: ({ payload }) => known(control.connect(networkId, payload.reconnect)),
+      Disconnect: () => known(control.disconnect(networkId)),
+      Members: ({ payload }) => known(control.members(networkId, payload.channel)),
+      Topic: ({ payload }) => known(control.topic(networkId, payload.channel)),
+      SetTopic: ({ payload }) => known(control.setTopic(networkId, payload.channel, payload.topic)),
+      ModeList: ({ payload }) => known(control.modeList(networkId, payload.channel, payload.letter)),
+      SetModes: ({ payload }) => known(control.setModes(networkId, payload.channel, payload.changes)),
+      IsEncrypted: ({ payload }) => Effect.zipRight(ensure, control.isEncrypted(networkId, payload.target)),
       EncryptedTargetOfRaw: ({ payload }) =>
-        Effect.map(control.encryptedTargetOfRaw(networkId, payload.line), Option.getOrNull)
+        Effect.zipRight(ensure, Effect.map(control.encryptedTargetOfRaw(networkId, payload.line), Option.getOrNull))
     })
   }),
   {
