@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`, `client`; `irc` means ingest, memory and storm; none means all. `client` drives the
+ * `memory`, `storm`, `sockets`, `client`, `cluster`; `irc` means ingest, memory and storm; none means all (`cluster` only
+ * with DATABASE_URL, which a cluster needs). `client` drives the
  * web client in Chromium (bench/sections/Client.ts). Only a full run (every section) writes
  * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
@@ -20,21 +21,25 @@
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
  */
 import * as Os from "node:os"
-import { databaseMode, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
+import { databaseMode, databaseUrl, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
 import { combineRuns, loadNow, machine, type RunResult, type SectionResult, write } from "./lib/Report.js"
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
 import { runClient } from "./sections/Client.js"
+import { runCluster } from "./sections/Cluster.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "cluster"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
+/** What a run without arguments (a full run) measures: the cluster only where it can run, on DATABASE_URL. */
+const DEFAULT: ReadonlyArray<Section> = databaseUrl === undefined ? ALL.filter((s) => s !== "cluster") : ALL
+
 const parse = (argv: ReadonlyArray<string>): ReadonlyArray<Section> => {
-  if (argv.length === 0) return ALL
+  if (argv.length === 0) return DEFAULT
   const out = new Set<Section>()
   for (const arg of argv) {
     if (arg === "irc") for (const s of ["ingest", "memory", "storm"] as const) out.add(s)
@@ -100,13 +105,16 @@ const main = async () => {
     results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
   if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
+  if (sections.includes("cluster")) {
+    results.push(...(await repeated("cluster", "E. Several nodes", 1, async () => [await runCluster()])))
+  }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - t0) / 1000,
     sections: results,
     machine: machine(databaseMode, pinning, loadAtStart)
   }
-  const full = ALL.every((s) => sections.includes(s as Section))
+  const full = DEFAULT.every((s) => sections.includes(s))
   const dir = full ? RESULTS_DIR : Os.tmpdir()
   const name = full ? "latest" : `belay-bench-${sections.join("-")}`
   process.stdout.write(write(dir, name, run))

@@ -5,6 +5,8 @@
  *   AppConfig ─▶ Database (embedded or external PostgreSQL, migrated)
  *             ─▶ Services: each `Default` layer brings its own dependencies (services/)
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
+ *                or, with BELAY_CLUSTER_ADDRESS, this node of the cluster: the network entities it holds, the
+ *                reconciler, the change relay and ClusterNetworkControl over @effect/cluster (cluster/)
  *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push, /api/buffers and
  *                /api/networks; CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
@@ -15,8 +17,14 @@
  * reverse order — listeners first, then services, the database last — and the
  * process exits 0.
  */
-import { Data, Effect, FiberRef, HashSet, Layer, Logger } from "effect"
+import { Data, Effect, FiberRef, HashSet, Layer, Logger, Option } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
+import { ClusterNetworkControlLive } from "./cluster/ClusterNetworkControl.js"
+import { ClusterRunnerLive } from "./cluster/ClusterRunner.js"
+import { NetworkChangeRelayLive } from "./cluster/NetworkChangeRelay.js"
+import { NetworkEntityLive } from "./cluster/NetworkEntityLive.js"
+import { NetworkReconcilerLive } from "./cluster/NetworkReconciler.js"
+import { NodeActorsLive } from "./cluster/NodeActors.js"
 import { IrcTransportLive } from "./actors/IrcTransport.js"
 import type { NetworkControl } from "./actors/NetworkApi.js"
 import { NetworkSupervisorLive } from "./actors/NetworkSupervisor.js"
@@ -156,6 +164,19 @@ export const makeAppLayer = <E>(settings: AppSettings, actors: Layer.Layer<Netwo
 export const NetworkActorsLive = NetworkSupervisorLive.pipe(Layer.provide(IrcTransportLive))
 
 /**
+ * This process as one node of the cluster at `address` (docs/decisions.md "Several nodes"). Built in this order and
+ * closed in the reverse: the runner (after the secret key check; the shard locks are released last), this node's
+ * actors, then the entities, reconciler, change relay and the port. So on shutdown every entity of the node closes
+ * (its network QUITs) before its shard lock is given up, and the history is flushed after them.
+ */
+export const clusterActors = (settings: AppSettings, address: { readonly host: string; readonly port: number }) =>
+  Layer.mergeAll(ClusterNetworkControlLive, NetworkEntityLive, NetworkReconcilerLive, NetworkChangeRelayLive).pipe(
+    Layer.provide(NodeActorsLive),
+    Layer.provide(ClusterRunnerLive(settings, address)),
+    Layer.provide(IrcTransportLive)
+  )
+
+/**
  * A start-up failure in one line, with the cause underneath when there is one: "PgClient: Failed to connect" alone
  * does not say that nothing listens where DATABASE_URL points (the driver's words, e.g. "connect ECONNREFUSED
  * 127.0.0.1:5432", name the address and never the password).
@@ -170,7 +191,11 @@ const startupFailure = (error: unknown): string => {
 
 export const serve = Effect.gen(function*() {
   const settings = yield* appSettings.pipe(Effect.mapError((e) => new StartupError({ message: describeConfigError(e) })))
-  return yield* Layer.launch(makeAppLayer(settings, NetworkActorsLive)).pipe(
+  const actors = Option.match(settings.clusterAddress, {
+    onNone: () => NetworkActorsLive,
+    onSome: (address) => clusterActors(settings, address)
+  })
+  return yield* Layer.launch(makeAppLayer(settings, actors)).pipe(
     Effect.provide(loggerLayer(settings)),
     Effect.catchAllDefect((defect) =>
       Effect.fail(new StartupError({ message: `start-up failed: ${startupFailure(defect)}` }))

@@ -4,245 +4,38 @@
  * and remove without a restart; a changed connection setting replaces the actor, so it reconnects with it); an actor that dies is logged and restarted after a backing-off delay, and a network
  * that no longer exists stops being supervised. On shutdown every actor QUITs in parallel, then the history is
  * flushed, all within SHUTDOWN_BOUND (3 s, inside the process's 5 s).
+ * This is the one-process mode; a cluster node runs its networks as entities instead (src/cluster/). How one
+ * network's actor is run, asked and stopped is LocalActors.ts, shared by both.
  *
- * Concurrency rule: each network is one supervising fiber in a FiberMap keyed by network id (FiberMap.run /
- * remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx `Sharder.ts`: catch
- * every cause, log, go on). That fiber also runs the actor's dispatcher (`NetworkActor.run`): a fiber costs
- * kilobytes, and an idle network is budgeted 64 KiB of heap in all. One network's failure stays in its own fiber. The
- * table of running actors is a plain Map written only by those fibers (set on start, deleted in the actor's
- * finalizer) and read synchronously by callers; JavaScript runs one fiber step at a time, so no lock is needed.
- * Callers never touch actor state: they enqueue a tagged command and await its Deferred, raced against the actor's
- * death and COMMAND_TIMEOUT; the actor's one dispatcher fiber alone changes its state and answers. A command that
- * cannot be done fails with its tool failure (src/schema/ToolErrors.ts), as the port (NetworkApi.ts) declares.
- *
- * Shared by every actor, so their cost does not grow with the networks: one ActorTimers (every actor timer on one
- * fiber), one ConnectThrottle (CONNECT_BURST connects at once, then CONNECT_RATE a second, so a server restart does
- * not bring every network back in the same second), and one fiber routing E2eKeys.changes to the actor of the
- * network changed (through its inbox), instead of every actor reading every network's changes.
+ * Concurrency rule: each network is one supervising fiber (LocalActors.supervise) in a FiberMap keyed by network id
+ * (FiberMap.run / remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx
+ * `Sharder.ts`: catch every cause, log, go on). One network's failure stays in its own fiber. One fiber follows
+ * `Networks.changes`.
  */
-import {
-  Cause,
-  Clock,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  FiberMap,
-  FiberRef,
-  HashMap,
-  Layer,
-  Option,
-  PubSub,
-  Queue,
-  Scope,
-  SubscriptionRef
-} from "effect"
+import { Effect, FiberMap, Layer, PubSub, Queue } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
-import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
+import { E2eKeys } from "../services/E2eKeys.js"
 import { ClusterEvents } from "../services/ClusterEvents.js"
+import { NetworkFeed } from "../services/NetworkFeed.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
-import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
-import { defaultISupport } from "../irc/ISupport.js"
-import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
-import type { NetworkState, NetworkStatus } from "../schema/Network.js"
-import { E2eChannelUseSendMessage, InvalidArguments, NotConnected, Timeout, UnknownNetwork } from "../schema/ToolErrors.js"
-import * as ActorTimers from "./ActorTimers.js"
-import * as ConnectThrottle from "./ConnectThrottle.js"
-import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
-import { hasLineBreakingChars } from "../irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
-import * as NetworkActor from "./network/NetworkActor.js"
-import { type DeliveryError, NetworkControl, type NetworkControlService } from "./NetworkApi.js"
-import {
-  actorRestartSchedule,
-  COMMAND_TIMEOUT,
-  makeStepper,
-  QUIT_GRACE,
-  SHUTDOWN_BOUND,
-  SHUTDOWN_SLACK,
-  STABLE_CONNECTION,
-  type Stepper
-} from "./ReconnectPolicy.js"
-
-const STATES: ReadonlyArray<NetworkState> = ["connected", "connecting", "backoff", "offline"]
-
-/** docs/decisions.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
-const lineBreaking = (fields: Record<string, string | undefined>): InvalidArguments | undefined => {
-  for (const [name, value] of Object.entries(fields)) {
-    if (value !== undefined && hasLineBreakingChars(value)) {
-      return new InvalidArguments({ message: `${name} must not contain CR, LF or NUL` })
-    }
-  }
-  return undefined
-}
-
-const offlineStatus = (networkId: number): NetworkStatus => ({
-  networkId,
-  state: "offline",
-  nick: null,
-  nextRetryAt: null,
-  lastError: null,
-  caseMapping: defaultISupport.caseMapping,
-  channelTypes: defaultISupport.chanTypes
-})
+import * as LocalActors from "./LocalActors.js"
+import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
 
 export const make = Effect.gen(function*() {
   const networks = yield* Networks
-  const store = yield* MessageWriter
-  const e2e = yield* E2eKeys
-  const settings = yield* AppConfig
-  const metrics = yield* Metrics
-  const transport = yield* IrcTransport
-  // The member's tabs on this node and, in a cluster, on the others (services/ClusterEvents.ts).
-  const clusterEvents = yield* ClusterEvents
-  const feed = yield* NetworkFeed
-  // What every actor reports, built once: the member's tabs (ClusterEvents, which hands them to MemberEvents here
-  // and to the other nodes) and IRC clients (NetworkFeed) hear it.
-  const events: NetworkActor.ActorDeps["events"] = {
-    listening: clusterEvents.actorEvents.listening,
-    status: (accountId, name, status) => {
-      clusterEvents.actorEvents.status(accountId, name, status)
-      feed.publishStatus({ accountId, name, status })
-    },
-    publish: clusterEvents.actorEvents.publish,
-    line: (accountId, networkId, line, time) => {
-      if (feed.listening()) feed.publishLine({ accountId, networkId, line, time })
-    }
-  }
-
-  const actors = new Map<number, NetworkActor.NetworkActor>()
+  const local = yield* LocalActors.make()
   const supervised = yield* FiberMap.make<number>()
-  const timers = yield* ActorTimers.make
-  const throttle = yield* ConnectThrottle.make()
 
-  // End-to-end key changes: one subscription and one fiber for the process, subscribed before any actor starts (an
-  // actor attaches before reading its keys, so nothing published meanwhile is lost). A change for a network whose
-  // actor is between lives reaches nobody; its next actor reads the stored keys, which already hold it.
-  const keySinks = new Map<number, (change: E2eKeyChange) => void>()
-  const keyChanges = yield* PubSub.subscribe(e2e.changes)
-  yield* Queue.take(keyChanges).pipe(
-    Effect.flatMap((change) => Effect.sync(() => keySinks.get(change.networkId)?.(change))),
-    Effect.forever,
-    Effect.forkScoped
-  )
-  const attachKeys = (networkId: number) => (deliver: (change: E2eKeyChange) => void) =>
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        keySinks.set(networkId, deliver)
-      }),
-      () =>
-        Effect.sync(() => {
-          if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
-        })
-    )
-
-  // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
-  const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
-    config: Effect.suspend(() => networks.config(networkId)),
-    channels: Effect.suspend(() => networks.channels(networkId)),
-    rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
-    forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
-    setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
-    setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
-  })
-
-  /** Builds the network's actor in `scope` and registers it until the scope closes. */
-  const startActor = (networkId: number) =>
-    Effect.gen(function*() {
-      const actor = yield* NetworkActor.make({
-        networkId,
-        repo: repoFor(networkId),
-        store,
-        transport,
-        allowedHosts: settings.allowedHosts,
-        e2e: {
-          load: Effect.suspend(() => Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.values()])),
-          attach: attachKeys(networkId)
-        },
-        timers,
-        throttle,
-        events
-      })
-      actors.set(networkId, actor)
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          if (actors.get(networkId) === actor) actors.delete(networkId)
-        })
-      )
-      return actor
-    })
-
-  // The supervising fiber of a network also runs its dispatcher, so whatever wraps `actor.run` stays on that
-  // fiber's stack for as long as the network idles. Hence flat combinators below rather than Effect.scoped, a
-  // generator around the run and annotateLogs: the frames they left cost about 5 KiB per network (heap snapshots;
-  // an idle network's budget is 64 KiB in all).
-
-  /** One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit. */
-  const runActor = (networkId: number): Effect.Effect<never, NetworkActor.NetworkGone> =>
-    Effect.acquireUseRelease(
-      Scope.make(),
-      (scope) => Effect.flatMap(Scope.extend(startActor(networkId), scope), (actor) => actor.run),
-      (scope, exit) => Scope.close(scope, exit)
-    )
-
-  /** What follows an actor's end: true to start it again (after the backoff), false to stop supervising it. */
-  const afterLife = (exit: Exit.Exit<never, NetworkActor.NetworkGone>, startedAt: number, restarts: Stepper) =>
-    Effect.gen(function*() {
-      if (Exit.isFailure(exit)) {
-        const gone = Cause.failureOption(exit.cause)
-        if (Option.isSome(gone) && gone.value._tag === "NetworkGone") {
-          yield* Effect.logInfo("network no longer stored; not supervising it")
-          return false
-        }
-        if (Cause.isInterruptedOnly(exit.cause)) return false
-        yield* Effect.logError("network actor died; restarting it", exit.cause)
-      }
-      // An actor that ran for a while before dying starts over from the shortest delay.
-      if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(STABLE_CONNECTION)) yield* restarts.reset
-      yield* Effect.sleep(yield* restarts.next)
-      return true
-    })
-
-  /** Restart on death, with backoff; stop when the network is gone. Interruption (removal, shutdown) ends it. */
-  const supervise = (networkId: number) =>
-    Effect.flatMap(makeStepper(actorRestartSchedule), (restarts) => {
-      const life: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
-        Effect.flatMap(Effect.exit(runActor(networkId)), (exit) =>
-          Effect.flatMap(afterLife(exit, startedAt, restarts), (again) => (again ? life : Effect.void))))
-      // The fiber is this network's alone: its log annotation is set once, leaving no frame behind.
-      const annotate = FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("networkId", networkId))
-      return Effect.zipRight(annotate, life)
-    })
-
-  const start = (networkId: number) => FiberMap.run(supervised, networkId, supervise(networkId), { onlyIfMissing: true })
+  const start = (networkId: number) =>
+    FiberMap.run(supervised, networkId, local.supervise(networkId), { onlyIfMissing: true })
   const stop = (networkId: number) => FiberMap.remove(supervised, networkId)
 
-  // Shutdown: registered after the FiberMap, so it runs before the FiberMap interrupts the actors. Finalizers run
-  // uninterruptibly, and a timeout cannot cut short what it cannot interrupt: hence the explicit `interruptible`, so
-  // a database that never answers the flush cannot hold the shutdown past its bound.
-  yield* Effect.addFinalizer(() =>
-    Effect.gen(function*() {
-      const running = [...actors.values()]
-      yield* Effect.forEach(
-        running,
-        (actor) =>
-          Effect.flatMap(Deferred.make<void>(), (reply) =>
-            Effect.zipRight(
-              actor.offer({ _tag: "Shutdown", reply }),
-              Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, SHUTDOWN_SLACK)), Effect.ignore)
-            )),
-        { concurrency: "unbounded", discard: true }
-      )
-      yield* store.flush
-      yield* Effect.logInfo("network actors stopped and history flushed").pipe(Effect.annotateLogs({ networks: running.length }))
-    }).pipe(
-      Effect.interruptible,
-      Effect.timeoutFail({ duration: SHUTDOWN_BOUND, onTimeout: () => "timeout" as const }),
-      Effect.catchAllCause((cause) => Effect.logWarning("shutdown of the network actors did not finish in time", cause))
-    )
-  )
+  // Shutdown: registered after the FiberMap, so it runs before the FiberMap interrupts the actors (each QUITs with
+  // its grace, then the history is flushed, within SHUTDOWN_BOUND).
+  yield* Effect.addFinalizer(() => local.shutdown)
 
   /**
    * A stored network changed (Networks.update). Its connection settings: the actor is replaced by a new one built
@@ -250,12 +43,7 @@ export const make = Effect.gen(function*() {
    * the network. Anything else: the running actor reads its settings again, keeping its connection.
    */
   const changed = (networkId: number, reconnect: boolean) =>
-    Effect.suspend(() => {
-      if (reconnect) return Effect.asVoid(FiberMap.run(supervised, networkId, supervise(networkId)))
-      const actor = actors.get(networkId)
-      if (actor === undefined) return Effect.void
-      return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: actor.reconfigure }))
-    })
+    reconnect ? Effect.asVoid(FiberMap.run(supervised, networkId, local.supervise(networkId))) : local.reconfigure(networkId)
 
   // Follow adds, changes and removes; subscribe before listing so a network added meanwhile is not missed.
   const changes = yield* PubSub.subscribe(networks.changes)
@@ -279,158 +67,7 @@ export const make = Effect.gen(function*() {
   yield* Effect.forEach(ids, start, { discard: true })
   yield* Effect.logInfo("network supervisor started").pipe(Effect.annotateLogs({ networks: ids.length }))
 
-  metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
-    Effect.gen(function*() {
-      const counts = new Map<NetworkState, number>(STATES.map((s) => [s, 0]))
-      for (const actor of actors.values()) {
-        const { state } = yield* SubscriptionRef.get(actor.status)
-        counts.set(state, (counts.get(state) ?? 0) + 1)
-      }
-      return STATES.map((state) => [{ state }, counts.get(state) ?? 0] as const)
-    }))
-
-  /**
-   * Sends a command to a network's actor and waits for its answer. No actor: UnknownNetwork, unless the network is
-   * supervised and its actor is between lives (NotConnected). The actor dying (NotConnected) or not answering within
-   * COMMAND_TIMEOUT (Timeout) never leaves the caller hanging.
-   */
-  const ask = <A, E>(
-    networkId: number,
-    command: (reply: Deferred.Deferred<A, E>) => NetworkActor.Command
-  ): Effect.Effect<A, E | DeliveryError> =>
-    Effect.gen(function*() {
-      const actor = actors.get(networkId)
-      if (actor === undefined) {
-        return yield* (yield* FiberMap.has(supervised, networkId))
-          ? new NotConnected({ networkId })
-          : new UnknownNetwork({ networkId })
-      }
-      const reply = yield* Deferred.make<A, E>()
-      yield* actor.offer(command(reply))
-      const died = actor.await.pipe(Effect.catchAllCause(() => new NotConnected({ networkId })))
-      return yield* Effect.raceFirst(Deferred.await(reply), died).pipe(
-        Effect.timeoutFail({
-          duration: COMMAND_TIMEOUT,
-          onTimeout: () =>
-            new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(COMMAND_TIMEOUT) })
-        })
-      )
-    })
-
-  /** `run`, unless one of the named fields carries CR, LF or NUL. */
-  const guarded = <A, E>(
-    fields: Record<string, string | undefined>,
-    run: () => Effect.Effect<A, E>
-  ): Effect.Effect<A, E | InvalidArguments> => {
-    const refused = lineBreaking(fields)
-    return refused !== undefined ? Effect.fail(refused) : run()
-  }
-
-  /** The network's keys from the store (authoritative, whether or not its actor runs); None when unreadable. */
-  const keyTable = (networkId: number): Effect.Effect<Option.Option<E2eKeyTable>> =>
-    e2e.forNetwork(networkId).pipe(
-      Effect.map((keys) => Option.some(E2eKeyTable.fromEntries(keys.values()))),
-      Effect.catchAllCause((cause) =>
-        Effect.as(Effect.logWarning("could not read end-to-end keys; treating targets as encrypted", cause), Option.none())
-      )
-    )
-
-  /** The network's CASEMAPPING and STATUSMSG as its actor last saw them (defaults before ISUPPORT). */
-  const namesOf = (networkId: number) =>
-    Effect.gen(function*() {
-      const actor = actors.get(networkId)
-      if (actor === undefined) return { caseMapping: defaultISupport.caseMapping, statusMsg: defaultISupport.statusMsg }
-      const { caseMapping } = yield* SubscriptionRef.get(actor.status)
-      return { caseMapping, statusMsg: yield* actor.statusMsg }
-    })
-
-  const isEncrypted = (networkId: number, target: string): Effect.Effect<boolean> =>
-    Effect.gen(function*() {
-      const table = yield* keyTable(networkId)
-      if (Option.isNone(table)) return true
-      return table.value.has((yield* namesOf(networkId)).caseMapping, target)
-    })
-
-  /**
-   * The interface, send_raw: the keyed target a raw PRIVMSG/NOTICE would send plaintext to (E2eCodec's guard, with
-   * the network's STATUSMSG and CASEMAPPING). Lines carrying no message skip the store; an unreadable store fails
-   * closed, naming the line's first target.
-   */
-  const encryptedTargetOfRaw = (networkId: number, line: string): Effect.Effect<Option.Option<string>> =>
-    Effect.gen(function*() {
-      const targets = messageTargetsOfRawLine(line)
-      if (targets.length === 0) return Option.none()
-      const table = yield* keyTable(networkId)
-      if (Option.isNone(table)) return Option.fromNullable(targets[0])
-      return Option.fromNullable(keyedTargetOfRaw(table.value, yield* namesOf(networkId), line))
-    })
-
-  const { Command } = NetworkActor
-  const service: NetworkControlService = {
-    status: (networkId) =>
-      Effect.suspend(() => {
-        const actor = actors.get(networkId)
-        return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
-      }),
-    upstream: (networkId) =>
-      Effect.suspend(() => {
-        const actor = actors.get(networkId)
-        return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
-      }),
-    statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
-    view: (networkId, deliver) =>
-      Effect.gen(function*() {
-        const actor = actors.get(networkId)
-        if (actor !== undefined) {
-          const done = yield* Deferred.make<void>()
-          yield* actor.view(deliver, done)
-          const died = Effect.ignore(actor.await)
-          const drawn = yield* Effect.raceFirst(Effect.as(Deferred.await(done), true), Effect.as(died, false)).pipe(
-            Effect.timeoutTo({ duration: COMMAND_TIMEOUT, onTimeout: () => false, onSuccess: (ok) => ok })
-          )
-          if (drawn) return
-        }
-        // Between two lives, or not supervised: offline, under its stored name.
-        const config = yield* networks.config(networkId)
-        if (Option.isNone(config)) return
-        deliver([{ type: "network", network: { id: networkId, name: config.value.name, state: "offline", nick: null } }])
-      }),
-    say: (networkId, kind, target, text) =>
-      guarded({ target, text }, () => ask(networkId, Command.say(kind, target, text))),
-    raw: (networkId, line) =>
-      guarded({ line }, () =>
-        Effect.gen(function*() {
-          // The interface, send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the
-          // actor checks again against its own keys, atomically with the write).
-          const keyed = yield* encryptedTargetOfRaw(networkId, line)
-          if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
-          return yield* ask(networkId, Command.raw(line))
-        })),
-    join: (networkId, channel, key) =>
-      guarded({ channel, key: Option.getOrUndefined(key) }, () => ask(networkId, Command.join(channel, key))),
-    part: (networkId, channel, reason) =>
-      guarded({ channel, reason: Option.getOrUndefined(reason) }, () => ask(networkId, Command.part(channel, reason))),
-    nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.nick(nick))),
-    away: (networkId, message) =>
-      guarded({ message: Option.getOrUndefined(message) }, () => ask(networkId, Command.away(message))),
-    whois: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.whois(nick))),
-    connect: (networkId, reconnect) => ask(networkId, Command.connect(reconnect)),
-    disconnect: (networkId) => ask(networkId, Command.disconnect()),
-    members: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.members(channel))),
-    topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.topic(channel))),
-    setTopic: (networkId, channel, topic) =>
-      guarded({ channel, topic }, () => ask(networkId, Command.setTopic(channel, topic))),
-    // The actor answers within MODE_LIST_TIMEOUT, inside COMMAND_TIMEOUT, so the caller hears the actor's Timeout.
-    modeList: (networkId, channel, letter) =>
-      guarded({ channel, letter }, () => ask(networkId, Command.modeList(channel, letter))),
-    setModes: (networkId, channel, changes) =>
-      guarded(
-        Object.fromEntries([["channel", channel], ...changes.map((c, i) => [`changes[${i}].param`, c.param] as const)]),
-        () => ask(networkId, Command.setModes(channel, changes))
-      ),
-    isEncrypted,
-    encryptedTargetOfRaw
-  }
+  const service: NetworkControlService = local.control((networkId) => FiberMap.unsafeHas(supervised, networkId))
   return service
 })
 

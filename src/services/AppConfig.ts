@@ -38,13 +38,14 @@ export interface AppSettings {
    */
   readonly ircListen: Option.Option<{ readonly host: string; readonly port: number }>
   readonly ircTls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
-  readonly logLevel: LogLevel.LogLevel
-  readonly logFormat: "pretty" | "json"
   /**
-   * BELAY_CLUSTER_ADDRESS: where this node's cluster runner listens and other nodes reach it. Set, the process is one
-   * node of the cluster of every node on its database (docs/contract.md "Names"); None, one node alone.
+   * BELAY_CLUSTER_ADDRESS: where the other nodes reach this node's cluster runner (it listens there). Some makes the
+   * process one node of the cluster of every node on DATABASE_URL (docs/decisions.md "Several nodes"); None runs it
+   * alone, as before.
    */
   readonly clusterAddress: Option.Option<{ readonly host: string; readonly port: number }>
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "pretty" | "json"
 }
 
 export class AppConfig extends Context.Tag("belay/AppConfig")<AppConfig, AppSettings>() {}
@@ -123,19 +124,19 @@ const port = Config.string("PORT").pipe(
   })
 )
 
-/** `host:port`, the host a name or an address (IPv6 in brackets), the port 1-65535. */
+/** `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address (`[::1]:7001`). */
 const clusterAddress = Config.option(Config.string("BELAY_CLUSTER_ADDRESS")).pipe(
   Config.mapOrFail((value) => {
     if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none())
     const raw = value.value.trim()
-    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw)
-    const port = match === null ? NaN : Number(match[2])
-    if (match === null || !Number.isInteger(port) || port < 1 || port > 65535) {
+    const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(raw)
+    const port = match ? Number(match[3]) : NaN
+    const host = match?.[1] ?? match?.[2]
+    if (host === undefined || !(port >= 1 && port <= 65535)) {
       return Either.left(
         invalid("BELAY_CLUSTER_ADDRESS", `BELAY_CLUSTER_ADDRESS must be host:port (port 1-65535), got ${JSON.stringify(raw)}`)
       )
     }
-    const host = match[1]!.startsWith("[") ? match[1]!.slice(1, -1) : match[1]!
     return Either.right(Option.some({ host, port }))
   })
 )
@@ -196,6 +197,16 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
     }
     if (s.hosted && Option.isNone(s.serverName)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires BELAY_SERVER_NAME"))
+    }
+    // docs/decisions.md "Several nodes": the nodes meet in one external PostgreSQL (the embedded one is private to
+    // its process) and must read each other's stored secrets, so both are required rather than guessed.
+    if (Option.isSome(s.clusterAddress) && Option.isNone(s.databaseUrl)) {
+      return Either.left(invalid("BELAY_CLUSTER_ADDRESS", "BELAY_CLUSTER_ADDRESS requires DATABASE_URL (the nodes share one PostgreSQL)"))
+    }
+    if (Option.isSome(s.clusterAddress) && Option.isNone(s.secretKey)) {
+      return Either.left(
+        invalid("BELAY_CLUSTER_ADDRESS", "BELAY_CLUSTER_ADDRESS requires BELAY_SECRET_KEY (every node must use the same key)")
+      )
     }
     const certFile = Option.filter(s.ircTlsCert, (f) => f !== "")
     const keyFile = Option.filter(s.ircTlsKey, (f) => f !== "")

@@ -21,8 +21,11 @@
  * is heard (ClusterEvents.ts); while notices may be lost (the LISTEN connection down or its
  * heartbeat missed) ClusterEvents calls `trust(false)`: everything kept is dropped and nothing
  * is answered or kept until `trust(true)`, after the missed rows were read back
- * (docs/decisions.md "What carries events between nodes"). A network's pages are dropped
- * when it is removed. Nothing here deletes messages otherwise: history has no retention.
+ * (docs/decisions.md "What carries events between nodes"). A cluster node also keeps pages only
+ * of the networks it runs (`restrictTo`) and forgets a network's pages when the network comes or
+ * goes (`forget`), so a page is never built from rows relayed around a handover; another node's
+ * network is read from the database (docs/decisions.md "Several nodes"). A network's pages are
+ * dropped when it is removed. Nothing here deletes messages otherwise: history has no retention.
  *
  * A page answered again while its buffer did not change is the same array as before, so that
  * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
@@ -75,6 +78,8 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     let kept = 0
     /** False while rows stored elsewhere may go unheard: nothing is kept or answered. */
     let trusted = true
+    /** Whether this process stores the network's history (every network, unless a cluster node says otherwise). */
+    let writtenHere: (networkId: number) => boolean = () => true
 
     const sizeOf = (entry: Entry) => (entry._tag === "Loaded" ? entry.messages.length : 0)
 
@@ -107,7 +112,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       before: Option.Option<number>,
       limit: number
     ): Option.Option<ReadonlyArray<StoredMessage>> => {
-      if (!trusted) return Option.none()
+      if (!trusted || !writtenHere(networkId)) return Option.none()
       const key = keyOf(networkId, targetFolded)
       const entry = entries.get(key)
       if (entry === undefined || entry._tag === "Loading") return Option.none()
@@ -134,7 +139,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
      * first), or None when another load of it is running.
      */
     const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
-      if (!trusted) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
+      if (!trusted || !writtenHere(networkId)) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
       const key = keyOf(networkId, targetFolded)
       const current = entries.get(key)
       if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
@@ -225,6 +230,12 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       abandonLoad,
       stored,
       trust,
+      /** Keep pages only of the networks `predicate` says this process stores the history of (a cluster node). */
+      restrictTo: (predicate: (networkId: number) => boolean) => {
+        writtenHere = predicate
+      },
+      /** Drops the network's pages: its history starts or stops being written here. */
+      forget: forgetNetwork,
       /** Messages kept in all, for tests and metrics. */
       size: () => kept
     } as const

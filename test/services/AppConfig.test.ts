@@ -38,7 +38,11 @@ describe("AppConfig", () => {
     ["bad server name", { BELAY_SERVER_NAME: "a b" }, "BELAY_SERVER_NAME"],
     ["cluster address without a port", { BELAY_CLUSTER_ADDRESS: "node1.internal" }, "BELAY_CLUSTER_ADDRESS"],
     ["cluster address with port 0", { BELAY_CLUSTER_ADDRESS: "node1.internal:0" }, "BELAY_CLUSTER_ADDRESS"],
-    ["cluster address with a path", { BELAY_CLUSTER_ADDRESS: "node1/x:34431" }, "BELAY_CLUSTER_ADDRESS"]
+    ["cluster address with a path", { BELAY_CLUSTER_ADDRESS: "node1/x:34431" }, "BELAY_CLUSTER_ADDRESS"],
+    ["cluster address without a port", { BELAY_CLUSTER_ADDRESS: "node1", DATABASE_URL: "postgres://db/belay" }, "BELAY_CLUSTER_ADDRESS"],
+    ["cluster address port out of range", { BELAY_CLUSTER_ADDRESS: "node1:70000", DATABASE_URL: "postgres://db/belay" }, "BELAY_CLUSTER_ADDRESS"],
+    ["cluster address without DATABASE_URL", { BELAY_CLUSTER_ADDRESS: "node1:7001", BELAY_SECRET_KEY: "k" }, "DATABASE_URL"],
+    ["cluster address without BELAY_SECRET_KEY", { BELAY_CLUSTER_ADDRESS: "node1:7001", DATABASE_URL: "postgres://db/belay" }, "BELAY_SECRET_KEY"]
   ] as const)("refuses %s with one line naming the variable", ([, env, variable]) =>
     Effect.gen(function*() {
       const result = yield* load(env)
@@ -53,9 +57,10 @@ describe("AppConfig", () => {
   it.effect("BELAY_CLUSTER_ADDRESS is host and port; unset, the process is one node alone", () =>
     Effect.gen(function*() {
       expect((yield* settingsFrom({})).clusterAddress).toEqual(Option.none())
-      expect((yield* settingsFrom({ BELAY_CLUSTER_ADDRESS: "10.0.0.7:34431" })).clusterAddress)
+      const node = { DATABASE_URL: "postgres://db/belay", BELAY_SECRET_KEY: "ab".repeat(32) }
+      expect((yield* settingsFrom({ ...node, BELAY_CLUSTER_ADDRESS: "10.0.0.7:34431" })).clusterAddress)
         .toEqual(Option.some({ host: "10.0.0.7", port: 34431 }))
-      expect((yield* settingsFrom({ BELAY_CLUSTER_ADDRESS: "[fd00::7]:34431" })).clusterAddress)
+      expect((yield* settingsFrom({ ...node, BELAY_CLUSTER_ADDRESS: "[fd00::7]:34431" })).clusterAddress)
         .toEqual(Option.some({ host: "fd00::7", port: 34431 }))
     }))
 
@@ -64,6 +69,18 @@ describe("AppConfig", () => {
       const s = yield* settingsFrom({ BELAY_HOSTED: "true", PUBLIC_BASE_URL: "https://belay.example.org", BELAY_SERVER_NAME: "srv1" })
       expect(s.hosted).toBe(true)
       expect(s.serverName).toEqual(Option.some("srv1"))
+    }))
+
+  it.effect("BELAY_CLUSTER_ADDRESS names the runner's host and port; unset, the process runs alone", () =>
+    Effect.gen(function*() {
+      const cluster = { DATABASE_URL: "postgres://db/belay", BELAY_SECRET_KEY: "k" }
+      expect((yield* settingsFrom({ ...cluster, BELAY_CLUSTER_ADDRESS: "10.0.0.5:7001" })).clusterAddress).toEqual(
+        Option.some({ host: "10.0.0.5", port: 7001 })
+      )
+      expect((yield* settingsFrom({ ...cluster, BELAY_CLUSTER_ADDRESS: "[fd00::5]:7001" })).clusterAddress).toEqual(
+        Option.some({ host: "fd00::5", port: 7001 })
+      )
+      expect(Option.isNone((yield* settingsFrom(cluster)).clusterAddress)).toBe(true)
     }))
 
   it.effect("BELAY_ALLOWED_HOSTS is a lower-cased set", () =>

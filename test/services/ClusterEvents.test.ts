@@ -35,7 +35,8 @@ import { message } from "../support/MessageFixtures.js"
 import { serverAddress } from "../support/PostgresProxy.js"
 import { describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
 
-const CLUSTER = { BELAY_CLUSTER_ADDRESS: "127.0.0.1:34431" }
+// A cluster node needs the key every node shares (docs/decisions.md "Several nodes").
+const CLUSTER = { BELAY_CLUSTER_ADDRESS: "127.0.0.1:34431", BELAY_SECRET_KEY: "ab".repeat(32) }
 
 /** One node: the product's services over `env`'s database, built in the caller's scope. */
 const startNode = (env: Record<string, string>) =>

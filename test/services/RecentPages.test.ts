@@ -175,5 +175,40 @@ describe(`RecentPages on ${describeMode}`, () => {
         yield* eventually("the removed network's pages dropped", Effect.sync(() => pages.size()), (n) => n === before)
         expect(yield* page(net!, "#gone", null, 5)).toEqual([])
       }))
+
+    it.scoped("restricted to the networks written here (a cluster node), others are read from the table", () =>
+      Effect.gen(function*() {
+        const { networkIds: [here, elsewhere] } = yield* seed(2)
+        const writer = yield* MessageWriter
+        const pages = yield* RecentPages
+        for (let i = 1; i <= 5; i++) {
+          yield* writer.append(message(here!, "#r", `h${i}`, { time: new Date(T0 + i) }))
+          yield* writer.append(message(elsewhere!, "#r", `e${i}`, { time: new Date(T0 + i) }))
+        }
+        yield* writer.flush
+        yield* page(here!, "#r", null, 10)
+        yield* page(elsewhere!, "#r", null, 10)
+        const keptBoth = pages.size()
+        pages.restrictTo((networkId) => networkId === here)
+        try {
+          // Another node stores rows of `elsewhere` straight into the table: this node's answer has them at once.
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`
+            INSERT INTO messages (buffer_id, time, kind, nick, text)
+            SELECT id, now(), 'privmsg', 'other', 'from another node' FROM buffers
+            WHERE network_id = ${elsewhere!} AND target_folded = '#r'`
+          const answered = yield* page(elsewhere!, "#r", null, 10)
+          expect(answered).toEqual(yield* fromTable(elsewhere!, "#r", null, 10))
+          expect(answered.map((m) => m.text)).toContain("from another node")
+          // Forgetting a network drops its pages; the network written here keeps being served from memory.
+          pages.forget(elsewhere!)
+          expect(pages.size()).toBe(keptBoth - 5)
+          expect(yield* page(here!, "#r", null, 10)).toEqual(yield* fromTable(here!, "#r", null, 10))
+          expect(pages.size()).toBe(keptBoth - 5)
+        } finally {
+          pages.restrictTo(() => true)
+        }
+      }))
+
   })
 })

@@ -70,4 +70,9 @@ export interface ActorDeps {
   readonly throttle: ConnectThrottle
   /** The member's open tabs; absent in tests that do not look. */
   readonly events?: ActorEvents
+  /**
+   * When the actor's scope closes, destroy the socket right after writing QUIT instead of giving the server
+   * QUIT_GRACE to close it (LocalActors.ts: a cluster node hands the network to another node right after).
+   */
+  readonly closeAtOnce?: boolean | undefined
 }

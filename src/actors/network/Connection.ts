@@ -281,4 +281,5 @@ export const release = (a: Actor) => {
   const s = a.session
   a.session = undefined
   s?.connection.quit("Belay: network stopped")
+  if (a.deps.closeAtOnce === true) s?.connection.destroy()
 }

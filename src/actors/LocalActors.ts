@@ -1,0 +1,444 @@
+/**
+ * LocalActors: the network actors running in this process, and the `NetworkControl` methods over them. Both ways of
+ * running networks build on it: the NetworkSupervisor (one process runs every network) and the cluster's network
+ * entity (src/cluster/NetworkEntity.ts: this node runs the networks whose shards it holds). What decides *which*
+ * networks run here is theirs; how one network's actor is run, restarted, stopped and asked is this module's.
+ *
+ * Concurrency rule: `supervise` runs one network's actor lives in the calling fiber (restarts on death after a
+ * backing-off delay; interruption ends it, so actor finalizers always run). That fiber also runs the actor's
+ * dispatcher (`NetworkActor.run`): a fiber costs kilobytes, and an idle network is budgeted 64 KiB of heap in all. The
+ * table of running actors is a plain Map written only by those fibers (set on start, deleted in the actor's
+ * finalizer) and read synchronously by callers; JavaScript runs one fiber step at a time, so no lock is needed.
+ * Callers never touch actor state: they enqueue a tagged command and await its Deferred, raced against the actor's
+ * death and COMMAND_TIMEOUT; the actor's one dispatcher fiber alone changes its state and answers. A command that
+ * cannot be done fails with its tool failure (src/schema/ToolErrors.ts), as the port (NetworkApi.ts) declares.
+ *
+ * Shared by every actor, so their cost does not grow with the networks: one ActorTimers (every actor timer on one
+ * fiber), one ConnectThrottle (CONNECT_BURST connects at once, then CONNECT_RATE a second, so a server restart does
+ * not bring every network back in the same second), and one fiber routing E2eKeys.changes to the actor of the
+ * network changed (through its inbox), instead of every actor reading every network's changes.
+ */
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FiberRef,
+  HashMap,
+  Option,
+  PubSub,
+  Queue,
+  Scope,
+  SubscriptionRef
+} from "effect"
+import { AppConfig } from "../services/AppConfig.js"
+import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
+import { ClusterEvents } from "../services/ClusterEvents.js"
+import { MessageWriter } from "../services/MessageWriter.js"
+import { Metrics } from "../services/Metrics.js"
+import { NetworkFeed } from "../services/NetworkFeed.js"
+import { Networks } from "../services/Networks.js"
+import { defaultISupport } from "../irc/ISupport.js"
+import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
+import type { NetworkState, NetworkStatus } from "../schema/Network.js"
+import { E2eChannelUseSendMessage, InvalidArguments, NotConnected, Timeout, UnknownNetwork } from "../schema/ToolErrors.js"
+import * as ActorTimers from "./ActorTimers.js"
+import * as ConnectThrottle from "./ConnectThrottle.js"
+import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
+import { hasLineBreakingChars } from "../irc/Safety.js"
+import { IrcTransport } from "./IrcTransport.js"
+import * as NetworkActor from "./network/NetworkActor.js"
+import type { DeliveryError, NetworkControlService } from "./NetworkApi.js"
+import {
+  actorRestartSchedule,
+  COMMAND_TIMEOUT,
+  makeStepper,
+  QUIT_GRACE,
+  SHUTDOWN_BOUND,
+  SHUTDOWN_SLACK,
+  STABLE_CONNECTION,
+  type Stepper
+} from "./ReconnectPolicy.js"
+
+const STATES: ReadonlyArray<NetworkState> = ["connected", "connecting", "backoff", "offline"]
+
+/** docs/decisions.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
+const lineBreaking = (fields: Record<string, string | undefined>): InvalidArguments | undefined => {
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== undefined && hasLineBreakingChars(value)) {
+      return new InvalidArguments({ message: `${name} must not contain CR, LF or NUL` })
+    }
+  }
+  return undefined
+}
+
+export const offlineStatus = (networkId: number): NetworkStatus => ({
+  networkId,
+  state: "offline",
+  nick: null,
+  nextRetryAt: null,
+  lastError: null,
+  caseMapping: defaultISupport.caseMapping,
+  channelTypes: defaultISupport.chanTypes
+})
+
+export interface LocalActorsOptions {
+  /**
+   * Close an actor's socket at once when its scope closes, after writing QUIT, instead of leaving the server
+   * QUIT_GRACE to close it: a cluster node gives the network to another node right after (docs/decisions.md
+   * "Several nodes", fencing), and two live sessions for one network must never overlap.
+   */
+  readonly closeAtOnce?: boolean
+}
+
+export interface LocalActors {
+  /** The network's actor if one runs in this process now. */
+  readonly running: (networkId: number) => NetworkActor.NetworkActor | undefined
+  /**
+   * Runs the network's actor in the calling fiber, life after life (a dead actor is logged and started again after
+   * a backing-off delay), until interrupted or the network is no longer stored.
+   */
+  readonly supervise: (networkId: number) => Effect.Effect<void>
+  /** The running actor (if any) reads its stored settings again, keeping its connection. */
+  readonly reconfigure: (networkId: number) => Effect.Effect<void>
+  /** Hands an end-to-end key change to the network's actor, if it runs here (it applies it from its inbox). */
+  readonly applyKeyChange: (change: E2eKeyChange) => void
+  /** QUIT on the network's running actor, waiting for its socket to close (at most QUIT_GRACE + SHUTDOWN_SLACK). */
+  readonly quit: (networkId: number) => Effect.Effect<void>
+  /** Every running actor QUITs in parallel, then the history is flushed, all within SHUTDOWN_BOUND. */
+  readonly shutdown: Effect.Effect<void>
+  /**
+   * The port over the actors of this process. `isSupervised` says whether a network without a running actor is
+   * between two lives (NotConnected) rather than not run here at all (UnknownNetwork).
+   */
+  readonly control: (isSupervised: (networkId: number) => boolean) => NetworkControlService
+}
+
+export const make = (options: LocalActorsOptions = {}) =>
+  Effect.gen(function*() {
+    const networks = yield* Networks
+    const store = yield* MessageWriter
+    const e2e = yield* E2eKeys
+    const settings = yield* AppConfig
+    const metrics = yield* Metrics
+    const transport = yield* IrcTransport
+    // The member's tabs on this node and, in a cluster, on the others (services/ClusterEvents.ts).
+    const clusterEvents = yield* ClusterEvents
+    const feed = yield* NetworkFeed
+    // What every actor reports, built once: the member's tabs (ClusterEvents, which hands them to MemberEvents here
+    // and to the other nodes) and IRC clients (NetworkFeed) hear it.
+    const events: NetworkActor.ActorDeps["events"] = {
+      listening: clusterEvents.actorEvents.listening,
+      status: (accountId, name, status) => {
+        clusterEvents.actorEvents.status(accountId, name, status)
+        feed.publishStatus({ accountId, name, status })
+      },
+      publish: clusterEvents.actorEvents.publish,
+      line: (accountId, networkId, line, time) => {
+        if (feed.listening()) feed.publishLine({ accountId, networkId, line, time })
+      }
+    }
+
+    const actors = new Map<number, NetworkActor.NetworkActor>()
+    const timers = yield* ActorTimers.make
+    const throttle = yield* ConnectThrottle.make()
+
+    // End-to-end key changes: one subscription and one fiber for the process, subscribed before any actor starts (an
+    // actor attaches before reading its keys, so nothing published meanwhile is lost). A change for a network whose
+    // actor is between lives reaches nobody; its next actor reads the stored keys, which already hold it.
+    const keySinks = new Map<number, (change: E2eKeyChange) => void>()
+    const applyKeyChange = (change: E2eKeyChange) => keySinks.get(change.networkId)?.(change)
+    const keyChanges = yield* PubSub.subscribe(e2e.changes)
+    yield* Queue.take(keyChanges).pipe(
+      Effect.flatMap((change) => Effect.sync(() => applyKeyChange(change))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    const attachKeys = (networkId: number) => (deliver: (change: E2eKeyChange) => void) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          keySinks.set(networkId, deliver)
+        }),
+        () =>
+          Effect.sync(() => {
+            if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
+          })
+      )
+
+    // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
+    const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
+      config: Effect.suspend(() => networks.config(networkId)),
+      channels: Effect.suspend(() => networks.channels(networkId)),
+      rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
+      forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
+      setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
+      setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
+    })
+
+    /** Builds the network's actor in `scope` and registers it until the scope closes. */
+    const startActor = (networkId: number) =>
+      Effect.gen(function*() {
+        const actor = yield* NetworkActor.make({
+          networkId,
+          repo: repoFor(networkId),
+          store,
+          transport,
+          allowedHosts: settings.allowedHosts,
+          e2e: {
+            load: Effect.suspend(() => Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.values()])),
+            attach: attachKeys(networkId)
+          },
+          timers,
+          throttle,
+          events,
+          closeAtOnce: options.closeAtOnce
+        })
+        actors.set(networkId, actor)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            if (actors.get(networkId) === actor) actors.delete(networkId)
+          })
+        )
+        return actor
+      })
+
+    // The supervising fiber of a network also runs its dispatcher, so whatever wraps `actor.run` stays on that
+    // fiber's stack for as long as the network idles. Hence flat combinators below rather than Effect.scoped, a
+    // generator around the run and annotateLogs: the frames they left cost about 5 KiB per network (heap snapshots;
+    // an idle network's budget is 64 KiB in all).
+
+    /** One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit. */
+    const runActor = (networkId: number): Effect.Effect<never, NetworkActor.NetworkGone> =>
+      Effect.acquireUseRelease(
+        Scope.make(),
+        (scope) => Effect.flatMap(Scope.extend(startActor(networkId), scope), (actor) => actor.run),
+        (scope, exit) => Scope.close(scope, exit)
+      )
+
+    /** What follows an actor's end: true to start it again (after the backoff), false to stop supervising it. */
+    const afterLife = (exit: Exit.Exit<never, NetworkActor.NetworkGone>, startedAt: number, restarts: Stepper) =>
+      Effect.gen(function*() {
+        if (Exit.isFailure(exit)) {
+          const gone = Cause.failureOption(exit.cause)
+          if (Option.isSome(gone) && gone.value._tag === "NetworkGone") {
+            yield* Effect.logInfo("network no longer stored; not supervising it")
+            return false
+          }
+          if (Cause.isInterruptedOnly(exit.cause)) return false
+          yield* Effect.logError("network actor died; restarting it", exit.cause)
+        }
+        // An actor that ran for a while before dying starts over from the shortest delay.
+        if ((yield* Clock.currentTimeMillis) - startedAt >= Duration.toMillis(STABLE_CONNECTION)) yield* restarts.reset
+        yield* Effect.sleep(yield* restarts.next)
+        return true
+      })
+
+    /** Restart on death, with backoff; stop when the network is gone. Interruption (removal, shutdown) ends it. */
+    const supervise = (networkId: number) =>
+      Effect.flatMap(makeStepper(actorRestartSchedule), (restarts) => {
+        const life: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+          Effect.flatMap(Effect.exit(runActor(networkId)), (exit) =>
+            Effect.flatMap(afterLife(exit, startedAt, restarts), (again) => (again ? life : Effect.void))))
+        // The fiber is this network's alone: its log annotation is set once, leaving no frame behind.
+        const annotate = FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("networkId", networkId))
+        return Effect.zipRight(annotate, life)
+      })
+
+    const quitActor = (actor: NetworkActor.NetworkActor) =>
+      Effect.flatMap(Deferred.make<void>(), (reply) =>
+        Effect.zipRight(
+          actor.offer({ _tag: "Shutdown", reply }),
+          Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, SHUTDOWN_SLACK)), Effect.ignore)
+        ))
+
+    const quit = (networkId: number) =>
+      Effect.suspend(() => {
+        const actor = actors.get(networkId)
+        return actor === undefined ? Effect.void : Effect.interruptible(quitActor(actor))
+      })
+
+    // Finalizers run uninterruptibly, and a timeout cannot cut short what it cannot interrupt: hence the explicit
+    // `interruptible`, so a database that never answers the flush cannot hold the shutdown past its bound.
+    const shutdown = Effect.gen(function*() {
+      const running = [...actors.values()]
+      yield* Effect.forEach(running, quitActor, { concurrency: "unbounded", discard: true })
+      yield* store.flush
+      yield* Effect.logInfo("network actors stopped and history flushed").pipe(Effect.annotateLogs({ networks: running.length }))
+    }).pipe(
+      Effect.interruptible,
+      Effect.timeoutFail({ duration: SHUTDOWN_BOUND, onTimeout: () => "timeout" as const }),
+      Effect.catchAllCause((cause) => Effect.logWarning("shutdown of the network actors did not finish in time", cause))
+    )
+
+    const reconfigure = (networkId: number) =>
+      Effect.suspend(() => {
+        const actor = actors.get(networkId)
+        if (actor === undefined) return Effect.void
+        return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: actor.reconfigure }))
+      })
+
+    metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
+      Effect.gen(function*() {
+        const counts = new Map<NetworkState, number>(STATES.map((s) => [s, 0]))
+        for (const actor of actors.values()) {
+          const { state } = yield* SubscriptionRef.get(actor.status)
+          counts.set(state, (counts.get(state) ?? 0) + 1)
+        }
+        return STATES.map((state) => [{ state }, counts.get(state) ?? 0] as const)
+      }))
+
+    const control = (isSupervised: (networkId: number) => boolean): NetworkControlService => {
+      /**
+       * Sends a command to a network's actor and waits for its answer. No actor: UnknownNetwork, unless the network
+       * is supervised and its actor is between lives (NotConnected). The actor dying (NotConnected) or not answering
+       * within COMMAND_TIMEOUT (Timeout) never leaves the caller hanging.
+       */
+      const ask = <A, E>(
+        networkId: number,
+        command: (reply: Deferred.Deferred<A, E>) => NetworkActor.Command
+      ): Effect.Effect<A, E | DeliveryError> =>
+        Effect.gen(function*() {
+          const actor = actors.get(networkId)
+          if (actor === undefined) {
+            return yield* isSupervised(networkId) ? new NotConnected({ networkId }) : new UnknownNetwork({ networkId })
+          }
+          const reply = yield* Deferred.make<A, E>()
+          yield* actor.offer(command(reply))
+          const died = actor.await.pipe(Effect.catchAllCause(() => new NotConnected({ networkId })))
+          return yield* Effect.raceFirst(Deferred.await(reply), died).pipe(
+            Effect.timeoutFail({
+              duration: COMMAND_TIMEOUT,
+              onTimeout: () =>
+                new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(COMMAND_TIMEOUT) })
+            })
+          )
+        })
+
+      /** `run`, unless one of the named fields carries CR, LF or NUL. */
+      const guarded = <A, E>(
+        fields: Record<string, string | undefined>,
+        run: () => Effect.Effect<A, E>
+      ): Effect.Effect<A, E | InvalidArguments> => {
+        const refused = lineBreaking(fields)
+        return refused !== undefined ? Effect.fail(refused) : run()
+      }
+
+      /** The network's keys from the store (authoritative, whether or not its actor runs); None when unreadable. */
+      const keyTable = (networkId: number): Effect.Effect<Option.Option<E2eKeyTable>> =>
+        e2e.forNetwork(networkId).pipe(
+          Effect.map((keys) => Option.some(E2eKeyTable.fromEntries(keys.values()))),
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logWarning("could not read end-to-end keys; treating targets as encrypted", cause), Option.none())
+          )
+        )
+
+      /** The network's CASEMAPPING and STATUSMSG as its actor last saw them (defaults before ISUPPORT). */
+      const namesOf = (networkId: number) =>
+        Effect.gen(function*() {
+          const actor = actors.get(networkId)
+          if (actor === undefined) return { caseMapping: defaultISupport.caseMapping, statusMsg: defaultISupport.statusMsg }
+          const { caseMapping } = yield* SubscriptionRef.get(actor.status)
+          return { caseMapping, statusMsg: yield* actor.statusMsg }
+        })
+
+      const isEncrypted = (networkId: number, target: string): Effect.Effect<boolean> =>
+        Effect.gen(function*() {
+          const table = yield* keyTable(networkId)
+          if (Option.isNone(table)) return true
+          return table.value.has((yield* namesOf(networkId)).caseMapping, target)
+        })
+
+      /**
+       * The interface, send_raw: the keyed target a raw PRIVMSG/NOTICE would send plaintext to (E2eCodec's guard, with
+       * the network's STATUSMSG and CASEMAPPING). Lines carrying no message skip the store; an unreadable store fails
+       * closed, naming the line's first target.
+       */
+      const encryptedTargetOfRaw = (networkId: number, line: string): Effect.Effect<Option.Option<string>> =>
+        Effect.gen(function*() {
+          const targets = messageTargetsOfRawLine(line)
+          if (targets.length === 0) return Option.none()
+          const table = yield* keyTable(networkId)
+          if (Option.isNone(table)) return Option.fromNullable(targets[0])
+          return Option.fromNullable(keyedTargetOfRaw(table.value, yield* namesOf(networkId), line))
+        })
+
+      const { Command } = NetworkActor
+      return {
+        status: (networkId) =>
+          Effect.suspend(() => {
+            const actor = actors.get(networkId)
+            return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
+          }),
+        upstream: (networkId) =>
+          Effect.suspend(() => {
+            const actor = actors.get(networkId)
+            return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
+          }),
+        statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
+        view: (networkId, deliver) =>
+          Effect.gen(function*() {
+            const actor = actors.get(networkId)
+            if (actor !== undefined) {
+              const done = yield* Deferred.make<void>()
+              yield* actor.view(deliver, done)
+              const died = Effect.ignore(actor.await)
+              const drawn = yield* Effect.raceFirst(Effect.as(Deferred.await(done), true), Effect.as(died, false)).pipe(
+                Effect.timeoutTo({ duration: COMMAND_TIMEOUT, onTimeout: () => false, onSuccess: (ok) => ok })
+              )
+              if (drawn) return
+            }
+            // Between two lives, or not supervised: offline, under its stored name.
+            const config = yield* networks.config(networkId)
+            if (Option.isNone(config)) return
+            deliver([{ type: "network", network: { id: networkId, name: config.value.name, state: "offline", nick: null } }])
+          }),
+        say: (networkId, kind, target, text) =>
+          guarded({ target, text }, () => ask(networkId, Command.say(kind, target, text))),
+        raw: (networkId, line) =>
+          guarded({ line }, () =>
+            Effect.gen(function*() {
+              // The interface, send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the
+              // actor checks again against its own keys, atomically with the write).
+              const keyed = yield* encryptedTargetOfRaw(networkId, line)
+              if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
+              return yield* ask(networkId, Command.raw(line))
+            })),
+        join: (networkId, channel, key) =>
+          guarded({ channel, key: Option.getOrUndefined(key) }, () => ask(networkId, Command.join(channel, key))),
+        part: (networkId, channel, reason) =>
+          guarded({ channel, reason: Option.getOrUndefined(reason) }, () => ask(networkId, Command.part(channel, reason))),
+        nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.nick(nick))),
+        away: (networkId, message) =>
+          guarded({ message: Option.getOrUndefined(message) }, () => ask(networkId, Command.away(message))),
+        whois: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.whois(nick))),
+        connect: (networkId, reconnect) => ask(networkId, Command.connect(reconnect)),
+        disconnect: (networkId) => ask(networkId, Command.disconnect()),
+        members: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.members(channel))),
+        topic: (networkId, channel) => guarded({ channel }, () => ask(networkId, Command.topic(channel))),
+        setTopic: (networkId, channel, topic) =>
+          guarded({ channel, topic }, () => ask(networkId, Command.setTopic(channel, topic))),
+        // The actor answers within MODE_LIST_TIMEOUT, inside COMMAND_TIMEOUT, so the caller hears the actor's Timeout.
+        modeList: (networkId, channel, letter) =>
+          guarded({ channel, letter }, () => ask(networkId, Command.modeList(channel, letter))),
+        setModes: (networkId, channel, changes) =>
+          guarded(
+            Object.fromEntries([["channel", channel], ...changes.map((c, i) => [`changes[${i}].param`, c.param] as const)]),
+            () => ask(networkId, Command.setModes(channel, changes))
+          ),
+        isEncrypted,
+        encryptedTargetOfRaw
+      }
+    }
+
+    return {
+      running: (networkId) => actors.get(networkId),
+      supervise,
+      reconfigure,
+      applyKeyChange,
+      quit,
+      shutdown,
+      control
+    } satisfies LocalActors
+  })

@@ -1,0 +1,189 @@
+/**
+ * ClusterNetworkControl: the `NetworkControl` port (src/actors/NetworkApi.ts) on a cluster node. A network whose
+ * actor runs on this node is asked directly (the fast path: the same calls the one-process supervisor makes);
+ * any other goes to its entity through the cluster, which routes it to the node holding the network's shard.
+ * Whoever is asked, the answer is the same: the owner runs the very same port method (NetworkEntityLive.ts).
+ *
+ * Bounds (docs/decisions.md "Several nodes"): every call through the cluster is bounded by COMMAND_TIMEOUT (the
+ * cluster retries delivery while a network moves between nodes, so without a bound a call during a failover would
+ * wait for it); a cluster failure, or the owner's entity going away mid-call, answers `not-connected`, the bound
+ * `timeout` — never a hang and never a second vocabulary of errors.
+ *
+ * Reads: `status` (list_networks, and the case mapping every history read renders names with) of a network owned
+ * elsewhere is asked of its owner and kept for STATUS_FRESH, so a burst of reads costs one round trip; a command sent
+ * through this node forgets it, so the next read sees what the command did. An owner that cannot be reached reads
+ * `offline`. `statuses` is this node's networks.
+ *
+ * Concurrency rule: any fiber may call any method; the status cache is a plain Map written in single steps.
+ */
+import { Cause, Clock, Duration, Effect, Layer, Option } from "effect"
+import * as LocalActors from "../actors/LocalActors.js"
+import { NetworkControl, type NetworkControlService } from "../actors/NetworkApi.js"
+import { COMMAND_TIMEOUT } from "../actors/ReconnectPolicy.js"
+import type { NetworkStatus } from "../schema/Network.js"
+import { NotConnected, Timeout } from "../schema/ToolErrors.js"
+import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
+import { NodeActors } from "./NodeActors.js"
+
+/** How long a status read from another node's network is reused. */
+export const STATUS_FRESH = Duration.seconds(1)
+/** Reads that have an answer without the owner (status, view, the end-to-end checks) wait for it this long at most. */
+export const READ_TIMEOUT = Duration.seconds(3)
+
+const CLUSTER_ERRORS: ReadonlySet<string> = new Set(["MailboxFull", "AlreadyProcessingMessage", "PersistenceError"])
+
+interface ClusterFailure {
+  readonly _tag: "MailboxFull" | "AlreadyProcessingMessage" | "PersistenceError"
+}
+
+const isClusterFailure = (u: unknown): u is ClusterFailure =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && CLUSTER_ERRORS.has(u._tag)
+
+export const make = Effect.gen(function*() {
+  const { control: here, local } = yield* NodeActors
+  const makeClient = yield* NetworkEntity.client
+  const owner = (networkId: number) => makeClient(entityIdOf(networkId))
+  const isHere = (networkId: number) => local.running(networkId) !== undefined
+
+  const statuses = new Map<number, { readonly status: NetworkStatus; readonly at: number }>()
+
+  /**
+   * A call to the network's owner, bounded by `bound`: the tool failures it answers pass through; a cluster failure,
+   * a defect or an interruption on the way (the owner lost the network mid-call) is NotConnected; no answer in time
+   * is Timeout.
+   */
+  const remote = <A, E>(
+    networkId: number,
+    call: Effect.Effect<A, E | ClusterFailure>,
+    bound: Duration.Duration = COMMAND_TIMEOUT
+  ): Effect.Effect<A, Exclude<E, ClusterFailure> | NotConnected | Timeout> => {
+    const notConnected = (cause: unknown) =>
+      Effect.zipRight(
+        Effect.logDebug("a call to another node's network failed", cause).pipe(Effect.annotateLogs({ networkId })),
+        Effect.fail(new NotConnected({ networkId }))
+      )
+    const answered: Effect.Effect<A, Exclude<E, ClusterFailure> | NotConnected> = call.pipe(
+      Effect.ensuring(Effect.sync(() => statuses.delete(networkId))),
+      Effect.catchIf(isClusterFailure, notConnected),
+      // A defect or an interruption on the way (the owner lost the network mid-call) is no tool failure.
+      Effect.catchAllCause((cause) => {
+        const failure = Cause.failureOption(cause)
+        return Option.isSome(failure) ? Effect.fail(failure.value) : notConnected(cause)
+      })
+    )
+    return Effect.timeoutFail(answered, {
+      duration: bound,
+      onTimeout: () => new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(bound) })
+    })
+  }
+
+  /** A read with an answer of its own when the owner cannot give one within READ_TIMEOUT. */
+  const read = <A>(networkId: number, call: Effect.Effect<A, unknown>, otherwise: Effect.Effect<A>): Effect.Effect<A> =>
+    call.pipe(
+      Effect.timeout(READ_TIMEOUT),
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(
+          Effect.logDebug("a read of another node's network failed", cause).pipe(Effect.annotateLogs({ networkId })),
+          otherwise
+        )
+      )
+    )
+
+  const status = (networkId: number): Effect.Effect<NetworkStatus> =>
+    Effect.gen(function*() {
+      if (isHere(networkId)) return yield* here.status(networkId)
+      const now = yield* Clock.currentTimeMillis
+      const kept = statuses.get(networkId)
+      if (kept !== undefined && now - kept.at < Duration.toMillis(STATUS_FRESH)) return kept.status
+      // Unreachable: offline, keeping the names it last had (history renders nicks with its case mapping).
+      const unreachable = Effect.sync((): NetworkStatus => ({
+        ...LocalActors.offlineStatus(networkId),
+        ...(kept === undefined ? {} : { caseMapping: kept.status.caseMapping, channelTypes: kept.status.channelTypes })
+      }))
+      const answered = yield* read(networkId, owner(networkId).Status(), unreachable)
+      statuses.set(networkId, { status: answered, at: yield* Clock.currentTimeMillis })
+      return answered
+    })
+
+  const service: NetworkControlService = {
+    status,
+    upstream: (networkId) =>
+      isHere(networkId)
+        ? here.upstream(networkId)
+        : read(networkId, owner(networkId).Upstream(), Effect.succeedNone),
+    statuses: here.statuses,
+    view: (networkId, deliver) =>
+      isHere(networkId)
+        ? here.view(networkId, deliver)
+        : Effect.flatMap(
+          read(networkId, Effect.map(owner(networkId).View(), Option.some), Effect.succeedNone),
+          (events) =>
+            Option.isSome(events) && events.value.length > 0
+              ? Effect.sync(() => deliver(events.value))
+              // Not drawn by its owner: offline, under its stored name (the local port knows no actor for it).
+              : here.view(networkId, deliver)
+        ),
+    say: (networkId, kind, target, text) =>
+      isHere(networkId)
+        ? here.say(networkId, kind, target, text)
+        : remote(networkId, owner(networkId).Say({ kind, target, text })),
+    raw: (networkId, line) =>
+      isHere(networkId) ? here.raw(networkId, line) : remote(networkId, owner(networkId).Raw({ line })),
+    join: (networkId, channel, key) =>
+      isHere(networkId)
+        ? here.join(networkId, channel, key)
+        : remote(networkId, owner(networkId).Join({ channel, key: Option.getOrNull(key) })),
+    part: (networkId, channel, reason) =>
+      isHere(networkId)
+        ? here.part(networkId, channel, reason)
+        : remote(networkId, owner(networkId).Part({ channel, reason: Option.getOrNull(reason) })),
+    nick: (networkId, nick) =>
+      isHere(networkId) ? here.nick(networkId, nick) : remote(networkId, owner(networkId).Nick({ nick })),
+    away: (networkId, message) =>
+      isHere(networkId)
+        ? here.away(networkId, message)
+        : remote(networkId, owner(networkId).Away({ message: Option.getOrNull(message) })),
+    whois: (networkId, nick) =>
+      isHere(networkId) ? here.whois(networkId, nick) : remote(networkId, owner(networkId).Whois({ nick })),
+    connect: (networkId, reconnect) =>
+      isHere(networkId)
+        ? here.connect(networkId, reconnect)
+        : remote(networkId, owner(networkId).Connect({ reconnect })),
+    disconnect: (networkId) =>
+      isHere(networkId) ? here.disconnect(networkId) : remote(networkId, owner(networkId).Disconnect()),
+    members: (networkId, channel) =>
+      isHere(networkId) ? here.members(networkId, channel) : remote(networkId, owner(networkId).Members({ channel })),
+    topic: (networkId, channel) =>
+      isHere(networkId) ? here.topic(networkId, channel) : remote(networkId, owner(networkId).Topic({ channel })),
+    setTopic: (networkId, channel, topic) =>
+      isHere(networkId)
+        ? here.setTopic(networkId, channel, topic)
+        : remote(networkId, owner(networkId).SetTopic({ channel, topic })),
+    modeList: (networkId, channel, letter) =>
+      isHere(networkId)
+        ? here.modeList(networkId, channel, letter)
+        : remote(networkId, owner(networkId).ModeList({ channel, letter })),
+    setModes: (networkId, channel, changes) =>
+      isHere(networkId)
+        ? here.setModes(networkId, channel, changes)
+        : remote(networkId, owner(networkId).SetModes({ channel, changes })),
+    // Without the owner, this node's answer from the store (default case mapping; unreadable keys fail closed). The
+    // owner's actor checks again before anything is written, against its own keys.
+    isEncrypted: (networkId, target) =>
+      isHere(networkId)
+        ? here.isEncrypted(networkId, target)
+        : read(networkId, owner(networkId).IsEncrypted({ target }), here.isEncrypted(networkId, target)),
+    encryptedTargetOfRaw: (networkId, line) =>
+      isHere(networkId)
+        ? here.encryptedTargetOfRaw(networkId, line)
+        : read(
+          networkId,
+          Effect.map(owner(networkId).EncryptedTargetOfRaw({ line }), Option.fromNullable),
+          here.encryptedTargetOfRaw(networkId, line)
+        )
+  }
+  return service
+})
+
+/** NetworkControl on a cluster node: over NodeActors and the cluster's Sharding. */
+export const ClusterNetworkControlLive = Layer.effect(NetworkControl, make)
