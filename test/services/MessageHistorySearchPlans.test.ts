@@ -5,8 +5,8 @@
  *
  * The statistics are made to mislead the way the bench's corpus does at 1,000,000 messages: every word of a small
  * vocabulary is in about one message of eight, so ANALYZE keeps them all as the column's most common elements, and
- * the planner estimates a term it has no entry for at half the least common one's share, at most half a percent
- * (PostgreSQL's ts_selfuncs.c) — 150 messages here. A page of newest matches then looks cheaper found by walking the
+ * PostgreSQL estimates a term it has no entry for at half the least common one's share, at most half a percent of
+ * the table — 150 messages here. A page of newest matches then looks cheaper found by walking the
  * ids down and testing each row than through the GIN index, and for a term in no message that walk reads the whole
  * buffer. The table is small enough (≤ 30,000 rows: the sample of ANALYZE at the default statistics target) that
  * ANALYZE reads all of it, so the statistics are the same on every run; autovacuum is off for it.
