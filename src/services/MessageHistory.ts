@@ -148,21 +148,6 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     const ofBuffer = (buffer: Fragment) => sql`buffer_id BETWEEN ${buffer} AND ${buffer}`
 
     const FOUND_COLUMNS = sql`id, buffer_id AS "bufferId", time, kind, nick, text, numeric, self, encryption`
-    /**
-     * Planner settings for the rest of a transaction (docs/decisions.md "Search that does not scan"): walking
-     * leaves only index scans and no sort, so a statement ordered by id with a LIMIT reads an index in id order
-     * and stops at the LIMIT; probing leaves only bitmap scans, so the GIN index finds the matches. Either holds
-     * whatever the statistics estimate. JIT compilation would cost more than either statement runs.
-     */
-    const walkMode = sql`
-      SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
-             set_config('enable_sort', 'off', true), set_config('enable_indexscan', 'on', true),
-             set_config('jit', 'off', true)`.pipe(Effect.orDie)
-    const probeMode = sql`
-      SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'on', true),
-             set_config('enable_sort', 'on', true), set_config('enable_indexscan', 'off', true),
-             set_config('jit', 'off', true)`.pipe(Effect.orDie)
-
     /** The account's networks, narrowed to `networkId` when given (empty when it is not the account's). */
     const networksOf = (accountId: number, networkId: Option.Option<number>) =>
       Effect.map(networks.listForAccount(accountId), (owned) => {
@@ -225,9 +210,8 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
       query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
 
-    const searchTerms = (query: SearchQuery) => Effect.gen(function*() {
-      const ids = yield* networksOf(query.accountId, query.networkId)
-      if (ids.length === 0) return []
+    const searchTerms = (query: SearchQuery) => sql.withTransaction(Effect.gen(function*() {
+      const inNetwork = Option.match(query.networkId, { onNone: () => sql``, onSome: (id) => sql`AND n.id = ${id}` })
       const inTarget = Option.match(query.targetFolded, {
         onNone: () => sql``,
         onSome: (t) => sql`AND b.target_folded = ${t}`
@@ -235,16 +219,28 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const tsquery = sql`websearch_to_tsquery('simple', ${query.query})`
 
       // The scope's buffers with their id ranges (two probes of (buffer_id, id) each), and whether the query has a
-      // term at all (a query of stop characters parses to an empty tsquery, which matches nothing).
+      // term at all (a query of stop characters parses to an empty tsquery, which matches nothing). It also sets the
+      // planner for the rest of the transaction (docs/decisions.md "Search that does not scan"): no sequential scan
+      // and no sort. A statement ordered by id with a LIMIT then reads an index in id order and stops at the LIMIT
+      // (the GIN index could only hand its matches over unordered, to a sort); one given nothing but the term reads
+      // the GIN index's matches (its only index). Both hold whatever the statistics estimate. JIT compilation would
+      // cost more than the statements run. Set here, in a statement search sends anyway, so that it costs no round
+      // trip of its own: the settings apply from the next statement on, and this one plans as always.
       const buffers = yield* sql<ScopeBuffer>`
+        WITH planner AS MATERIALIZED (
+          SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true),
+                 set_config('jit', 'off', true)
+        )
         SELECT b.id, b.network_id AS "networkId", b.target, x.newest, x.oldest, numnode(${tsquery}) AS terms
-        FROM buffers b
+        FROM planner
+        CROSS JOIN networks n
+        JOIN buffers b ON b.network_id = n.id
         CROSS JOIN LATERAL (
           SELECT
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1) AS newest,
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id, id LIMIT 1) AS oldest
         ) AS x
-        WHERE ${sql.in("b.network_id", ids)} ${inTarget} AND x.newest IS NOT NULL`.pipe(Effect.orDie)
+        WHERE n.account_id = ${query.accountId} ${inNetwork} ${inTarget} AND x.newest IS NOT NULL`
       if (buffers.length === 0 || buffers[0]!.terms === 0) return []
       const byId = new Map(buffers.map((b) => [b.id, b]))
       const inScope = sql`buffer_id = ANY(${`{${buffers.map((b) => b.id).join(",")}}`}::int8[])`
@@ -269,9 +265,9 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       }
 
       /**
-       * The newest matches with ids in [from, below), at most `limit`: in walk mode, the scope's messages read down
-       * from `below` along an index in id order, each tested for the term and the nick, until the LIMIT is met or
-       * the range ends. It reads at most the range, and stops early when the matches are dense.
+       * The newest matches with ids in [from, below), at most `limit`: the scope's messages read down from `below`
+       * along an index in id order, each tested for the term and the nick, until the LIMIT is met or the range
+       * ends. It reads at most the range, and stops early when the matches are dense.
        */
       const walk = (from: number, below: number, limit: number) =>
         sql<FoundRow>`
@@ -281,8 +277,8 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
           LIMIT ${limit}`.pipe(Effect.orDie)
 
       /**
-       * In probe mode, the term's matches as the GIN index finds them (a bitmap scan of it alone: it reads the
-       * matches, never a range), read until `cap` + 1 of them: `raw` how many it read, and of those in the scope
+       * The term's matches as the GIN index finds them (a bitmap scan of it alone: it reads the matches, never a
+       * range), read until `cap` + 1 of them: `raw` how many it read, and of those in the scope
        * with ids in [from, below) the newest `limit` that pass the nick filter. `raw` ≤ `cap` means they were
        * all the term's matches, so the answer is exact. Only the term is given to the scan: any other condition
        * there could be served by another index, which the planner might prefer on a wrong estimate and which
@@ -307,34 +303,27 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const oldest = Math.min(...buffers.map((b) => b.oldest))
       const window = Math.max(oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
       const cap = query.limit * SEARCH_PROBE_PER_RESULT
-      const found = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* walkMode
-        const newest = yield* walk(window, end, query.limit)
-        if (newest.length >= query.limit || window === oldest) return newest
-        // Below the window: walk on, or read the term's matches through the GIN index, whichever the window's
-        // density of matches says is cheaper. The probe's matches are counted before the nick filter, so with
-        // one the window cannot say how many there are, and the probe is priced at its cap.
-        const found = [...newest]
-        let below = window
-        const walkRows = newest.length === 0 ? Infinity : ((query.limit - newest.length) * (end - window)) / newest.length
-        const probeMatches = Option.isSome(query.nick)
-          ? cap
-          : Math.min(cap, (newest.length * (window - oldest)) / (end - window))
-        if (walkRows < probeMatches * ROWS_PER_PROBED_MATCH) {
-          const from = Math.max(oldest, below - query.limit * SEARCH_WALK_PER_RESULT)
-          found.push(...(yield* walk(from, below, query.limit - found.length)))
-          below = from
-          if (found.length >= query.limit || below === oldest) return found
-        }
-        yield* probeMode
-        const probed = yield* probe(oldest, below, query.limit - found.length, cap)
-        if ((probed[0]?.raw ?? 0) <= cap) return [...found, ...probed.filter((r): r is typeof r & FoundRow => r.id != null)]
-        // More matches than the cap, yet too few near the top: walk down to them.
-        yield* walkMode
-        return [...found, ...(yield* walk(oldest, below, query.limit - found.length))]
-      })).pipe(Effect.orDie)
+      const found = [...(yield* walk(window, end, query.limit))]
+      if (found.length >= query.limit || window === oldest) return found.map(toMessage)
+      // Below the window: walk on, or read the term's matches through the GIN index, whichever the window's density
+      // of matches says is cheaper. The probe's matches are counted before the nick filter, so with one the window
+      // cannot say how many there are, and the probe is priced at its cap.
+      const inWindow = found.length
+      const walkRows = inWindow === 0 ? Infinity : ((query.limit - inWindow) * (end - window)) / inWindow
+      const probeMatches = Option.isSome(query.nick) ? cap : Math.min(cap, (inWindow * (window - oldest)) / (end - window))
+      let below = window
+      if (walkRows < probeMatches * ROWS_PER_PROBED_MATCH) {
+        const from = Math.max(oldest, below - query.limit * SEARCH_WALK_PER_RESULT)
+        found.push(...(yield* walk(from, below, query.limit - found.length)))
+        below = from
+        if (found.length >= query.limit || below === oldest) return found.map(toMessage)
+      }
+      const probed = yield* probe(oldest, below, query.limit - found.length, cap)
+      if ((probed[0]?.raw ?? 0) <= cap) found.push(...probed.filter((r): r is typeof r & FoundRow => r.id != null))
+      // More matches than the cap, yet too few near the top: walk down to them.
+      else found.push(...(yield* walk(oldest, below, query.limit - found.length)))
       return found.map(toMessage)
-    })
+    })).pipe(Effect.orDie)
 
     /**
      * Channels and DMs with history (server pseudo-buffers excluded), most recent first. Rows
