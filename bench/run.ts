@@ -1,9 +1,11 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`, `client`, `cluster`; `irc` means ingest, memory and storm; none means all (`cluster` only
- * with DATABASE_URL, which a cluster needs). `client` drives the
- * web client in Chromium (bench/sections/Client.ts). Only a full run (every section) writes
- * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
+ * `memory`, `storm`, `sockets`, `client`, `search`, `cluster`; `irc` means ingest, memory and storm; none means all
+ * (`cluster` only with DATABASE_URL, which a cluster needs). `client` drives the web client in Chromium
+ * (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
+ * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
+ * temp dir and says where, and with BENCH_MERGE=1 also puts its sections into latest.* in place of the same sections,
+ * every other one kept, each merged section saying when it was measured.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
  * reported as failed and the others still run).
  *
@@ -14,7 +16,8 @@
  * Knobs (environment): DATABASE_URL (a PostgreSQL server; a fresh database is created per Belay and dropped after;
  * unset: Belay's embedded PostgreSQL, as users run it), BENCH_SECONDS (measured load, default 10), BENCH_WARMUP
  * (default 3), BENCH_ROUNDS, BENCH_RUNS, BENCH_MCP_MESSAGES (default 1,000,000), BENCH_MCP_NETWORKS (default 100),
- * BENCH_SEARCH_PASSES (default 20), BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
+ * BENCH_SEARCH_PASSES (default 20), BENCH_SEARCH_MESSAGES (per corpus of `search`, default 1,000,000),
+ * BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
  * BENCH_SOCKETS (default 1,000), BENCH_SOCKET_LINES (default 200), BENCH_SOCKET_RATE (lines a second, default 20),
  * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
@@ -22,15 +25,16 @@
  */
 import * as Os from "node:os"
 import { databaseMode, databaseUrl, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
-import { combineRuns, loadNow, machine, type RunResult, type SectionResult, write } from "./lib/Report.js"
+import { combineRuns, loadNow, machine, merge, type RunResult, type SectionResult, write } from "./lib/Report.js"
 import { runIngest } from "./sections/Ingest.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
+import { runSearch } from "./sections/Search.js"
 import { runClient } from "./sections/Client.js"
 import { runCluster } from "./sections/Cluster.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "cluster"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "cluster"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -105,8 +109,9 @@ const main = async () => {
     results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
   if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
+  if (sections.includes("search")) results.push(...(await repeated("search", "E. Search", 1, async () => [await runSearch()])))
   if (sections.includes("cluster")) {
-    results.push(...(await repeated("cluster", "E. Several nodes", 1, async () => [await runCluster()])))
+    results.push(...(await repeated("cluster", "F. Several nodes", 1, async () => [await runCluster()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
@@ -118,7 +123,13 @@ const main = async () => {
   const dir = full ? RESULTS_DIR : Os.tmpdir()
   const name = full ? "latest" : `belay-bench-${sections.join("-")}`
   process.stdout.write(write(dir, name, run))
-  process.stderr.write(`bench: results in ${dir}/${name}.md and .json${full ? "" : " (a partial run never replaces bench/results/latest.*)"}\n`)
+  process.stderr.write(
+    `bench: results in ${dir}/${name}.md and .json${full ? "" : " (a partial run replaces no section of bench/results/latest.* unless BENCH_MERGE=1)"}\n`
+  )
+  if (!full && process.env.BENCH_MERGE === "1") {
+    write(RESULTS_DIR, "latest", merge(RESULTS_DIR, "latest", run, ALL))
+    process.stderr.write(`bench: ${sections.join(", ")} merged into ${RESULTS_DIR}/latest.md and .json\n`)
+  }
   removeScratch()
 }
 

@@ -1,7 +1,8 @@
 /**
  * Corpus owns the message text every section uses: a deterministic set of sentences drawn Zipf-like from a fixed
  * vocabulary (about 100-character lines, 50 nicks), so the full-text index does
- * realistic work and two runs store the same bytes. Pure data; built once on first use.
+ * realistic work and two runs store the same bytes; and the search section's second corpus, a million distinct lines
+ * drawn by Zipf's law from 200,000 words (`zipfLines`). Pure data; built once on first use.
  */
 
 const VOCABULARY_SIZE = 3000
@@ -75,5 +76,122 @@ export const searchCases = (): ReadonlyArray<SearchCase> => {
     { label: "two frequent words", query: `${first} ${second}`, share: share((w) => w.has(first) && w.has(second)) },
     { label: "quoted phrase", query: `"${phrase}"`, share: share((_, s) => ` ${s} `.includes(` ${phrase} `)) },
     { label: "word in no message", query: "qqqqqqqqqqqq", share: 0 }
+  ]
+}
+
+/**
+ * The bench corpus's nick-filter case for the search section: the most frequent word said by one of the 50 nicks.
+ * Message i (1-based) has sentence i % SENTENCES and nick i % NICKS, and SENTENCES is a multiple of NICKS, so the
+ * nick's messages are the sentences of its residue.
+ */
+export const nickCase = (nick = 7): SearchCase & { readonly nick: string } => {
+  const sentences = corpus()
+  const [first] = searchCases()
+  const said = sentences.filter((s, i) => i % NICKS === nick && s.split(" ").includes(first!.query)).length
+  return {
+    label: `most frequent word, nick filter (user${nick}, 1 nick of ${NICKS})`,
+    query: first!.query,
+    nick: `user${nick}`,
+    share: said / SENTENCES
+  }
+}
+
+/**
+ * The search section's second corpus, for a vocabulary nothing like the first: ZIPF_VOCABULARY words, each line
+ * ZIPF_WORDS_PER_LINE of them drawn independently by Zipf's law (rank k with probability 1/(k·H), H the harmonic
+ * number of the vocabulary), every line its own (no repetition). A word of rank k is then in about one line of k, the
+ * most frequent in most lines, and most of the vocabulary in a handful of lines or none: the shape of real chat,
+ * where the planner's most-common-elements list covers a far smaller share of the words than with 3,000.
+ * Deterministic: the same lines on every run, drawn in order from one seeded generator.
+ */
+export const ZIPF_VOCABULARY = 200_000
+export const ZIPF_WORDS_PER_LINE = 12
+
+/** The word of rank k (1-based): four letters that no other rank has (k·7919 mod 26⁴ is a bijection), then 0–4 more. */
+export const zipfWord = (rank: number) => {
+  const letters = "abcdefghijklmnopqrstuvwxyz"
+  let code = ((rank - 1) * 7919) % 456_976
+  let word = ""
+  for (let i = 0; i < 4; i++) {
+    word += letters[code % 26]
+    code = Math.floor(code / 26)
+  }
+  return word + "aeiou".slice(0, rank % 5)
+}
+
+let zipfCdf: Float64Array | undefined
+
+/** The ranks of lines 0, 1, 2, … in order (each line ZIPF_WORDS_PER_LINE ranks). */
+export function* zipfLines(count: number): Generator<ReadonlyArray<number>> {
+  const cdf = (zipfCdf ??= (() => {
+    const c = new Float64Array(ZIPF_VOCABULARY + 1)
+    for (let k = 1; k <= ZIPF_VOCABULARY; k++) c[k] = c[k - 1]! + 1 / k
+    for (let k = 1; k <= ZIPF_VOCABULARY; k++) c[k] = c[k]! / c[ZIPF_VOCABULARY]!
+    return c
+  })())
+  const rnd = random(19_700_101)
+  for (let line = 0; line < count; line++) {
+    const ranks: Array<number> = []
+    for (let w = 0; w < ZIPF_WORDS_PER_LINE; w++) {
+      const u = rnd()
+      let lo = 1
+      let hi = ZIPF_VOCABULARY
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if (cdf[mid]! >= u) hi = mid
+        else lo = mid + 1
+      }
+      ranks.push(lo)
+    }
+    yield ranks
+  }
+}
+
+export const zipfText = (ranks: ReadonlyArray<number>) => ranks.map(zipfWord).join(" ")
+
+/**
+ * The search section's cases on the Zipf corpus of `count` lines (line i, 0-based, is message i + 1 with nick
+ * `user((i + 1) % NICKS)`), chosen as `searchCases` chooses them on the bench corpus, from one pass over the lines:
+ * the most frequent word, words in about one line of 100, 1,000 and 5,000, the two most frequent words together, the
+ * first line's second and third words as a quoted phrase, a word in no line, and the most frequent word by one nick.
+ */
+export const zipfCases = (count: number, nick = 7): ReadonlyArray<SearchCase & { readonly nick?: string }> => {
+  const df = new Int32Array(ZIPF_VOCABULARY + 1)
+  let both = 0
+  let phraseLines = 0
+  let byNick = 0
+  let phrase: readonly [number, number] | undefined
+  let i = 0
+  for (const ranks of zipfLines(count)) {
+    phrase ??= [ranks[1]!, ranks[2]!]
+    const distinct = new Set(ranks)
+    for (const r of distinct) df[r]!++
+    if (distinct.has(1) && distinct.has(2)) both++
+    if (distinct.has(1) && (i + 1) % NICKS === nick) byNick++
+    if (ranks.some((r, k) => r === phrase![0] && ranks[k + 1] === phrase![1])) phraseLines++
+    i++
+  }
+  const closest = (share: number) => {
+    let best = 1
+    for (let r = 1; r <= ZIPF_VOCABULARY; r++) {
+      if (Math.abs(df[r]! / count - share) < Math.abs(df[best]! / count - share)) best = r
+    }
+    return best
+  }
+  const word = (label: string, rank: number): SearchCase => ({ label, query: zipfWord(rank), share: df[rank]! / count })
+  return [
+    word("most frequent word", 1),
+    word("word in 1 message of 100", closest(0.01)),
+    word("word in 1 message of 1,000", closest(0.001)),
+    word("word in 1 message of 5,000", closest(1 / 5000)),
+    { label: "two frequent words", query: `${zipfWord(1)} ${zipfWord(2)}`, share: both / count },
+    { label: "quoted phrase", query: `"${zipfWord(phrase![0])} ${zipfWord(phrase![1])}"`, share: phraseLines / count },
+    { label: "word in no message", query: "qqqqqqqqqqqq", share: 0 },
+    {
+      label: `most frequent word, nick filter (user${nick}, 1 nick of ${NICKS})`,
+      query: zipfWord(1),
+      nick: `user${nick}`,
+      share: byNick / count
+    }
   ]
 }

@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
+import pg from "pg"
 import { AppConfig, appSettings } from "../../src/services/AppConfig.js"
 import { DatabaseLive, SqlLive } from "../../src/services/Database.js"
 
@@ -64,3 +65,18 @@ export const countMessages = (env: Record<string, string>, networkId: number, ta
         WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}`,
       (rows) => rows[0]?.n ?? 0
     ))
+
+/** Autovacuum's last ANALYZE and VACUUM of `messages` in the database of a running Belay, as PostgreSQL records them. */
+export const autovacuumState = async (env: Record<string, string>) => {
+  const client = new pg.Client({ connectionString: runningDatabaseUrl(env) })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ analyzed: Date | null; vacuumed: Date | null; now: Date }>(
+      `SELECT last_autoanalyze AS analyzed, last_autovacuum AS vacuumed, now() AS now
+       FROM pg_stat_user_tables WHERE relname = 'messages'`
+    )
+    return rows[0]!
+  } finally {
+    await client.end()
+  }
+}

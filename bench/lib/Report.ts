@@ -49,6 +49,8 @@ export interface SectionResult {
   /** CPU profiles of Belay under a named load. */
   readonly profiles?: ReadonlyArray<{ readonly label: string; readonly summary: ProfileSummary }>
   readonly error?: string
+  /** Set when the section was measured in a partial run merged into the report (BENCH_MERGE=1), not in its run. */
+  readonly ownRun?: { readonly startedAt: string; readonly seconds: number; readonly machine: RunResult["machine"] }
 }
 
 export interface RunResult {
@@ -66,6 +68,14 @@ export interface RunResult {
     readonly loadAverage: LoadAverage
   }
 }
+
+/** A figure measured once per round: the median, with every round's value. */
+export const perRound = (name: string, values: ReadonlyArray<number>, unit?: string): Figure => ({
+  name,
+  value: median(values),
+  ...(unit ? { unit } : {}),
+  runs: values
+})
 
 export const isMet = (t: Target) =>
   t.comparator === ">=" ? t.measured >= t.target : t.comparator === "<=" ? t.measured <= t.target : t.measured === t.target
@@ -134,6 +144,15 @@ export const toMarkdown = (run: RunResult): string => {
       "reported here, never asserted in tests.",
     ""
   )
+  const own = run.sections.filter((s) => s.ownRun !== undefined)
+  if (own.length > 0) {
+    lines.push(
+      `Measured in runs of their own and merged into this report (\`BENCH_MERGE=1 npm run bench -- <section>\`): ${
+        own.map((s) => `${s.title} (${s.ownRun!.startedAt})`).join(", ")
+      }; their headings say on what machine state. Every other section is from the run above.`,
+      ""
+    )
+  }
   lines.push("| Section | Check | Measured | Target | Met |", "|---|---|---|---|---|")
   for (const s of run.sections) {
     if (s.error) lines.push(`| ${s.title} | (section failed) | ${s.error.split("\n")[0]!.slice(0, 160)} | | no |`)
@@ -145,6 +164,14 @@ export const toMarkdown = (run: RunResult): string => {
   }
   for (const s of run.sections) {
     lines.push("", `## ${s.title} (${Math.round(s.seconds)} s)`, "")
+    if (s.ownRun) {
+      const m = s.ownRun.machine
+      lines.push(
+        `Measured in a run of its own at ${s.ownRun.startedAt} (${Math.round(s.ownRun.seconds)} s), ${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.database}; ` +
+          `1-minute load average ${m.loadAverage.start.toFixed(2)} at its start, ${m.loadAverage.end.toFixed(2)} at its end.`,
+        ""
+      )
+    }
     if (s.load && s.load.length > 0) lines.push(`1-minute load average while it ran (start→end of each run or round): ${loads(s.load)}.`, "")
     if (s.error) lines.push("```", s.error.slice(0, 4000), "```", "")
     if (s.figures.length > 0) {
@@ -183,6 +210,23 @@ export const write = (dir: string, name: string, run: RunResult) => {
     Fs.renameSync(`${target}.tmp`, target)
   }
   return markdown
+}
+
+/**
+ * `partial`'s sections merged into the run stored as `<dir>/<name>.json`: each replaces the section of the same key
+ * (or is added), stamped with the partial run it came from; every other section and the stored run's own header
+ * stay as they were. Sections are ordered as `order` lists their keys.
+ */
+export const merge = (dir: string, name: string, partial: RunResult, order: ReadonlyArray<string>): RunResult => {
+  const stored = JSON.parse(Fs.readFileSync(Path.join(dir, `${name}.json`), "utf8")) as RunResult
+  const ownRun = { startedAt: partial.startedAt, seconds: partial.seconds, machine: partial.machine }
+  const replaced = new Set(partial.sections.map((s) => s.key))
+  const rank = (key: string) => (order.includes(key) ? order.indexOf(key) : order.length)
+  const sections = [
+    ...stored.sections.filter((s) => !replaced.has(s.key)),
+    ...partial.sections.map((s) => ({ ...s, ownRun }))
+  ].sort((a, b) => rank(a.key) - rank(b.key))
+  return { ...stored, sections }
 }
 
 export const loadNow = () => Os.loadavg()[0]!

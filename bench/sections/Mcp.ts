@@ -27,29 +27,30 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { SqlClient, Statement } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import pg from "pg"
 import { MessageHistory } from "../../src/services/MessageHistory.js"
 import { Networks } from "../../src/services/Networks.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
+import { captured, type Compiled } from "../../test/support/QueryPlans.js"
 import {
   ACCOUNT,
   addNetworkWithAdmin,
   addNetworkWithCli,
   connectedCount,
   createAccount,
-  type RunningBelay,
   startBelay
 } from "../lib/Belay.js"
 import { averageLength, corpus, NICKS, searchCases } from "../lib/Corpus.js"
-import { runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
+import { autovacuumState, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
 import { autocannon, type LoadResult, measure, sequentialClient, startBareServer } from "../lib/Load.js"
+import { callBody, checkAnswer, headers, probe, rpc } from "../lib/McpCalls.js"
 import { serviceMemory, sum } from "../lib/Memory.js"
 import { type ProfileSummary, summarize, type Window } from "../lib/Profile.js"
 import { routerCost } from "../lib/RouterCost.js"
-import { type Figure, type LoadAverage, loadNow, type SectionResult, type Target } from "../lib/Report.js"
+import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
 const MESSAGES = Number(process.env.BENCH_MCP_MESSAGES ?? 1_000_000)
@@ -72,14 +73,11 @@ const POOL = 5
 const COUNT = MESSAGES.toLocaleString("en-US")
 const LOAD_CHUNK = 100_000
 const TARGET = "#bench"
-const PROTOCOL_VERSION = "2025-11-25"
 const MiB = 1024 * 1024
 
-const rpc = (method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
 const toolsListBody = rpc("tools/list", {})
 /** tools/list with a longer id: the answer's per-request part grows with it, the list does not. */
 const toolsListLateBody = JSON.stringify({ jsonrpc: "2.0", id: 1000, method: "tools/list", params: {} })
-const callBody = (name: string, args: Record<string, unknown>) => rpc("tools/call", { name, arguments: args })
 const recentBody = (networkId: number) => callBody("recent_messages", { networkId, target: TARGET, limit: 100 })
 /** How far below the newest message the older page starts: well below the pages kept in memory (RecentPages). */
 const OLDER_PAGE_OFFSET = 10_000
@@ -117,36 +115,6 @@ const loadMessages = (env: Record<string, string>, networkId: number) =>
       return { seconds: (performance.now() - started) / 1000, stored: rows[0]!.n }
     }))
 
-const headers = (token: string) => ({
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  authorization: `Bearer ${token}`,
-  "mcp-protocol-version": PROTOCOL_VERSION
-})
-
-interface RpcAnswer {
-  readonly result?: {
-    readonly isError?: boolean
-    readonly tools?: ReadonlyArray<unknown>
-    readonly structuredContent?: { readonly messages?: ReadonlyArray<{ readonly id: number }> }
-  }
-}
-
-/** Fails unless the answer is a 200 with a JSON-RPC result that is not a tool failure. */
-const checkAnswer = (status: number, text: string): RpcAnswer => {
-  if (status !== 200) throw new Error(`POST /mcp answered ${status}: ${text.slice(0, 500)}`)
-  const parsed = JSON.parse(text) as RpcAnswer
-  if (!parsed.result || parsed.result.isError) throw new Error(`POST /mcp failed: ${text.slice(0, 500)}`)
-  return parsed
-}
-
-/** One request by hand: the JSON-RPC result and the body size the load will see. */
-const probe = async (belay: RunningBelay, token: string, body: string) => {
-  const res = await fetch(`${belay.url}/mcp`, { method: "POST", headers: headers(token), body })
-  const text = await res.text()
-  return { text, bytes: Buffer.byteLength(text), result: checkAnswer(res.status, text).result! }
-}
-
 type Measured = LoadResult & { readonly serverCores?: number }
 
 const checkClean = (label: string, r: LoadResult) => {
@@ -154,14 +122,6 @@ const checkClean = (label: string, r: LoadResult) => {
     throw new Error(`${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts out of ${r.total}`)
   }
 }
-
-/** A figure measured once per round: the median, with every round's value. */
-const perRound = (name: string, values: ReadonlyArray<number>, unit?: string): Figure => ({
-  name,
-  value: median(values),
-  ...(unit ? { unit } : {}),
-  runs: values
-})
 
 const loadFigures = (label: string, rounds: ReadonlyArray<Measured>): Array<Figure> => [
   perRound(`${label}: requests/s (mean of 1 s samples)`, rounds.map((r) => r.requestsPerSecond)),
@@ -172,39 +132,6 @@ const loadFigures = (label: string, rounds: ReadonlyArray<Measured>): Array<Figu
     ? [perRound(`${label}: CPU of the server's own process during the run`, rounds.map((r) => r.serverCores!), "cores")]
     : [])
 ]
-
-/** Autovacuum's last ANALYZE and VACUUM of `messages`, as PostgreSQL records them. */
-const autovacuumState = async (env: Record<string, string>) => {
-  const client = new pg.Client({ connectionString: runningDatabaseUrl(env) })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ analyzed: Date | null; vacuumed: Date | null; now: Date }>(
-      `SELECT last_autoanalyze AS analyzed, last_autovacuum AS vacuumed, now() AS now
-       FROM pg_stat_user_tables WHERE relname = 'messages'`
-    )
-    return rows[0]!
-  } finally {
-    await client.end()
-  }
-}
-
-type Compiled = readonly [string, ReadonlyArray<unknown>]
-
-/** Every statement `effect` sends, captured as compiled (text and parameters) through @effect/sql's transformer. */
-const capturing = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const statements: Array<Compiled> = []
-  return Effect.map(
-    effect.pipe(
-      Statement.withTransformer((statement) =>
-        Effect.sync(() => {
-          statements.push(statement.compile())
-          return statement
-        })
-      )
-    ),
-    (result) => ({ result, statements })
-  )
-}
 
 /** The statements MessageHistory runs for each query, captured as compiled (text and parameters) from the service. */
 const captureSearches = (env: Record<string, string>, queries: ReadonlyArray<string>) =>
@@ -217,7 +144,7 @@ const captureSearches = (env: Record<string, string>, queries: ReadonlyArray<str
       const accountId = account!.id
       return yield* Effect.forEach(queries, (query) =>
         Effect.map(
-          capturing(history.search({
+          captured(history.search({
             accountId,
             query,
             networkId: Option.none(),
@@ -243,7 +170,7 @@ const captureRecent = (env: Record<string, string>, networkId: number, before: n
       const networks = yield* Networks
       const history = yield* MessageHistory
       if (!(yield* networks.isOwnedBy(account!.id, networkId))) throw new Error("the bench network is not the account's")
-      const recent = yield* capturing(history.recent(networkId, TARGET, { before: Option.some(before), limit: 100 }))
+      const recent = yield* captured(history.recent(networkId, TARGET, { before: Option.some(before), limit: 100 }))
       if (recent.result.length !== 100) throw new Error(`recent read ${recent.result.length} messages, expected 100`)
       return recent.statements
     }).pipe(Effect.provide(Layer.mergeAll(Networks.Default, MessageHistory.Default)))
@@ -282,10 +209,15 @@ const sqlThroughput = async (
   }
 }
 
-/** Runs one search's statements in turn on `client`; the milliseconds they took together. */
+/**
+ * Runs one search's statements in turn on `client`, in a transaction as MessageHistory runs them (the planner
+ * settings it makes apply to the rest of it); the milliseconds they took together.
+ */
 const direct = async (client: pg.Client, statements: ReadonlyArray<Compiled>) => {
   const started = performance.now()
+  await client.query("BEGIN")
   for (const [text, params] of statements) await client.query(text, [...params])
+  await client.query("COMMIT")
   return performance.now() - started
 }
 

@@ -18,15 +18,20 @@
  *   along `messages (buffer_id, id)` from `before`.
  * - listBuffers: the account's buffers, each with one probe of that index to know it has
  *   history.
- * - search: GIN finds matches but cannot hand over the newest first, so the scope's newest
- *   ids are searched first, in one window bounded by the primary key
- *   (SEARCH_WINDOW_PER_RESULT ids per requested result): a term in at least one message of
- *   that many is answered from the window alone, reading at most the window's rows and
- *   sorting at most its matches. Rarer terms are then searched below the window in one
- *   statement that fetches and top-N sorts the older matches: through GIN once the table has
- *   statistics (autovacuum analyzes it after a tenth of it changed), so that work is the
- *   term's matches, not the history; before any statistics exist the planner may read that
- *   id range instead.
+ * - search (docs/decisions.md "Search that does not scan"): GIN finds a term's matches but
+ *   cannot hand over the newest first, and which of the planner's ways to the newest matches
+ *   is cheap depends on how common the term is, which its statistics guess from a sample. So
+ *   search chooses itself, from what it has read, and fixes each statement's plan with
+ *   planner settings for its transaction. First the scope's newest ids, one window of
+ *   SEARCH_WINDOW_PER_RESULT ids per requested result, walked in id order: a term in one
+ *   message of that many is answered there. Below the window, the window's share of matches
+ *   says which is cheaper: walking on (at most SEARCH_WALK_PER_RESULT ids per result), or
+ *   reading the term's matches through GIN (a probe, at most SEARCH_PROBE_PER_RESULT matches
+ *   per result, exact when that was all of them); a probe that meets more than its cap gives
+ *   way to a walk down to the matches. So a rare or unseen term costs the window and its
+ *   matches, a common one its distance to the page; only a term common in old history but
+ *   absent from recent history, or a nick filter on a common word its speaker rarely says,
+ *   walks further than that.
  *
  * Search (docs/decisions.md "Search"): the message text only — the speaker has its own
  * `nick` filter — through `websearch_to_tsquery('simple', …)` over `messages.tsv`: bare
@@ -91,6 +96,46 @@ export interface SearchQuery {
  * (100), the newest 10,000 ids of the scope.
  */
 export const SEARCH_WINDOW_PER_RESULT = 100
+/**
+ * How far below the window search walks on when the window's matches say walking is the cheaper way to the rest,
+ * in ids per requested result (100,000 ids for the default page of 50): twice the longest walk it chooses.
+ */
+export const SEARCH_WALK_PER_RESULT = 2_000
+/**
+ * How many of the GIN index's matches below the window search reads at most, per requested result, before it
+ * concludes the term is too common for reading its matches to be cheaper than walking (2,000 for a page of 50).
+ */
+export const SEARCH_PROBE_PER_RESULT = 40
+/**
+ * What one match read through the GIN index costs, in rows walked: each is a heap page of its own (matches of a
+ * term that is not frequent rarely share one), fetched out of order, where a walk reads some 20 rows a page in
+ * order. Measured at 1,000,000 messages with the bench's corpus: 11 µs a match (count of a word in 1 % of
+ * messages), 0.42 µs a row (a walk of the whole table), so about 25.
+ */
+export const ROWS_PER_PROBED_MATCH = 25
+
+/** A buffer of a search's scope, with its id range and the query's number of terms. */
+interface ScopeBuffer {
+  readonly id: number
+  readonly networkId: number
+  readonly target: string
+  readonly newest: number
+  readonly oldest: number
+  readonly terms: number
+}
+
+/** A message as search reads it; its network and target come from its ScopeBuffer. */
+interface FoundRow {
+  readonly id: number
+  readonly bufferId: number
+  readonly time: Date
+  readonly kind: MessageKind
+  readonly nick: string | null
+  readonly text: string
+  readonly numeric: string | null
+  readonly self: boolean
+  readonly encryption: Encryption
+}
 
 export class MessageHistory extends Effect.Service<MessageHistory>()("belay/MessageHistory", {
   effect: Effect.gen(function*() {
@@ -109,6 +154,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
      */
     const ofBuffer = (buffer: Fragment) => sql`buffer_id BETWEEN ${buffer} AND ${buffer}`
 
+    const FOUND_COLUMNS = sql`id, buffer_id AS "bufferId", time, kind, nick, text, numeric, self, encryption`
     /** The account's networks, narrowed to `networkId` when given (empty when it is not the account's). */
     const networksOf = (accountId: number, networkId: Option.Option<number>) =>
       Effect.map(networks.listForAccount(accountId), (owned) => {
@@ -167,56 +213,124 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       )
     }
 
-    /** Newest first, across every buffer of the account unless filtered; windowed (see the module comment). */
+    /** Newest first, across every buffer of the account unless filtered (see the module comment for the cost). */
     const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
       query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
 
-    const searchTerms = (query: SearchQuery) => Effect.gen(function*() {
-      const ids = yield* networksOf(query.accountId, query.networkId)
-      if (ids.length === 0) return []
+    const searchTerms = (query: SearchQuery) => sql.withTransaction(Effect.gen(function*() {
+      const inNetwork = Option.match(query.networkId, { onNone: () => sql``, onSome: (id) => sql`AND n.id = ${id}` })
       const inTarget = Option.match(query.targetFolded, {
         onNone: () => sql``,
         onSome: (t) => sql`AND b.target_folded = ${t}`
       })
-      const byNick = Option.match(query.nick, {
-        onNone: () => sql``,
-        onSome: (n) => sql`AND translate(lower(m.nick), '[]\\~', '{}|^') = translate(lower(${n}), '[]\\~', '{}|^')`
-      })
       const tsquery = sql`websearch_to_tsquery('simple', ${query.query})`
 
-      // The scope's id range, two probes of (buffer_id, id) per buffer; and whether the query has a term at all
-      // (a query of stop characters parses to an empty tsquery, which matches nothing).
-      const [scope] = yield* sql<{ newest: number | null; oldest: number | null; terms: number }>`
-        SELECT max(x.newest) AS newest, min(x.oldest) AS oldest, numnode(${tsquery}) AS terms
-        FROM buffers b
+      // The scope's buffers with their id ranges (two probes of (buffer_id, id) each), and whether the query has a
+      // term at all (a query of stop characters parses to an empty tsquery, which matches nothing). It also sets the
+      // planner for the rest of the transaction (docs/decisions.md "Search that does not scan"): no sequential scan
+      // and no sort. A statement ordered by id with a LIMIT then reads an index in id order and stops at the LIMIT
+      // (the GIN index could only hand its matches over unordered, to a sort); one given nothing but the term reads
+      // the GIN index's matches (its only index). Both hold whatever the statistics estimate. JIT compilation would
+      // cost more than the statements run. Set here, in a statement search sends anyway, so that it costs no round
+      // trip of its own: the settings apply from the next statement on, and this one plans as always.
+      const buffers = yield* sql<ScopeBuffer>`
+        WITH planner AS MATERIALIZED (
+          SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true),
+                 set_config('jit', 'off', true)
+        )
+        SELECT b.id, b.network_id AS "networkId", b.target, x.newest, x.oldest, numnode(${tsquery}) AS terms
+        FROM planner
+        CROSS JOIN networks n
+        JOIN buffers b ON b.network_id = n.id
         CROSS JOIN LATERAL (
           SELECT
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1) AS newest,
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id, id LIMIT 1) AS oldest
         ) AS x
-        WHERE ${sql.in("b.network_id", ids)} ${inTarget}`.pipe(Effect.orDie)
-      if (scope === undefined || scope.newest === null || scope.oldest === null || scope.terms === 0) return []
+        WHERE n.account_id = ${query.accountId} ${inNetwork} ${inTarget} AND x.newest IS NOT NULL`
+      if (buffers.length === 0 || buffers[0]!.terms === 0) return []
+      const byId = new Map(buffers.map((b) => [b.id, b]))
+      const inScope = sql`buffer_id = ANY(${`{${buffers.map((b) => b.id).join(",")}}`}::int8[])`
+      const byNick = Option.match(query.nick, {
+        onNone: () => sql``,
+        onSome: (n) => sql`AND translate(lower(nick), '[]\\~', '{}|^') = translate(lower(${n}), '[]\\~', '{}|^')`
+      })
+      const toMessage = (row: FoundRow): StoredMessage => {
+        const buffer = byId.get(row.bufferId)!
+        return {
+          id: row.id,
+          networkId: buffer.networkId,
+          target: buffer.target,
+          time: row.time,
+          kind: row.kind,
+          nick: row.nick,
+          text: row.text,
+          numeric: row.numeric,
+          self: row.self,
+          encryption: row.encryption
+        }
+      }
 
-      /** The newest matches with ids in [from, below), at most `limit`. */
-      const matches = (from: number, below: number, limit: number) =>
-        sql<StoredMessage>`
-          SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-                 m.encryption
-          FROM messages m
-          JOIN buffers b ON b.id = m.buffer_id
-          WHERE ${sql.in("b.network_id", ids)} ${inTarget}
-            AND m.id >= ${from} AND m.id < ${below}
-            AND m.tsv @@ ${tsquery}
-            ${byNick}
-          ORDER BY m.id DESC
+      /**
+       * The newest matches with ids in [from, below), at most `limit`: the scope's messages read down from `below`
+       * along an index in id order, each tested for the term and the nick, until the LIMIT is met or the range
+       * ends. It reads at most the range, and stops early when the matches are dense.
+       */
+      const walk = (from: number, below: number, limit: number) =>
+        sql<FoundRow>`
+          SELECT ${FOUND_COLUMNS} FROM messages
+          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND tsv @@ ${tsquery} ${byNick}
+          ORDER BY id DESC
           LIMIT ${limit}`.pipe(Effect.orDie)
 
-      const end = scope.newest + 1
-      const window = Math.max(scope.oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
-      const newest = yield* matches(window, end, query.limit)
-      if (newest.length >= query.limit || window === scope.oldest) return newest
-      return [...newest, ...(yield* matches(scope.oldest, window, query.limit - newest.length))]
-    })
+      /**
+       * The term's matches as the GIN index finds them (a bitmap scan of it alone: it reads the matches, never a
+       * range), read until `cap` + 1 of them: `raw` how many it read, and of those in the scope
+       * with ids in [from, below) the newest `limit` that pass the nick filter. `raw` ≤ `cap` means they were
+       * all the term's matches, so the answer is exact. Only the term is given to the scan: any other condition
+       * there could be served by another index, which the planner might prefer on a wrong estimate and which
+       * reads a range; the rows it hands up are filtered after.
+       */
+      const probe = (from: number, below: number, limit: number, cap: number) =>
+        sql<{ readonly raw: number } & Partial<FoundRow>>`
+          WITH matched AS MATERIALIZED (
+            SELECT id, buffer_id, time, kind, nick, text, numeric, self, encryption FROM messages
+            WHERE tsv @@ ${tsquery}
+            LIMIT ${cap + 1}
+          )
+          SELECT c.raw, r.* FROM (SELECT count(*) AS raw FROM matched) AS c
+          LEFT JOIN LATERAL (
+            SELECT ${FOUND_COLUMNS} FROM matched
+            WHERE ${inScope} AND id >= ${from} AND id < ${below} ${byNick}
+            ORDER BY id DESC
+            LIMIT ${limit}
+          ) AS r ON true`.pipe(Effect.orDie)
+
+      const end = Math.max(...buffers.map((b) => b.newest)) + 1
+      const oldest = Math.min(...buffers.map((b) => b.oldest))
+      const window = Math.max(oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
+      const cap = query.limit * SEARCH_PROBE_PER_RESULT
+      const found = [...(yield* walk(window, end, query.limit))]
+      if (found.length >= query.limit || window === oldest) return found.map(toMessage)
+      // Below the window: walk on, or read the term's matches through the GIN index, whichever the window's density
+      // of matches says is cheaper. The probe's matches are counted before the nick filter, so with one the window
+      // cannot say how many there are, and the probe is priced at its cap.
+      const inWindow = found.length
+      const walkRows = inWindow === 0 ? Infinity : ((query.limit - inWindow) * (end - window)) / inWindow
+      const probeMatches = Option.isSome(query.nick) ? cap : Math.min(cap, (inWindow * (window - oldest)) / (end - window))
+      let below = window
+      if (walkRows < probeMatches * ROWS_PER_PROBED_MATCH) {
+        const from = Math.max(oldest, below - query.limit * SEARCH_WALK_PER_RESULT)
+        found.push(...(yield* walk(from, below, query.limit - found.length)))
+        below = from
+        if (found.length >= query.limit || below === oldest) return found.map(toMessage)
+      }
+      const probed = yield* probe(oldest, below, query.limit - found.length, cap)
+      if ((probed[0]?.raw ?? 0) <= cap) found.push(...probed.filter((r): r is typeof r & FoundRow => r.id != null))
+      // More matches than the cap, yet too few near the top: walk down to them.
+      else found.push(...(yield* walk(oldest, below, query.limit - found.length)))
+      return found.map(toMessage)
+    })).pipe(Effect.orDie)
 
     /**
      * Channels and DMs with history (server pseudo-buffers excluded), most recent first. Rows
