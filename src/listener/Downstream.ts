@@ -24,9 +24,18 @@ export const OUTBOUND_BYTES = 1024 * 1024
 /** The source of the lines Belay itself makes (numerics, CAP, BATCH, FAIL). */
 export const SERVER_NAME = "belay"
 
+/**
+ * What a client signed in with, so that it ends when that ends (SignIn.ts): a token by its row (revoked →
+ * CredentialRevocations), the password by the account's last recovery as it was at sign-in.
+ */
+export type SignInCredential =
+  | { readonly kind: "api-token" | "oauth"; readonly tokenId: number; readonly grantedScope: "read" | "read-write" }
+  | { readonly kind: "password"; readonly recoveredAt: number | null }
+
 export interface SignedIn {
   readonly accountId: number
   readonly accountName: string
+  readonly credential: SignInCredential
   /** A read token or a paused account: writes get FAIL … READ_ONLY. */
   readonly readOnly: boolean
 }

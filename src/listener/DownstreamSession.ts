@@ -19,6 +19,7 @@ import { Duration, Effect, Fiber, Option, Queue } from "effect"
 import { parseLine } from "../irc/IrcLine.js"
 import { remember, sendBacklog } from "./Backlog.js"
 import { onClientLine } from "./ClientCommands.js"
+import { onCredentialEvent } from "./CredentialCheck.js"
 import { makeDownstream, numeric, withLabel } from "./Downstream.js"
 import { MAX_CLIENT_LINE_BYTES, type ReadItem, LineReader } from "./LineReader.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
@@ -91,6 +92,9 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
             offer: (event) => offer({ _tag: "Hub", event })
           }
           deps.hub.attach(handle)
+          // What ended while it signed in was announced before the hub knew this session.
+          yield* onCredentialEvent(deps, d, { _tag: "Recheck" })
+          if (d.closing) return false
           yield* welcome(deps, d)
           yield* sendBacklog(deps, d)
           return true

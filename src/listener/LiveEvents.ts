@@ -2,8 +2,9 @@
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
- * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, and for
- * bouncer-networks-notify the account's networks added, changed, removed or changing state.
+ * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, for
+ * bouncer-networks-notify the account's networks added, changed, removed or changing state, and changes to the
+ * credential it signed in with (CredentialCheck.ts).
  *
  * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
  * echo-message, with its label; a message the member sent from elsewhere (another client, the browser, an agent)
@@ -18,6 +19,7 @@ import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
 import { formatLine, parseLine } from "../irc/IrcLine.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
+import { onCredentialEvent } from "./CredentialCheck.js"
 import { type Downstream, refreshView, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { relayedLine, storedLine, timeTag } from "./MessageLines.js"
@@ -110,6 +112,8 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         }
         return
       }
+      case "Credential":
+        return yield* onCredentialEvent(deps, d, event.event)
       case "NetworkChange": {
         const { change } = event
         yield* notifyNetwork(deps, d, change.networkId, event.accountId)

@@ -15,6 +15,7 @@ import type { FeedLine, FeedStatus } from "../services/NetworkFeed.js"
 import type { NetworkChange, Networks } from "../services/Networks.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import type { ReadMarker } from "../services/ReadMarkers.js"
+import type { CredentialEvent } from "./CredentialCheck.js"
 
 export const UNREGISTERED_PER_ADDRESS = 10
 
@@ -28,6 +29,7 @@ export type HubEvent =
   | { readonly _tag: "Marker"; readonly marker: ReadMarker }
   | { readonly _tag: "Status"; readonly status: FeedStatus }
   | { readonly _tag: "NetworkChange"; readonly change: NetworkChange; readonly accountId: number }
+  | { readonly _tag: "Credential"; readonly event: CredentialEvent }
 
 /** What the hub knows of a registered session. */
 export interface SessionHandle {
@@ -98,6 +100,8 @@ export const makeSessionHub = (deps: {
     ofNetwork: (networkId: number): ReadonlySet<SessionHandle> => byNetwork.get(networkId) ?? new Set(),
     /** Every session of an account, control connections included. */
     ofAccount: (accountId: number): ReadonlySet<SessionHandle> => byAccount.get(accountId) ?? new Set(),
+    /** Every registered session. */
+    all: (): Iterable<SessionHandle> => [...byAccount.values()].flatMap((set) => [...set]),
     /** Whether any session is registered at all (nothing is routed otherwise). */
     any: (): boolean => byAccount.size > 0
   }
