@@ -61,6 +61,8 @@ export interface Downstream {
   pass: string | undefined
   /** SASL PLAIN in progress: the base64 chunks so far; undefined when no exchange is running. */
   sasl: string | undefined
+  /** The payload in progress passed SASL_PAYLOAD_BYTES: its remaining chunks are read and dropped, then 904 once. */
+  saslTooLong: boolean
   signedIn: SignedIn | undefined
   /** The name the client signed in with (USER, SASL or PASS), with its network and client parts. */
   signInName: SignInName | undefined
@@ -99,6 +101,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   userSeen: false,
   pass: undefined,
   sasl: undefined,
+  saslTooLong: false,
   signedIn: undefined,
   signInName: undefined,
   bindNetworkId: undefined,
