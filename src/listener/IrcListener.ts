@@ -8,13 +8,14 @@
  * changed from CredentialRevocations; and the network actors are reached only through the NetworkControl port.
  *
  * Concurrency rule: the server's callbacks only fork a session fiber through the listener's runtime; one fiber per
- * source routes its events to the sessions (SessionHub.ts, never waiting). Closing the layer closes the server and
+ * source routes its events to the sessions (SessionHub.ts, never waiting), stored messages and feed lines through
+ * LiveOrder (the server's order), whose timer fiber runs only while it holds a line. Closing the layer closes the server and
  * interrupts every session.
  */
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { Context, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime, type Scope } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime, type Scope } from "effect"
 import { NetworkControl } from "../actors/NetworkApi.js"
 import { rateLimitKey } from "../http/ClientIp.js"
 import { Accounts } from "../services/Accounts.js"
@@ -24,7 +25,6 @@ import { Authenticator } from "../services/Authenticator.js"
 import { ClientDeliveries } from "../services/ClientDeliveries.js"
 import { CredentialRevocations } from "../services/CredentialRevocations.js"
 import { MessageHistory } from "../services/MessageHistory.js"
-import type { StoredRow } from "../services/MessageRow.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
@@ -33,6 +33,7 @@ import { ReadMarkers } from "../services/ReadMarkers.js"
 import { SignInLimiter } from "../services/SignInLimiter.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
 import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
 
 /** Where the listener listens; None when BELAY_IRC_LISTEN is unset. */
@@ -93,19 +94,23 @@ const make = Effect.gen(function*() {
     for (const s of set) s.offer(event)
   }
   yield* Effect.acquireRelease(Effect.sync(() => feed.follow(1)), () => Effect.sync(() => feed.follow(-1)))
-  yield* follow(PubSub.subscribe(feed.lines), (line) => Effect.sync(() => toAll(hub.ofNetwork(line.networkId), { _tag: "Line", line })))
+  // Stored messages and the feed's other lines, put back in the order the server sent them (LiveOrder.ts).
+  const holding = yield* Effect.makeLatch(false)
+  const clock = yield* Effect.clock
+  const order = makeLiveOrder({
+    rows: (networkId, rows) => toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows }),
+    line: (line) => toAll(hub.ofNetwork(line.networkId), { _tag: "Line", line }),
+    holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
+  }, () => clock.unsafeCurrentTimeMillis())
+  yield* holding.await.pipe(
+    Effect.zipRight(Effect.sleep(Duration.millis(Duration.toMillis(HOLD_LIMIT) / 4))),
+    Effect.zipRight(Effect.sync(() => order.releaseOverdue())),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  yield* follow(PubSub.subscribe(feed.lines), (line) => Effect.sync(() => order.line(line)))
+  yield* follow(PubSub.subscribe(writer.stored), (rows) => Effect.sync(() => order.stored(rows, writer.sequenceOf(rows))))
   yield* follow(PubSub.subscribe(feed.statuses), (status) => Effect.sync(() => toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })))
-  yield* follow(PubSub.subscribe(writer.stored), (rows) =>
-    Effect.sync(() => {
-      if (!hub.any()) return
-      const byNetwork = new Map<number, Array<StoredRow>>()
-      for (const row of rows) {
-        let list = byNetwork.get(row.networkId)
-        if (list === undefined) byNetwork.set(row.networkId, (list = []))
-        list.push(row)
-      }
-      for (const [networkId, list] of byNetwork) toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows: list })
-    }))
   yield* follow(PubSub.subscribe(markers.changes), (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
   yield* follow(PubSub.subscribe(networks.changes), (change) =>
     Effect.gen(function*() {

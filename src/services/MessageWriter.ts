@@ -40,6 +40,10 @@
  *   after the statement that stored them has committed (the member's open tabs and Web Push
  *   hear of them there; docs/decisions.md "The browser WebSocket"). A PubSub without
  *   subscribers drops them; the writer never waits for a subscriber.
+ * - Append order, for consumers that must place other live events among the stored rows (the IRC listener,
+ *   docs/decisions.md "Live lines in the upstream's order"): `appended()` is how many rows were appended so far, so
+ *   the row an appender just appended has that number; `sequenceOf(batch)` gives each row of a batch announced on
+ *   `stored` its number. Every row numbered at most the last of a batch is then announced or dropped.
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
@@ -106,6 +110,8 @@ const makeWriter = (options: MessageWriterOptions) =>
 
     const inbox = yield* Queue.bounded<PendingRow>(options.bufferRows)
     const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
+    /** The append order of each announced batch's rows (see the module comment); weak, so batches go with their readers. */
+    const sequences = new WeakMap<ReadonlyArray<StoredRow>, ReadonlyArray<number>>()
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
@@ -260,6 +266,7 @@ const makeWriter = (options: MessageWriterOptions) =>
         }))
         // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
         pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+        sequences.set(storedRows, rows.map((r) => r.seq))
         return PubSub.publish(stored, storedRows)
       })
 
@@ -447,6 +454,8 @@ const makeWriter = (options: MessageWriterOptions) =>
         if (wait > 0) yield* parkUnless(() => queued() >= batchRows || flushTarget > taken || closing, wait)
       }
       const batch = Chunk.toReadonlyArray(yield* Queue.takeUpTo(inbox, batchRows))
+      // The inbox is FIFO: the n-th row taken is the n-th appended.
+      for (let i = 0; i < batch.length; i++) batch[i]!.seq = taken + i + 1
       taken += batch.length
       room.unsafeOpen()
       yield* store(batch)
@@ -495,7 +504,12 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
     )
 
-    return { append, flush, stored }
+    /** How many rows were appended so far: the number of the row appended last (see the module comment). */
+    const appended = (): number => enqueued
+    /** Each row's number in append order, for a batch this writer announced on `stored`; undefined for any other. */
+    const sequenceOf = (batch: ReadonlyArray<StoredRow>): ReadonlyArray<number> | undefined => sequences.get(batch)
+
+    return { append, flush, stored, appended, sequenceOf }
   })
 
 export class MessageWriter extends Effect.Service<MessageWriter>()("belay/MessageWriter", {

@@ -71,7 +71,7 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
   // Nothing listens in actor tests; the member's tabs are tested over the real writer.
   const announced = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
 
-  return Object.assign(MessageWriter.make({ append, flush, stored: announced }), {
+  return Object.assign(MessageWriter.make({ append, flush, stored: announced, appended: () => 0, sequenceOf: () => undefined }), {
     all: Effect.sync(() => stored.slice()),
     pending: Effect.sync(() => held.length),
     setOutage: (d: boolean) =>
