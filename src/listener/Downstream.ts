@@ -5,7 +5,8 @@
  *
  * Labeled responses (IRCv3 labeled-response): while a labeled command is handled, `reply` collects its answers; the
  * session then sends them labeled — one line carries the label, several go in a `labeled-response` batch, none is
- * an `ACK`.
+ * an `ACK` — unless the command went upstream under a label of Belay's, whose answer then carries the client's label
+ * (UpstreamLabels.ts).
  *
  * Concurrency rule: one record per connection, read and changed only by that connection's session fiber
  * (DownstreamSession.ts); `write` is synchronous.
@@ -85,10 +86,19 @@ export interface Downstream {
   delivered: number
   /** Replies collected for the labeled command being handled; undefined when none is. */
   collecting: Array<string> | undefined
+  /**
+   * Belay's labels on commands this client passed upstream (UpstreamLabels.ts) → the client's own label, or null when
+   * it sent none; at most UPSTREAM_LABELS, oldest dropped. Removed when the answer is complete.
+   */
+  readonly upstreamLabels: Map<string, string | null>
+  /** The labelled command being handled went upstream with a label: the upstream answers it, not an empty ACK. */
+  labelPassed: boolean
   batchSeq: number
 }
 
 export const OWN_SENDS = 64
+/** Labelled commands of one client awaiting the upstream's answer. */
+export const UPSTREAM_LABELS = 64
 
 export const makeDownstream = (id: number, socket: Net.Socket, address: string, ipKey: string): Downstream => ({
   id,
@@ -115,6 +125,8 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   ownSends: [],
   delivered: 0,
   collecting: undefined,
+  upstreamLabels: new Map(),
+  labelPassed: false,
   batchSeq: 0
 })
 
@@ -176,13 +188,18 @@ export const withLabel = <A, E, R>(d: Downstream, label: string | undefined, han
     ? handle
     : Effect.suspend(() => {
       d.collecting = []
+      d.labelPassed = false
       return Effect.ensuring(handle, Effect.sync(() => sendLabelled(d, label)))
     })
 
 const sendLabelled = (d: Downstream, label: string) => {
   const lines = d.collecting ?? []
   d.collecting = undefined
+  const passed = d.labelPassed
+  d.labelPassed = false
   const own = (line: IrcLineInput) => ownLine(d.view, { source: { nick: SERVER_NAME }, ...line })
+  // A command the upstream answers under our label: its answer comes back with the client's (LiveEvents.ts).
+  if (lines.length === 0 && passed) return
   if (lines.length === 0) write(d, labelled(own({ command: "ACK" }), label))
   else if (lines.length === 1) write(d, labelled(lines[0]!, label))
   else if (d.caps.enabled.has("batch")) {

@@ -87,6 +87,7 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
           d.registered = true
           const account = d.signedIn!.accountId
           handle = {
+            id,
             accountId: account,
             networkId: d.network?.id ?? null,
             offer: (event) => offer({ _tag: "Hub", event })
@@ -102,9 +103,10 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
         const label = line.tags.get("label")
         // With echo-message the echo itself answers a labeled PRIVMSG or NOTICE (ClientCommands.ts).
         const echoAnswers = (line.command === "PRIVMSG" || line.command === "NOTICE") && d.caps.enabled.has("echo-message")
+        const ownLabel = d.caps.enabled.has("labeled-response") ? label : undefined
         yield* echoAnswers
-          ? onClientLine(deps, d, line, label)
-          : withLabel(d, label, onClientLine(deps, d, line, undefined))
+          ? onClientLine(deps, d, line, ownLabel)
+          : withLabel(d, label, onClientLine(deps, d, line, ownLabel))
         return !d.closing
       })
 

@@ -34,6 +34,7 @@ import { SignInLimiter } from "../services/SignInLimiter.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
+import { makeUpstreamLabels } from "./UpstreamLabels.js"
 import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
 
 /** Where the listener listens; None when BELAY_IRC_LISTEN is unset. */
@@ -66,6 +67,7 @@ const make = Effect.gen(function*() {
       Runtime.runFork(runtime)(FiberSet.run(sessions, effect))
     }
   })
+  const labels = makeUpstreamLabels()
   const deps: ListenerDeps = {
     control,
     networks,
@@ -77,7 +79,8 @@ const make = Effect.gen(function*() {
     authenticator: yield* Authenticator,
     apiTokens: yield* ApiTokens,
     oauthTokens: yield* OAuthTokens,
-    limiter: yield* SignInLimiter
+    limiter: yield* SignInLimiter,
+    labels
   }
   const revocations = yield* CredentialRevocations
 
@@ -99,7 +102,12 @@ const make = Effect.gen(function*() {
   const clock = yield* Effect.clock
   const order = makeLiveOrder({
     rows: (networkId, rows) => toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows }),
-    line: (line) => toAll(hub.ofNetwork(line.networkId), { _tag: "Line", line }),
+    line: (line) => {
+      const reply = labels.route(line)
+      const sessions = hub.ofNetwork(line.networkId)
+      if (reply === undefined) return toAll(sessions, { _tag: "Line", line })
+      for (const s of sessions) if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
+    },
     holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
   }, () => clock.unsafeCurrentTimeMillis())
   yield* holding.await.pipe(
@@ -110,7 +118,11 @@ const make = Effect.gen(function*() {
   )
   yield* follow(PubSub.subscribe(feed.lines), (line) => Effect.sync(() => order.line(line)))
   yield* follow(PubSub.subscribe(writer.stored), (rows) => Effect.sync(() => order.stored(rows, writer.sequenceOf(rows))))
-  yield* follow(PubSub.subscribe(feed.statuses), (status) => Effect.sync(() => toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })))
+  yield* follow(PubSub.subscribe(feed.statuses), (status) =>
+    Effect.sync(() => {
+      if (status.status.state !== "connected") labels.forgetNetwork(status.status.networkId)
+      toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })
+    }))
   yield* follow(PubSub.subscribe(markers.changes), (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
   yield* follow(PubSub.subscribe(networks.changes), (change) =>
     Effect.gen(function*() {

@@ -14,6 +14,7 @@ import type { OAuthTokens } from "../services/OAuthTokens.js"
 import type { ReadMarkers } from "../services/ReadMarkers.js"
 import type { SignInLimiter } from "../services/SignInLimiter.js"
 import type { SessionHub } from "./SessionHub.js"
+import type { UpstreamLabels } from "./UpstreamLabels.js"
 
 export interface ListenerDeps {
   readonly control: NetworkControlService
@@ -28,4 +29,5 @@ export interface ListenerDeps {
   readonly oauthTokens: OAuthTokens
   readonly limiter: SignInLimiter
   readonly hub: SessionHub
+  readonly labels: UpstreamLabels
 }

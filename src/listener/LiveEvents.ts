@@ -22,9 +22,10 @@ import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
 import { type Downstream, refreshView, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
-import { relayedLine, storedLine, timeTag } from "./MessageLines.js"
+import { type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
+import type { LabelledReply } from "./UpstreamLabels.js"
 
 const CONVERSATION: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
 
@@ -61,8 +62,31 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
   }))
 }
 
-const onLine = (d: Downstream, raw: string, time: number) => {
-  const line = relayedLine(raw, time, d.view)
+/**
+ * How this client gets a line that answers a command passed upstream under Belay's label (UpstreamLabels.ts): the
+ * client that sent it with its own label (in the labeled-response batch when it has batch), or unlabelled, without
+ * the batch and ACK lines, when it sent none; another client (a KICK, a user MODE reach all) without the label or
+ * the batch it never saw the start of. Undefined when this client does not get it.
+ */
+const labelledExtra = (d: Downstream, raw: string, reply: LabelledReply): RelayExtra | undefined => {
+  if (reply.session !== d.id) return { dropBatch: reply.batch !== undefined }
+  const clientLabel = d.upstreamLabels.get(reply.label) ?? null
+  if (reply.done) d.upstreamLabels.delete(reply.label)
+  const keepsBatch = clientLabel !== null && d.caps.enabled.has("batch") && d.caps.enabled.has("labeled-response")
+  const command = raw.slice(raw.startsWith("@") ? raw.indexOf(" ") + 1 : 0).replace(/^:\S+ /, "").split(" ", 1)[0]
+  if ((command === "BATCH" && reply.batch !== undefined) || command === "ACK") {
+    if (command === "ACK" ? clientLabel === null : !keepsBatch) return undefined
+  }
+  return {
+    ...(reply.carriesLabel && clientLabel !== null && (reply.batch === undefined || keepsBatch) ? { label: clientLabel } : {}),
+    dropBatch: reply.batch !== undefined && !keepsBatch
+  }
+}
+
+const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply | undefined) => {
+  const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
+  if (extra === undefined) return
+  const line = relayedLine(raw, time, d.view, extra)
   if (line === undefined) return
   write(d, line)
   // The member's own nick change: what the client now calls itself.
@@ -86,7 +110,7 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
         return
       case "Line":
-        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time)
+        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time, event.reply)
         return
       case "Marker": {
         const { marker } = event

@@ -144,8 +144,17 @@ const NEEDS: Readonly<Record<string, string>> = {
   BATCH: "batch"
 }
 
-const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Record<string, string> => {
+/** What a relayed line gets beyond its own tags: the client's label, or the removal of its batch reference. */
+export interface RelayExtra {
+  /** The client's label, for the line that answers its labelled command (labeled-response). */
+  readonly label?: string
+  /** The line belongs to a batch this client was not sent the start of. */
+  readonly dropBatch?: boolean
+}
+
+const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, extra: RelayExtra): Record<string, string> => {
   const out: Record<string, string> = {}
+  if (extra.label !== undefined && caps.has("labeled-response")) out.label = extra.label
   for (const [key, value] of line.tags) {
     if (key === "label") continue
     if (key === "time") {
@@ -153,7 +162,7 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Re
     } else if (key === "account") {
       if (caps.has("account-tag")) out.account = value
     } else if (key === "batch") {
-      if (caps.has("batch")) out.batch = value
+      if (caps.has("batch") && extra.dropBatch !== true) out.batch = value
     } else if (caps.has("message-tags")) out[key] = value
   }
   if (out.time === undefined && caps.has("server-time")) out.time = timeTag(time)
@@ -161,7 +170,7 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Re
 }
 
 /** `line` (an upstream line received at `time`) as this client gets it; undefined when it does not get it. */
-export const relayedLine = (raw: string, time: number, view: ClientView): string | undefined => {
+export const relayedLine = (raw: string, time: number, view: ClientView, extra: RelayExtra = {}): string | undefined => {
   const line = parseLine(raw)
   if (line === undefined || NOT_RELAYED.has(line.command)) return undefined
   const needs = NEEDS[line.command]
@@ -185,7 +194,7 @@ export const relayedLine = (raw: string, time: number, view: ClientView): string
   }
   try {
     return formatLine({
-      tags: relayedTags(line, time, view.caps),
+      tags: relayedTags(line, time, view.caps, extra),
       ...(line.source !== undefined ? { source: line.source } : {}),
       command: line.command,
       params

@@ -16,6 +16,7 @@ import type { NetworkChange, Networks } from "../services/Networks.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import type { ReadMarker } from "../services/ReadMarkers.js"
 import type { CredentialEvent } from "./CredentialCheck.js"
+import type { LabelledReply } from "./UpstreamLabels.js"
 
 export const UNREGISTERED_PER_ADDRESS = 10
 
@@ -25,7 +26,7 @@ export const AUTO_AWAY_MESSAGE = "Auto away: no client attached"
 /** A live event for one session. */
 export type HubEvent =
   | { readonly _tag: "Stored"; readonly rows: ReadonlyArray<StoredRow> }
-  | { readonly _tag: "Line"; readonly line: FeedLine }
+  | { readonly _tag: "Line"; readonly line: FeedLine; readonly reply?: LabelledReply }
   | { readonly _tag: "Marker"; readonly marker: ReadMarker }
   | { readonly _tag: "Status"; readonly status: FeedStatus }
   | { readonly _tag: "NetworkChange"; readonly change: NetworkChange; readonly accountId: number }
@@ -33,6 +34,8 @@ export type HubEvent =
 
 /** What the hub knows of a registered session. */
 export interface SessionHandle {
+  /** The connection's id (Downstream.id). */
+  readonly id: number
   readonly accountId: number
   /** null for a control connection. */
   readonly networkId: number | null

@@ -1,10 +1,12 @@
 /**
  * What IRC clients hear live, end to end (real actor, fake IRC server, real database): stored messages and the other
- * lines in the order the server sent them.
+ * lines in the order the server sent them; the answers to commands passed upstream — with labeled-response upstream,
+ * to the asking client alone under its own label (a batch, one line, an ACK; unlabelled when it sent no label), a
+ * KICK to every client; without it, an empty ACK at once and the answer to every client.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { PASSWORD, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
+import { batchEnd, PASSWORD, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
 import { describeMode } from "../support/TestDatabase.js"
 
 describe(`IRC clients live on ${describeMode}`, () => {
@@ -31,5 +33,78 @@ describe(`IRC clients live on ${describeMode}`, () => {
         "PRIVMSG hi from dave",
         "TOPIC new topic"
       ])
+
+      // This upstream has no labeled-response: a labelled WHOIS is acknowledged at once, its answer reaches everyone.
+      const other = yield* welcomedClient(port, "alice/fake@other", PASSWORD, "batch labeled-response")
+      yield* other.send("@label=w0 WHOIS bob")
+      const ack = yield* other.next("ACK")
+      expect(ack.tags.label).toBe("w0")
+      yield* upstream.waitFor("WHOIS bob")
+      yield* upstream.send(":irc.fake.test 311 alice bob b host * :Bob", ":irc.fake.test 318 alice bob :End of /WHOIS list.")
+      expect((yield* other.next("318")).tags.label).toBeUndefined()
+      expect((yield* c.next("318")).params[1]).toBe("bob")
+    }), 60_000)
+
+  it.scopedLive("with labeled-response upstream, answers go to the asking client under its own label", () =>
+    Effect.gen(function*() {
+      const { upstream, port } = yield* startListenerApp({ upstreamCaps: ["batch", "message-tags", "labeled-response"] })
+      const asker = yield* welcomedClient(port, "alice/fake@asker", PASSWORD)
+      const bystander = yield* welcomedClient(port, "alice/fake@bystander", PASSWORD, "server-time")
+      const unlabelled = yield* welcomedClient(port, "alice/fake@quiet", PASSWORD, "batch labeled-response")
+      const labelOf = (line: { readonly raw: string }) => /^@label=([^ ;]+)/.exec(line.raw)?.[1] ?? ""
+
+      // A WHOIS answered in a labeled-response batch: the asker gets the batch under its label.
+      yield* asker.send("@label=w1 WHOIS bob")
+      const whois = yield* upstream.waitFor(/^@label=\S+ WHOIS bob$/)
+      const ours = labelOf(whois)
+      expect(ours).not.toBe("w1")
+      yield* upstream.send(
+        `@label=${ours} :irc.fake.test BATCH +b1 labeled-response`,
+        "@batch=b1 :irc.fake.test 311 alice bob b host * :Bob",
+        "@batch=b1 :irc.fake.test 318 alice bob :End of /WHOIS list.",
+        ":irc.fake.test BATCH -b1"
+      )
+      const answer = yield* asker.until(batchEnd)
+      const opened = answer.find((l) => l.command === "BATCH")!
+      expect(opened.tags.label).toBe("w1")
+      expect(opened.params).toEqual(["+b1", "labeled-response"])
+      expect(answer.filter((l) => l.tags.batch === "b1").map((l) => l.command)).toEqual(["311", "318"])
+      expect(answer.filter((l) => l.command === "ACK")).toEqual([])
+
+      // One line: labelled directly. An ACK: relabelled.
+      yield* asker.send("@label=m1 MODE #belay")
+      const mode = labelOf(yield* upstream.waitFor(/^@label=\S+ MODE #belay$/))
+      yield* upstream.send(`@label=${mode} :irc.fake.test 324 alice #belay +nt`)
+      const modes = yield* asker.next("324")
+      expect(modes.tags.label).toBe("m1")
+      yield* asker.send("@label=a1 MONITOR + carol")
+      const monitor = labelOf(yield* upstream.waitFor(/^@label=\S+ MONITOR \+ carol$/))
+      yield* upstream.send(`@label=${monitor} :irc.fake.test ACK`)
+      expect((yield* asker.next("ACK")).tags.label).toBe("a1")
+
+      // A client that sent no label still gets the answer alone, without the batch or a label.
+      yield* unlabelled.send("WHOIS carol")
+      const quiet = labelOf(yield* upstream.waitFor(/^@label=\S+ WHOIS carol$/))
+      yield* upstream.send(
+        `@label=${quiet} :irc.fake.test BATCH +b2 labeled-response`,
+        "@batch=b2 :irc.fake.test 311 alice carol c host * :Carol",
+        "@batch=b2 :irc.fake.test 318 alice carol :End of /WHOIS list.",
+        ":irc.fake.test BATCH -b2"
+      )
+      const quietAnswer = yield* unlabelled.until("318")
+      expect(quietAnswer.filter((l) => l.command === "BATCH")).toEqual([])
+      expect(quietAnswer.find((l) => l.command === "311")?.tags).toEqual({})
+
+      // A KICK the asker sent changes what everyone sees: all get it, only the asker labelled.
+      yield* asker.send("@label=k1 KICK #belay carol :out now")
+      const kick = labelOf(yield* upstream.waitFor(/^@label=\S+ KICK #belay carol :out now$/))
+      yield* upstream.send(`@label=${kick} :alice!a@host KICK #belay carol :out now`)
+      expect((yield* asker.next("KICK")).tags.label).toBe("k1")
+      // The bystander saw none of the answers, only the KICK (then a fence).
+      yield* upstream.send(":bob!b@host PRIVMSG #belay :fence")
+      const seen = yield* bystander.until("PRIVMSG")
+      expect(seen.map((l) => l.command)).toEqual(["KICK", "PRIVMSG"])
+      expect(seen[0]!.tags.label).toBeUndefined()
+      expect((yield* unlabelled.until("PRIVMSG")).map((l) => l.command)).toEqual(["KICK", "PRIVMSG"])
     }), 60_000)
 })
