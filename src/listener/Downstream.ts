@@ -15,7 +15,7 @@ import type * as Net from "node:net"
 import { Effect } from "effect"
 import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
-import { type CapState, initialCapState } from "./CapNegotiation.js"
+import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
 import { type ClientView, ownLine } from "./MessageLines.js"
 import type { SignInName } from "./SignInName.js"
 
@@ -78,6 +78,10 @@ export interface Downstream {
   selfSource: string | undefined
   /** CASEMAPPING of the bound network, for matching echoes to own sends. */
   caseMapping: CaseMapping
+  /** The passthrough capabilities this client is offered now (CapNegotiation.passthroughChange). */
+  passthrough: ReadonlySet<string>
+  /** The capabilities the bound upstream enabled, as last heard (welcome, its CAP ACK/DEL, a reconnect). */
+  upstreamCaps: ReadonlySet<string> | undefined
   /** Each network's state last seen by this client (bouncer-networks-notify says when it moves). */
   readonly lastStates: Map<number, string>
   /** Own sends awaiting their echo, oldest first (at most OWN_SENDS). */
@@ -121,6 +125,8 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   view: { caps: new Set(), selfNick: "*", channelTypes: "#&", prefixSymbols: "@+" },
   selfSource: undefined,
   caseMapping: DEFAULT_CASE_MAPPING,
+  passthrough: ALL_PASSTHROUGH,
+  upstreamCaps: undefined,
   lastStates: new Map(),
   ownSends: [],
   delivered: 0,

@@ -20,9 +20,11 @@ import { formatLine, parseLine } from "../irc/IrcLine.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
-import { type Downstream, refreshView, write } from "./Downstream.js"
+import type { NetworkStatus } from "../schema/Network.js"
+import { passthroughChange } from "./CapNegotiation.js"
+import { type Downstream, refreshView, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
-import { type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
+import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
@@ -79,11 +81,39 @@ const labelledExtra = (d: Downstream, raw: string, reply: LabelledReply): RelayE
   }
   return {
     ...(reply.carriesLabel && clientLabel !== null && (reply.batch === undefined || keepsBatch) ? { label: clientLabel } : {}),
-    dropBatch: reply.batch !== undefined && !keepsBatch
+    dropBatch: reply.batch !== undefined && !keepsBatch,
+    answer: true
   }
 }
 
+/** The bound upstream's capabilities are now `caps`: CAP NEW / CAP DEL of the passthrough ones that changed. */
+const upstreamCapsNow = (d: Downstream, caps: ReadonlySet<string>) => {
+  d.upstreamCaps = caps
+  const change = passthroughChange(d.caps, d.passthrough, caps, d.nick)
+  d.caps = change.state
+  d.passthrough = change.offered
+  refreshView(d)
+  for (const r of change.replies) write(d, ownLine(d.view, { source: { nick: SERVER_NAME }, ...r }))
+}
+
+/** The upstream's own CAP ACK or DEL (cap-notify upstream, or a reconnect's negotiation): what it has enabled now. */
+const onUpstreamCap = (d: Downstream, raw: string) => {
+  const line = parseLine(raw)
+  if (line?.command !== "CAP") return
+  const sub = (line.params[1] ?? "").toUpperCase()
+  if (sub !== "ACK" && sub !== "DEL") return
+  const caps = new Set(d.upstreamCaps ?? [])
+  for (const word of (line.params.at(-1) ?? "").split(" ")) {
+    const name = word.replace(/^-/, "").split("=")[0]!
+    if (name === "") continue
+    if (sub === "ACK" && !word.startsWith("-")) caps.add(name)
+    else caps.delete(name)
+  }
+  upstreamCapsNow(d, caps)
+}
+
 const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply | undefined) => {
+  if (reply === undefined && raw.includes(" CAP ")) return onUpstreamCap(d, raw)
   const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
   if (extra === undefined) return
   const line = relayedLine(raw, time, d.view, extra)
@@ -101,6 +131,34 @@ const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply |
     }
   }
 }
+
+/**
+ * The bound network connected or lost its connection. Connected again: its capabilities are read again (CAP NEW/DEL);
+ * the channels come back as the server sends them — its JOIN, topic and NAMES for each channel reach the client from
+ * the feed, as soju forwards them — and a changed nick as NICK (below). A client without bouncer-networks is told in a
+ * NOTICE either way, as soju does.
+ */
+const boundNetworkMoved = (
+  deps: ListenerDeps,
+  d: Downstream,
+  network: { readonly id: number; readonly name: string },
+  status: NetworkStatus,
+  previous: string | undefined
+) =>
+  Effect.gen(function*() {
+    const notice = (text: string) => {
+      if (!d.caps.enabled.has("soju.im/bouncer-networks")) {
+        write(d, ownLine(d.view, { source: { nick: SERVER_NAME }, command: "NOTICE", params: [d.nick, text] }))
+      }
+    }
+    if (status.state === "connected") {
+      const upstream = yield* deps.control.upstream(network.id)
+      if (Option.isSome(upstream)) upstreamCapsNow(d, new Set(upstream.value.caps))
+      notice(`Connected to ${network.name}`)
+    } else if (previous === "connected") {
+      notice(`Disconnected from ${network.name}${status.lastError !== null ? `: ${status.lastError}` : ""}`)
+    }
+  })
 
 export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =>
   Effect.gen(function*() {
@@ -122,6 +180,10 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
       }
       case "Status": {
         const { status } = event.status
+        const previous = d.lastStates.get(status.networkId)
+        if (network !== undefined && status.networkId === network.id && previous !== status.state) {
+          yield* boundNetworkMoved(deps, d, network, status, previous)
+        }
         if (status.networkId === network?.id) {
           d.caseMapping = status.caseMapping
           if (status.nick !== null && !equalsFolded(d.caseMapping, status.nick, d.nick)) {

@@ -104,7 +104,7 @@ const parseSource = (source: string) => {
 
 /**
  * Upstream lines that never reach a client as they are: PRIVMSG and NOTICE arrive stored (with their msgid);
- * the connection's own registration, CAP, SASL, PING and ERROR are the upstream link's business, not the client's.
+ * the connection's own CAP, SASL, PING and ERROR are the upstream link's business, not the client's.
  */
 const NOT_RELAYED: ReadonlySet<string> = new Set([
   "PRIVMSG",
@@ -114,15 +114,6 @@ const NOT_RELAYED: ReadonlySet<string> = new Set([
   "CAP",
   "AUTHENTICATE",
   "ERROR",
-  "001",
-  "002",
-  "003",
-  "004",
-  "005",
-  "375",
-  "372",
-  "376",
-  "422",
   "900",
   "901",
   "902",
@@ -132,6 +123,31 @@ const NOT_RELAYED: ReadonlySet<string> = new Set([
   "906",
   "907",
   "908"
+])
+
+/**
+ * The upstream's registration burst (welcome, ISUPPORT, LUSERS, MOTD), which comes again at each reconnect: the
+ * client had Belay's own welcome. Relayed only as the answer to the client's own command (a labelled LUSERS or MOTD,
+ * `RelayExtra.answer`), as soju forwards them only when asked.
+ */
+const REGISTRATION_BURST: ReadonlySet<string> = new Set([
+  "001",
+  "002",
+  "003",
+  "004",
+  "005",
+  "250",
+  "251",
+  "252",
+  "253",
+  "254",
+  "255",
+  "265",
+  "266",
+  "375",
+  "372",
+  "376",
+  "422"
 ])
 
 /** Which capability a line needs to be relayed at all. */
@@ -150,6 +166,8 @@ export interface RelayExtra {
   readonly label?: string
   /** The line belongs to a batch this client was not sent the start of. */
   readonly dropBatch?: boolean
+  /** The line answers this client's own command (labeled-response): relayed even if it is of the welcome burst. */
+  readonly answer?: boolean
 }
 
 const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, extra: RelayExtra): Record<string, string> => {
@@ -173,6 +191,7 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, ext
 export const relayedLine = (raw: string, time: number, view: ClientView, extra: RelayExtra = {}): string | undefined => {
   const line = parseLine(raw)
   if (line === undefined || NOT_RELAYED.has(line.command)) return undefined
+  if (REGISTRATION_BURST.has(line.command) && extra.answer !== true) return undefined
   const needs = NEEDS[line.command]
   if (needs !== undefined && !view.caps.has(needs)) return undefined
   if (line.command === "INVITE" && !view.caps.has("invite-notify")) {

@@ -2,7 +2,9 @@
  * What IRC clients hear live, end to end (real actor, fake IRC server, real database): stored messages and the other
  * lines in the order the server sent them; the answers to commands passed upstream — with labeled-response upstream,
  * to the asking client alone under its own label (a batch, one line, an ACK; unlabelled when it sent no label), a
- * KICK to every client; without it, an empty ACK at once and the answer to every client.
+ * KICK to every client; without it, an empty ACK at once and the answer to every client; and a reconnect of the
+ * upstream: CAP NEW/DEL of what its capabilities gained or lost, the nick it got, its channels again as it sends them,
+ * not its welcome burst, and a NOTICE each way for a client without bouncer-networks.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -106,5 +108,43 @@ describe(`IRC clients live on ${describeMode}`, () => {
       expect(seen.map((l) => l.command)).toEqual(["KICK", "PRIVMSG"])
       expect(seen[0]!.tags.label).toBeUndefined()
       expect((yield* unlabelled.until("PRIVMSG")).map((l) => l.command)).toEqual(["KICK", "PRIVMSG"])
+    }), 60_000)
+
+  it.scopedLive("a reconnect of the upstream: CAP NEW and DEL, the new nick, the channels again, notices", () =>
+    Effect.gen(function*() {
+      const { irc, upstream, port } = yield* startListenerApp({ upstreamCaps: ["away-notify", "account-notify"] })
+      const c = yield* welcomedClient(port, "alice/fake", PASSWORD, "server-time away-notify account-notify extended-join")
+      // Welcomed: what the upstream lacks was withdrawn (CAP 302 implies cap-notify).
+      const deleted = c.burst.filter((l) => l.command === "CAP" && l.params[1] === "DEL").flatMap((l) => l.params[2]!.split(" "))
+      expect(deleted).toContain("extended-join")
+      expect(deleted).not.toContain("away-notify")
+
+      yield* upstream.destroy
+      const dropped = yield* c.next("NOTICE", "10 seconds")
+      expect(dropped.params[1]).toMatch(/^Disconnected from fake/)
+      const again = yield* irc.nextConnection("20 seconds")
+      yield* again.register("alice_", undefined, { caps: ["account-notify", "extended-join"] })
+      yield* again.waitFor(/^JOIN #belay/)
+      yield* again.send(
+        ":alice_!a@host JOIN #belay",
+        ":irc.fake.test 332 alice_ #belay :Belay talk, again",
+        ":irc.fake.test 353 alice_ = #belay :@alice_ bob",
+        ":irc.fake.test 366 alice_ #belay :End of /NAMES list."
+      )
+      let connected = false
+      let names = false
+      const seen = yield* c.until((l) => {
+        if (l.command === "NOTICE" && l.params[1]?.startsWith("Connected to fake") === true) connected = true
+        if (l.command === "366") names = true
+        return connected && names
+      }, "20 seconds")
+      const caps = seen.filter((l) => l.command === "CAP").map((l) => l.params.slice(1))
+      expect(caps).toEqual([["NEW", "extended-join"], ["DEL", "away-notify"]])
+      expect(seen.find((l) => l.command === "NICK")?.params).toEqual(["alice_"])
+      expect(seen.find((l) => l.command === "JOIN")?.params[0]).toBe("#belay")
+      expect(seen.find((l) => l.command === "332")?.params.at(-1)).toBe("Belay talk, again")
+      expect(seen.find((l) => l.command === "353")?.params.at(-1)).toBe("@alice_ bob")
+      // Not the upstream's own welcome burst.
+      expect(seen.filter((l) => ["001", "002", "005", "375", "372", "376"].includes(l.command))).toEqual([])
     }), 60_000)
 })
