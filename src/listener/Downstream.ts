@@ -9,7 +9,7 @@
  * (UpstreamLabels.ts).
  *
  * Concurrency rule: one record per connection, read and changed only by that connection's session fiber
- * (DownstreamSession.ts); `write` is synchronous.
+ * (DownstreamSession.ts); `write` and `flush` are synchronous.
  */
 import type * as Net from "node:net"
 import { Effect } from "effect"
@@ -21,6 +21,8 @@ import type { SignInName } from "./SignInName.js"
 
 /** Bytes a client may leave unread in its socket before it is closed as too slow. */
 export const OUTBOUND_BYTES = 1024 * 1024
+/** Queued output past this is written without waiting for the end of the step (a long backlog, a big page). */
+const FLUSH_BYTES = 64 * 1024
 
 /** The source of the lines Belay itself makes (numerics, CAP, BATCH, FAIL). */
 export const SERVER_NAME = "belay"
@@ -88,6 +90,9 @@ export interface Downstream {
   readonly ownSends: Array<OwnSend>
   /** The newest stored message id sent to this client (backlog delivery). */
   delivered: number
+  /** Lines queued by `write` for the socket, and their size; written by `flush` after each step of the session. */
+  readonly out: Array<string>
+  outBytes: number
   /** Replies collected for the labeled command being handled; undefined when none is. */
   collecting: Array<string> | undefined
   /**
@@ -130,6 +135,8 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   lastStates: new Map(),
   ownSends: [],
   delivered: 0,
+  out: [],
+  outBytes: 0,
   collecting: undefined,
   upstreamLabels: new Map(),
   labelPassed: false,
@@ -141,10 +148,25 @@ export const refreshView = (d: Downstream, patch: Partial<ClientView> = {}): voi
   d.view = { ...d.view, caps: d.caps.enabled, selfNick: d.nick, ...patch }
 }
 
-/** Writes one line now; a client too slow to read is closed (see the module comment). */
+/**
+ * Queues one line for the socket; the session writes what a step queued at once (`flush`), so a batch of messages is
+ * one write, not one system call a line.
+ */
 export const write = (d: Downstream, line: string): void => {
   if (d.closing || d.socket.destroyed) return
-  d.socket.write(`${line}\r\n`)
+  d.out.push(line)
+  d.outBytes += line.length + 2
+  if (d.outBytes >= FLUSH_BYTES) flush(d)
+}
+
+/** Writes the queued lines; a client too slow to read is closed (see the module comment). */
+export const flush = (d: Downstream): void => {
+  if (d.out.length === 0) return
+  const chunk = `${d.out.join("\r\n")}\r\n`
+  d.out.length = 0
+  d.outBytes = 0
+  if (d.closing || d.socket.destroyed) return
+  d.socket.write(chunk)
   if (d.socket.writableLength > OUTBOUND_BYTES) {
     d.closing = true
     d.socket.destroy()

@@ -34,6 +34,7 @@ import { SignInLimiter } from "../services/SignInLimiter.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
+import { arrivesStored } from "./MessageLines.js"
 import { makeUpstreamLabels } from "./UpstreamLabels.js"
 import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
 
@@ -116,7 +117,10 @@ const make = Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-  yield* follow(PubSub.subscribe(feed.lines), (line) => Effect.sync(() => order.line(line)))
+  yield* follow(PubSub.subscribe(feed.lines), (line) =>
+    Effect.sync(() => {
+      if (!arrivesStored(line.line)) order.line(line)
+    }))
   yield* follow(PubSub.subscribe(writer.stored), (rows) => Effect.sync(() => order.stored(rows, writer.sequenceOf(rows))))
   yield* follow(PubSub.subscribe(feed.statuses), (status) =>
     Effect.sync(() => {

@@ -126,6 +126,27 @@ const NOT_RELAYED: ReadonlySet<string> = new Set([
 ])
 
 /**
+ * Whether an upstream line is a PRIVMSG or NOTICE, which reach clients stored (MessageWriter.stored), never from the
+ * feed: read without parsing the line, so the listener drops the bulk of the feed before routing it.
+ */
+export const arrivesStored = (raw: string): boolean => {
+  let i = 0
+  if (raw.charCodeAt(0) === 64) {
+    i = raw.indexOf(" ") + 1
+    if (i === 0) return false
+  }
+  while (raw.charCodeAt(i) === 32) i++
+  if (raw.charCodeAt(i) === 58) {
+    i = raw.indexOf(" ", i) + 1
+    if (i === 0) return false
+  }
+  while (raw.charCodeAt(i) === 32) i++
+  const end = raw.indexOf(" ", i)
+  const command = (end === -1 ? raw.slice(i) : raw.slice(i, end)).toUpperCase()
+  return command === "PRIVMSG" || command === "NOTICE"
+}
+
+/**
  * The upstream's registration burst (welcome, ISUPPORT, LUSERS, MOTD), which comes again at each reconnect: the
  * client had Belay's own welcome. Relayed only as the answer to the client's own command (a labelled LUSERS or MOTD,
  * `RelayExtra.answer`), as soju forwards them only when asked.

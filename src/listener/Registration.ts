@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { IrcLine } from "../irc/IrcLine.js"
 import { offeredCaps, onCap } from "./CapNegotiation.js"
-import { type Downstream, fail, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
+import { type Downstream, fail, flush, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine } from "./MessageLines.js"
 import { signIn } from "./SignIn.js"
@@ -28,6 +28,7 @@ export type Step = "continue" | "ready" | "close"
 /** Ends the connection with an ERROR line (RFC 2812 §3.7.4). */
 export const closeWith = (d: Downstream, reason: string): Step => {
   write(d, ownLine(d.view, { command: "ERROR", params: [reason] }))
+  flush(d)
   d.closing = true
   d.socket.end()
   return "close"

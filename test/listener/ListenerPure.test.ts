@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ALL_PASSTHROUGH, initialCapState, offeredCaps, onCap, passthroughChange } from "../../src/listener/CapNegotiation.js"
 import { parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
 import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
-import { type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
+import { arrivesStored, type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
 import { parseModeChanges } from "../../src/listener/ModeRequest.js"
 import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
@@ -170,6 +170,19 @@ describe("rendering", () => {
     ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
     ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
   ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))
+})
+
+describe("feed lines that arrive stored", () => {
+  it.each([
+    [":bob!b@h PRIVMSG #c :hi", true],
+    ["@time=2024-01-01T00:00:00.000Z :bob!b@h notice alice :psst", true],
+    ["PRIVMSG #c :no source", true],
+    [":bob!b@h JOIN #c", false],
+    [":irc 001 alice :Welcome", false],
+    ["@label=x :irc ACK", false],
+    [":PRIVMSG", false],
+    ["@only-tags", false]
+  ])("%s → %s", (raw, expected) => expect(arrivesStored(raw)).toBe(expected))
 })
 
 describe("MODE requests", () => {
