@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`, `client`; `irc` means ingest, memory and storm; none means all. `client` drives the
+ * `memory`, `storm`, `sockets`, `client`, `listener` (the IRC client listener, bench/sections/Listener.ts); `irc` means
+ * ingest, memory and storm; none means all. `client` drives the
  * web client in Chromium (bench/sections/Client.ts). Only a full run (every section) writes
  * bench/results/latest.json and latest.md; a partial run writes its files to the system's temp dir and says where.
  * Targets are reported, not asserted: the exit code is 0 unless the harness itself broke (a section that throws is
@@ -15,6 +16,8 @@
  * (default 3), BENCH_ROUNDS, BENCH_RUNS, BENCH_MCP_MESSAGES (default 1,000,000), BENCH_MCP_NETWORKS (default 100),
  * BENCH_SEARCH_PASSES (default 20), BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
  * BENCH_SOCKETS (default 1,000), BENCH_SOCKET_LINES (default 200), BENCH_SOCKET_RATE (lines a second, default 20),
+ * BENCH_LISTENER_CLIENTS (default 100), BENCH_LISTENER_NETWORKS (default 10), BENCH_LISTENER_LINES (default 20,000),
+ * BENCH_LISTENER_IDLE (idle clients for the memory reading, default 1,000),
  * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
@@ -23,12 +26,13 @@ import * as Os from "node:os"
 import { databaseMode, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
 import { combineRuns, loadNow, machine, type RunResult, type SectionResult, write } from "./lib/Report.js"
 import { runIngest } from "./sections/Ingest.js"
+import { runListener } from "./sections/Listener.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
 import { runClient } from "./sections/Client.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "listener"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -100,6 +104,9 @@ const main = async () => {
     results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
   if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
+  if (sections.includes("listener")) {
+    results.push(...(await repeated("listener", "F. IRC client listener", 1, async () => [await runListener()])))
+  }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),
     seconds: (performance.now() - t0) / 1000,
