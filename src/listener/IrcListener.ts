@@ -105,9 +105,9 @@ const make = Effect.gen(function*() {
     rows: (networkId, rows) => toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows }),
     line: (line) => {
       const reply = labels.route(line)
-      const sessions = hub.ofNetwork(line.networkId)
-      if (reply === undefined) return toAll(sessions, { _tag: "Line", line })
-      for (const s of sessions) if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
+      const bound = hub.ofNetwork(line.networkId)
+      if (reply === undefined) return toAll(bound, { _tag: "Line", line })
+      for (const s of bound) if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
     },
     holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
   }, () => clock.unsafeCurrentTimeMillis())

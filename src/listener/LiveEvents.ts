@@ -96,12 +96,15 @@ const upstreamCapsNow = (d: Downstream, caps: ReadonlySet<string>) => {
   for (const r of change.replies) write(d, ownLine(d.view, { source: { nick: SERVER_NAME }, ...r }))
 }
 
-/** The upstream's own CAP ACK or DEL (cap-notify upstream, or a reconnect's negotiation): what it has enabled now. */
-const onUpstreamCap = (d: Downstream, raw: string) => {
+/**
+ * The upstream's own CAP ACK or DEL (cap-notify upstream, or a reconnect's negotiation): what it has enabled now.
+ * False when the line is no CAP line after all (its text only contains the word).
+ */
+const onUpstreamCap = (d: Downstream, raw: string): boolean => {
   const line = parseLine(raw)
-  if (line?.command !== "CAP") return
+  if (line?.command !== "CAP") return false
   const sub = (line.params[1] ?? "").toUpperCase()
-  if (sub !== "ACK" && sub !== "DEL") return
+  if (sub !== "ACK" && sub !== "DEL") return true
   const caps = new Set(d.upstreamCaps ?? [])
   for (const word of (line.params.at(-1) ?? "").split(" ")) {
     const name = word.replace(/^-/, "").split("=")[0]!
@@ -110,10 +113,11 @@ const onUpstreamCap = (d: Downstream, raw: string) => {
     else caps.delete(name)
   }
   upstreamCapsNow(d, caps)
+  return true
 }
 
 const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply | undefined) => {
-  if (reply === undefined && raw.includes(" CAP ")) return onUpstreamCap(d, raw)
+  if (reply === undefined && raw.includes(" CAP ") && onUpstreamCap(d, raw)) return
   const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
   if (extra === undefined) return
   const line = relayedLine(raw, time, d.view, extra)

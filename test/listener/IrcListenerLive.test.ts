@@ -23,7 +23,7 @@ describe(`IRC clients live on ${describeMode}`, () => {
         ":carla!c@host PRIVMSG #belay :as carla",
         ":dave!d@host JOIN #belay",
         ":dave!d@host PRIVMSG #belay :hi from dave",
-        ":dave!d@host TOPIC #belay :new topic"
+        ":dave!d@host TOPIC #belay :the new CAP topic"
       )
       const got = yield* c.until("TOPIC")
       expect(got.map((l) => `${l.command} ${l.params.at(-1)}`)).toEqual([
@@ -33,7 +33,7 @@ describe(`IRC clients live on ${describeMode}`, () => {
         "PRIVMSG as carla",
         "JOIN #belay",
         "PRIVMSG hi from dave",
-        "TOPIC new topic"
+        "TOPIC the new CAP topic"
       ])
 
       // This upstream has no labeled-response: a labelled WHOIS is acknowledged at once, its answer reaches everyone.
