@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`, `client`, `search`, `cluster`; `irc` means ingest, memory and storm; none means all
+ * `memory`, `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
+ * bench/sections/Listener.ts), `cluster`; `irc` means ingest, memory and storm; none means all
  * (`cluster` only with DATABASE_URL, which a cluster needs). `client` drives the web client in Chromium
  * (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
  * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
@@ -19,6 +20,8 @@
  * BENCH_SEARCH_PASSES (default 20), BENCH_SEARCH_MESSAGES (per corpus of `search`, default 1,000,000),
  * BENCH_INGEST_LINES (default 200,000), BENCH_NETWORKS (default 500),
  * BENCH_SOCKETS (default 1,000), BENCH_SOCKET_LINES (default 200), BENCH_SOCKET_RATE (lines a second, default 20),
+ * BENCH_LISTENER_CLIENTS (default 100), BENCH_LISTENER_NETWORKS (default 10), BENCH_LISTENER_LINES (default 20,000),
+ * BENCH_LISTENER_IDLE (idle clients for the memory reading, default 1,000),
  * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
@@ -27,6 +30,7 @@ import * as Os from "node:os"
 import { databaseMode, databaseUrl, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
 import { combineRuns, loadNow, machine, merge, type RunResult, type SectionResult, write } from "./lib/Report.js"
 import { runIngest } from "./sections/Ingest.js"
+import { runListener } from "./sections/Listener.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
 import { runSearch } from "./sections/Search.js"
@@ -34,7 +38,7 @@ import { runClient } from "./sections/Client.js"
 import { runCluster } from "./sections/Cluster.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "cluster"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "listener", "cluster"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -110,8 +114,11 @@ const main = async () => {
   }
   if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
   if (sections.includes("search")) results.push(...(await repeated("search", "E. Search", 1, async () => [await runSearch()])))
+  if (sections.includes("listener")) {
+    results.push(...(await repeated("listener", "F. IRC client listener", 1, async () => [await runListener()])))
+  }
   if (sections.includes("cluster")) {
-    results.push(...(await repeated("cluster", "F. Several nodes", 1, async () => [await runCluster()])))
+    results.push(...(await repeated("cluster", "G. Several nodes", 1, async () => [await runCluster()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),

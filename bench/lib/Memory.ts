@@ -7,6 +7,8 @@
  * elsewhere).
  */
 import * as Fs from "node:fs"
+import type { RunningBelay } from "./Belay.js"
+import { sleep } from "./Env.js"
 
 export interface ProcessMemory {
   readonly pid: number
@@ -90,3 +92,23 @@ export const serviceMemory = (pid: number): ServiceMemory | undefined => {
 
 export const sum = (processes: ReadonlyArray<ProcessMemory>, key: keyof Omit<ProcessMemory, "pid" | "name">) =>
   processes.reduce((total, p) => total + p[key], 0)
+
+/** Heap and RSS after full collections (SIGUSR2 → gc-on-signal.ts), the second of two readings; and the service. */
+export const belayMemory = async (belay: RunningBelay) => {
+  let heap = NaN
+  let rss = NaN
+  for (let i = 0; i < 2; i++) {
+    belay.signal("SIGUSR2")
+    await sleep(500)
+    const m = await belay.metrics()
+    heap = m.get("nodejs_heap_size_used_bytes") ?? NaN
+    rss = m.get("process_resident_memory_bytes") ?? NaN
+  }
+  const service = serviceMemory(belay.pid)
+  return {
+    heap,
+    rss,
+    belayPss: service?.belay.pss ?? NaN,
+    postgresPss: service === undefined ? NaN : sum(service.postgres, "pss")
+  }
+}

@@ -26,7 +26,7 @@ import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { ACCOUNT, addNetworkWithCli, connectedCount, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { runningDatabaseUrl } from "../lib/Db.js"
 import { databaseMode, freshDatabase, ROOT, sleep, waitUntil } from "../lib/Env.js"
-import { serviceMemory, sum } from "../lib/Memory.js"
+import { belayMemory } from "../lib/Memory.js"
 import type { Figure, SectionResult } from "../lib/Report.js"
 import { percentile } from "../lib/Stats.js"
 
@@ -51,26 +51,6 @@ const MiB = 1024 * 1024
 const MARK = "socket-bench-line-"
 const MARK_RE = new RegExp(`${MARK}(\\d+)\\b`)
 const lineText = (i: number) => `${MARK}${i} the quick brown fox jumps over the lazy dog`
-
-/** Heap and RSS after full collections (SIGUSR2 → gc-on-signal.ts), the second of two readings; and the service. */
-const memory = async (belay: RunningBelay) => {
-  let heap = NaN
-  let rss = NaN
-  for (let i = 0; i < 2; i++) {
-    belay.signal("SIGUSR2")
-    await sleep(500)
-    const m = await belay.metrics()
-    heap = m.get("nodejs_heap_size_used_bytes") ?? NaN
-    rss = m.get("process_resident_memory_bytes") ?? NaN
-  }
-  const service = serviceMemory(belay.pid)
-  return {
-    heap,
-    rss,
-    belayPss: service?.belay.pss ?? NaN,
-    postgresPss: service === undefined ? NaN : sum(service.postgres, "pss")
-  }
-}
 
 interface Line {
   sent: number
@@ -105,7 +85,7 @@ export const runSockets = async (): Promise<SectionResult> => {
       const token = ((await login.json()) as { access_token: string }).access_token
 
       await sleep(IDLE_SETTLE_MS)
-      const before = await memory(belay)
+      const before = await belayMemory(belay)
 
       // Open every socket; each counts as open once its hello frame arrived.
       const lines: Array<Line> = Array.from({ length: LINES }, () => ({ sent: NaN, stored: NaN, first: NaN, all: NaN, received: 0 }))
@@ -143,7 +123,7 @@ export const runSockets = async (): Promise<SectionResult> => {
       }
       const openSeconds = (performance.now() - openStarted) / 1000
       await sleep(IDLE_SETTLE_MS)
-      const after = await memory(belay)
+      const after = await belayMemory(belay)
       const stillOpen = sockets.filter((ws) => ws.readyState === WebSocket.OPEN).length
 
       // The store poll: the newest rows of `messages`, read as any reader would see them.

@@ -15,7 +15,7 @@
  * - `account: {}` when no SASL is configured, or the server password would also be tried as SASL PLAIN.
  * - `version: null`: no automatic CTCP VERSION reply naming the library.
  * - `enable_echomessage: true`: echo-message is requested when offered, so our own sends come back with the
- *   server's view (time, STATUSMSG) and are stored from the echo.
+ *   server's view (time, STATUSMSG) and are stored from the echo. labeled-response is requested too (`requestCap`).
  * - `sasl_disconnect_on_fail: true`: a failed login must not go on to register unauthenticated.
  * - Writes go straight to `connection.write`, never `raw()`/`say()` (which reformat or split text); the caller has
  *   refused CR, LF and NUL already.
@@ -77,6 +77,9 @@ const describeError = (error: unknown): string | null => {
 
 const open = (options: TransportOptions, emit: (event: TransportEvent) => void): IrcConnection => {
   const client = new IRC.Client()
+  // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
+  // that the answers go back to the asker (src/listener/UpstreamLabels.ts). Only labelled commands get labelled replies.
+  client.requestCap("labeled-response")
   let closed = false
   client.on("raw", (event) => {
     if (event.from_server) emit({ _tag: "Line", line: event.line })

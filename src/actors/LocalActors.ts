@@ -137,9 +137,29 @@ export const make = (options: LocalActorsOptions = {}) =>
       },
       publish: clusterEvents.actorEvents.publish,
       line: (accountId, networkId, line, time) => {
-        if (feed.listening()) feed.publishLine({ accountId, networkId, line, time })
+        if (feed.listening()) feed.publishLine({ accountId, networkId, line, time, after: lastConversation.get(networkId) ?? 0 })
       }
     }
+    // The newest conversation row (PRIVMSG, NOTICE, ACTION) each network appended, in the writer's append order. A line
+    // the network publishes to the feed carries it, so that the IRC listener sends the line only after that row
+    // (docs/decisions.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
+    const lastConversation = new Map<number, number>()
+    const storeFor = (networkId: number): MessageWriter =>
+      MessageWriter.make({
+        stored: store.stored,
+        flush: store.flush,
+        appended: store.appended,
+        sequenceOf: store.sequenceOf,
+        relay: store.relay,
+        storedHere: store.storedHere,
+        highestAnnounced: store.highestAnnounced,
+        append: (message) =>
+          message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
+            ? Effect.map(store.append(message), () => {
+              lastConversation.set(networkId, store.appended())
+            })
+            : store.append(message)
+      })
 
     const actors = new Map<number, NetworkActor.NetworkActor>()
     const timers = yield* ActorTimers.make
@@ -183,7 +203,7 @@ export const make = (options: LocalActorsOptions = {}) =>
         const actor = yield* NetworkActor.make({
           networkId,
           repo: repoFor(networkId),
-          store,
+          store: storeFor(networkId),
           transport,
           allowedHosts: settings.allowedHosts,
           e2e: {

@@ -123,20 +123,31 @@ export const onCap = (
   }
 }
 
+/** The passthrough capabilities offered before a network is bound (the upstream is not known yet): all of them. */
+export const ALL_PASSTHROUGH: ReadonlySet<string> = new Set(PASSTHROUGH_CAPS)
+
 /**
- * The passthrough capabilities a bound upstream lacks, withdrawn with `CAP DEL` (and from the enabled set) from a
- * client that has cap-notify.
+ * The bound upstream's capabilities are known or changed (welcome, a reconnect, the upstream's CAP ACK or DEL): the
+ * passthrough ones it has are offered, the others withdrawn — with `CAP NEW` and `CAP DEL` (and out of the enabled
+ * set) to a client that has cap-notify (IRCv3 cap-notify). `offered` is what the client was offered so far.
  */
-export const withdrawMissing = (
+export const passthroughChange = (
   state: CapState,
+  offered: ReadonlySet<string>,
   upstream: ReadonlySet<string>,
   nick: string
-): CapOutcome => {
-  const missing = PASSTHROUGH_CAPS.filter((c) => !upstream.has(c))
-  // Without cap-notify the client cannot hear of a withdrawal; what it enabled stays, and the upstream's lines
-  // simply never carry what the capability would have added.
-  if (missing.length === 0 || !state.enabled.has("cap-notify")) return { state, replies: [] }
+): CapOutcome & { readonly offered: ReadonlySet<string> } => {
+  const now = new Set(PASSTHROUGH_CAPS.filter((c) => upstream.has(c)))
+  const added = PASSTHROUGH_CAPS.filter((c) => now.has(c) && !offered.has(c))
+  const removed = PASSTHROUGH_CAPS.filter((c) => !now.has(c) && offered.has(c))
+  // Without cap-notify the client cannot hear of a change; what it enabled stays, and the upstream's lines simply
+  // never carry what a withdrawn capability would have added.
+  if (!state.enabled.has("cap-notify")) return { state, replies: [], offered: now }
+  const replies: Array<IrcLineInput> = []
+  if (added.length > 0) replies.push({ command: "CAP", params: [nick, "NEW", added.join(" ")] })
+  if (removed.length === 0) return { state, replies, offered: now }
   const enabled = new Set(state.enabled)
-  for (const c of missing) enabled.delete(c)
-  return { state: { ...state, enabled }, replies: [{ command: "CAP", params: [nick, "DEL", missing.join(" ")] }] }
+  for (const c of removed) enabled.delete(c)
+  replies.push({ command: "CAP", params: [nick, "DEL", removed.join(" ")] })
+  return { state: { ...state, enabled }, replies, offered: now }
 }

@@ -4,7 +4,8 @@
  * (NetworkControl): PRIVMSG, NOTICE and CTCP ACTION through `say` (flood control, splitting, storage, end-to-end
  * encryption); JOIN, PART, NICK, AWAY, TOPIC, channel MODE changes (ModeRequest.ts) and WHOIS through their commands;
  * anything else through `raw`, behind
- * its end-to-end guard. A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
+ * its end-to-end guard, under a label of Belay's when the upstream has labeled-response, so that the answer comes
+ * back to this client alone with its own label (UpstreamLabels.ts; WHOIS then goes this way too). A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
  * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD.
  *
  * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
@@ -21,7 +22,7 @@ import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
 import { onBouncer } from "./BouncerNetworks.js"
 import { offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
-import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME } from "./Downstream.js"
+import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { onMarkRead } from "./MarkRead.js"
 import { parseModeChanges } from "./ModeRequest.js"
@@ -117,7 +118,10 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         return yield* run(d, "MODE", [target], c.setModes(networkId, target, changes))
       }
       case "WHOIS":
-        if (p.length === 1 && p[0] !== undefined && !p[0].includes(",")) return yield* run(d, "WHOIS", [p[0]], c.whois(networkId, p[0]))
+        // Through whois unless the answer can come back to this client alone (labeled-response upstream, below).
+        if (p.length === 1 && p[0] !== undefined && !p[0].includes(",") && !(yield* labelsUpstream(deps, networkId))) {
+          return yield* run(d, "WHOIS", [p[0]], c.whois(networkId, p[0]))
+        }
         break
       case "TAGMSG": {
         // Client-only tags travel only to an upstream that understands them.
@@ -127,9 +131,25 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         return yield* run(d, "TAGMSG", [], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: p })))
       }
     }
-    // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard.
-    yield* run(d, line.command, [], c.raw(networkId, formatLine({ command: line.command, params: p })))
+    // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard,
+    // under a label of Belay's when the upstream answers labels (UpstreamLabels.ts).
+    const ours = (yield* labelsUpstream(deps, networkId)) ? deps.labels.mint(d.id) : undefined
+    if (ours !== undefined) {
+      if (d.upstreamLabels.size >= UPSTREAM_LABELS) d.upstreamLabels.delete(d.upstreamLabels.keys().next().value!)
+      d.upstreamLabels.set(ours, label ?? null)
+    }
+    const tags = ours === undefined ? undefined : new Map([["label", ours]])
+    const sent = yield* Effect.either(c.raw(networkId, formatLine({ ...(tags !== undefined ? { tags } : {}), command: line.command, params: p })))
+    if (sent._tag === "Left") {
+      if (ours !== undefined) d.upstreamLabels.delete(ours)
+      return yield* failWith(d, line.command, [])(sent.left)
+    }
+    if (ours !== undefined && label !== undefined) d.labelPassed = true
   })
+
+/** Whether the network's upstream connection enabled labeled-response. */
+const labelsUpstream = (deps: ListenerDeps, networkId: number) =>
+  Effect.map(deps.control.upstream(networkId), (u) => Option.isSome(u) && u.value.caps.includes("labeled-response"))
 
 /** Commands a client may send whatever it may write; true when the command was one of them. */
 const local = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>

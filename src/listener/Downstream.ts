@@ -5,28 +5,40 @@
  *
  * Labeled responses (IRCv3 labeled-response): while a labeled command is handled, `reply` collects its answers; the
  * session then sends them labeled — one line carries the label, several go in a `labeled-response` batch, none is
- * an `ACK`.
+ * an `ACK` — unless the command went upstream under a label of Belay's, whose answer then carries the client's label
+ * (UpstreamLabels.ts).
  *
  * Concurrency rule: one record per connection, read and changed only by that connection's session fiber
- * (DownstreamSession.ts); `write` is synchronous.
+ * (DownstreamSession.ts); `write` and `flush` are synchronous.
  */
 import type * as Net from "node:net"
 import { Effect } from "effect"
 import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
-import { type CapState, initialCapState } from "./CapNegotiation.js"
+import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
 import { type ClientView, ownLine } from "./MessageLines.js"
 import type { SignInName } from "./SignInName.js"
 
 /** Bytes a client may leave unread in its socket before it is closed as too slow. */
 export const OUTBOUND_BYTES = 1024 * 1024
+/** Queued output past this is written without waiting for the end of the step (a long backlog, a big page). */
+const FLUSH_BYTES = 64 * 1024
 
 /** The source of the lines Belay itself makes (numerics, CAP, BATCH, FAIL). */
 export const SERVER_NAME = "belay"
 
+/**
+ * What a client signed in with, so that it ends when that ends (SignIn.ts): a token by its row (revoked →
+ * CredentialRevocations), the password by the account's last recovery as it was at sign-in.
+ */
+export type SignInCredential =
+  | { readonly kind: "api-token" | "oauth"; readonly tokenId: number; readonly grantedScope: "read" | "read-write" }
+  | { readonly kind: "password"; readonly recoveredAt: number | null }
+
 export interface SignedIn {
   readonly accountId: number
   readonly accountName: string
+  readonly credential: SignInCredential
   /** A read token or a paused account: writes get FAIL … READ_ONLY. */
   readonly readOnly: boolean
 }
@@ -52,6 +64,8 @@ export interface Downstream {
   pass: string | undefined
   /** SASL PLAIN in progress: the base64 chunks so far; undefined when no exchange is running. */
   sasl: string | undefined
+  /** The payload in progress passed SASL_PAYLOAD_BYTES: its remaining chunks are read and dropped, then 904 once. */
+  saslTooLong: boolean
   signedIn: SignedIn | undefined
   /** The name the client signed in with (USER, SASL or PASS), with its network and client parts. */
   signInName: SignInName | undefined
@@ -66,18 +80,34 @@ export interface Downstream {
   selfSource: string | undefined
   /** CASEMAPPING of the bound network, for matching echoes to own sends. */
   caseMapping: CaseMapping
+  /** The passthrough capabilities this client is offered now (CapNegotiation.passthroughChange). */
+  passthrough: ReadonlySet<string>
+  /** The capabilities the bound upstream enabled, as last heard (welcome, its CAP ACK/DEL, a reconnect). */
+  upstreamCaps: ReadonlySet<string> | undefined
   /** Each network's state last seen by this client (bouncer-networks-notify says when it moves). */
   readonly lastStates: Map<number, string>
   /** Own sends awaiting their echo, oldest first (at most OWN_SENDS). */
   readonly ownSends: Array<OwnSend>
   /** The newest stored message id sent to this client (backlog delivery). */
   delivered: number
+  /** Lines queued by `write` for the socket, and their size; written by `flush` after each step of the session. */
+  readonly out: Array<string>
+  outBytes: number
   /** Replies collected for the labeled command being handled; undefined when none is. */
   collecting: Array<string> | undefined
+  /**
+   * Belay's labels on commands this client passed upstream (UpstreamLabels.ts) → the client's own label, or null when
+   * it sent none; at most UPSTREAM_LABELS, oldest dropped. Removed when the answer is complete.
+   */
+  readonly upstreamLabels: Map<string, string | null>
+  /** The labelled command being handled went upstream with a label: the upstream answers it, not an empty ACK. */
+  labelPassed: boolean
   batchSeq: number
 }
 
 export const OWN_SENDS = 64
+/** Labelled commands of one client awaiting the upstream's answer. */
+export const UPSTREAM_LABELS = 64
 
 export const makeDownstream = (id: number, socket: Net.Socket, address: string, ipKey: string): Downstream => ({
   id,
@@ -90,6 +120,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   userSeen: false,
   pass: undefined,
   sasl: undefined,
+  saslTooLong: false,
   signedIn: undefined,
   signInName: undefined,
   bindNetworkId: undefined,
@@ -99,10 +130,16 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   view: { caps: new Set(), selfNick: "*", channelTypes: "#&", prefixSymbols: "@+" },
   selfSource: undefined,
   caseMapping: DEFAULT_CASE_MAPPING,
+  passthrough: ALL_PASSTHROUGH,
+  upstreamCaps: undefined,
   lastStates: new Map(),
   ownSends: [],
   delivered: 0,
+  out: [],
+  outBytes: 0,
   collecting: undefined,
+  upstreamLabels: new Map(),
+  labelPassed: false,
   batchSeq: 0
 })
 
@@ -111,10 +148,25 @@ export const refreshView = (d: Downstream, patch: Partial<ClientView> = {}): voi
   d.view = { ...d.view, caps: d.caps.enabled, selfNick: d.nick, ...patch }
 }
 
-/** Writes one line now; a client too slow to read is closed (see the module comment). */
+/**
+ * Queues one line for the socket; the session writes what a step queued at once (`flush`), so a batch of messages is
+ * one write, not one system call a line.
+ */
 export const write = (d: Downstream, line: string): void => {
   if (d.closing || d.socket.destroyed) return
-  d.socket.write(`${line}\r\n`)
+  d.out.push(line)
+  d.outBytes += line.length + 2
+  if (d.outBytes >= FLUSH_BYTES) flush(d)
+}
+
+/** Writes the queued lines; a client too slow to read is closed (see the module comment). */
+export const flush = (d: Downstream): void => {
+  if (d.out.length === 0) return
+  const chunk = `${d.out.join("\r\n")}\r\n`
+  d.out.length = 0
+  d.outBytes = 0
+  if (d.closing || d.socket.destroyed) return
+  d.socket.write(chunk)
   if (d.socket.writableLength > OUTBOUND_BYTES) {
     d.closing = true
     d.socket.destroy()
@@ -164,13 +216,18 @@ export const withLabel = <A, E, R>(d: Downstream, label: string | undefined, han
     ? handle
     : Effect.suspend(() => {
       d.collecting = []
+      d.labelPassed = false
       return Effect.ensuring(handle, Effect.sync(() => sendLabelled(d, label)))
     })
 
 const sendLabelled = (d: Downstream, label: string) => {
   const lines = d.collecting ?? []
   d.collecting = undefined
+  const passed = d.labelPassed
+  d.labelPassed = false
   const own = (line: IrcLineInput) => ownLine(d.view, { source: { nick: SERVER_NAME }, ...line })
+  // A command the upstream answers under our label: its answer comes back with the client's (LiveEvents.ts).
+  if (lines.length === 0 && passed) return
   if (lines.length === 0) write(d, labelled(own({ command: "ACK" }), label))
   else if (lines.length === 1) write(d, labelled(lines[0]!, label))
   else if (d.caps.enabled.has("batch")) {

@@ -19,7 +19,8 @@ import { Duration, Effect, Fiber, Option, Queue } from "effect"
 import { parseLine } from "../irc/IrcLine.js"
 import { remember, sendBacklog } from "./Backlog.js"
 import { onClientLine } from "./ClientCommands.js"
-import { makeDownstream, numeric, withLabel } from "./Downstream.js"
+import { onCredentialEvent } from "./CredentialCheck.js"
+import { flush, makeDownstream, numeric, withLabel } from "./Downstream.js"
 import { MAX_CLIENT_LINE_BYTES, type ReadItem, LineReader } from "./LineReader.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { onHubEvent } from "./LiveEvents.js"
@@ -30,6 +31,8 @@ import { welcome } from "./WelcomeBurst.js"
 export const REGISTRATION_TIMEOUT = Duration.seconds(30)
 /** Inputs (client lines and live events) waiting for the session fiber before the connection is closed. */
 export const INBOX_BOUND = 10_000
+/** Inputs handled before what they queued is written to the socket. */
+const INPUTS_PER_WRITE = 256
 
 type Input =
   | { readonly _tag: "Client"; readonly item: ReadItem }
@@ -86,11 +89,15 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
           d.registered = true
           const account = d.signedIn!.accountId
           handle = {
+            id,
             accountId: account,
             networkId: d.network?.id ?? null,
             offer: (event) => offer({ _tag: "Hub", event })
           }
           deps.hub.attach(handle)
+          // What ended while it signed in was announced before the hub knew this session.
+          yield* onCredentialEvent(deps, d, { _tag: "Recheck" })
+          if (d.closing) return false
           yield* welcome(deps, d)
           yield* sendBacklog(deps, d)
           return true
@@ -98,9 +105,10 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
         const label = line.tags.get("label")
         // With echo-message the echo itself answers a labeled PRIVMSG or NOTICE (ClientCommands.ts).
         const echoAnswers = (line.command === "PRIVMSG" || line.command === "NOTICE") && d.caps.enabled.has("echo-message")
+        const ownLabel = d.caps.enabled.has("labeled-response") ? label : undefined
         yield* echoAnswers
-          ? onClientLine(deps, d, line, label)
-          : withLabel(d, label, onClientLine(deps, d, line, undefined))
+          ? onClientLine(deps, d, line, ownLabel)
+          : withLabel(d, label, onClientLine(deps, d, line, ownLabel))
         return !d.closing
       })
 
@@ -121,15 +129,21 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
       }
     }
 
-    const loop: Effect.Effect<void> = Effect.flatMap(Queue.take(inbox), (input) =>
-      Effect.flatMap(
-        step(input).pipe(
-          Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("IRC client session failed on an input", cause), false)
-          )
-        ),
-        (more) => (more && !d.closing ? loop : Effect.void)
-      ))
+    const safeStep = (input: Input) =>
+      step(input).pipe(
+        Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("IRC client session failed on an input", cause), false))
+      )
+    // What waits in the inbox is handled in order, then written in one go (Downstream.flush).
+    const loop: Effect.Effect<void> = Effect.flatMap(Queue.takeBetween(inbox, 1, INPUTS_PER_WRITE), (inputs) =>
+      Effect.gen(function*() {
+        let more = true
+        for (const input of inputs) {
+          more = (yield* safeStep(input)) && !d.closing
+          if (!more) break
+        }
+        flush(d)
+        return more
+      }).pipe(Effect.flatMap((more) => (more ? loop : Effect.void))))
 
     yield* loop.pipe(
       Effect.ensuring(Effect.gen(function*() {
@@ -137,6 +151,7 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
         releaseSlot()
         if (handle !== undefined) deps.hub.detach(handle)
         yield* remember(deps, d).pipe(Effect.catchAllCause((cause) => Effect.logWarning("client delivery not recorded", cause)))
+        flush(d)
         d.closing = true
         if (!socket.destroyed) {
           socket.end()

@@ -4,31 +4,38 @@
  * (DownstreamSession.ts, one fiber each in a FiberSet of the listener's scope) and the hub that routes live events to
  * them (SessionHub.ts). Its inputs are service-level sources only, so they reach it wherever a network's actor runs:
  * stored messages from MessageWriter.stored (as the browser's WebSocket gets them), upstream lines and statuses from
- * NetworkFeed, read markers from ReadMarkers.changes, networks from Networks.changes; and the network actors are
- * reached only through the NetworkControl port.
+ * NetworkFeed, read markers from ReadMarkers.changes, networks from Networks.changes, credentials ended and accounts
+ * changed from CredentialRevocations; and the network actors are reached only through the NetworkControl port.
  *
  * Concurrency rule: the server's callbacks only fork a session fiber through the listener's runtime; one fiber per
- * source routes its events to the sessions (SessionHub.ts, never waiting). Closing the layer closes the server and
+ * source routes its events to the sessions (SessionHub.ts, never waiting), stored messages and feed lines through
+ * LiveOrder (the server's order), whose timer fiber runs only while it holds a line. Closing the layer closes the server and
  * interrupts every session.
  */
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { Context, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime } from "effect"
+import { Context, Duration, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime, type Scope } from "effect"
 import { NetworkControl } from "../actors/NetworkApi.js"
+import { rateLimitKey } from "../http/ClientIp.js"
 import { Accounts } from "../services/Accounts.js"
+import { ApiTokens } from "../services/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
 import { Authenticator } from "../services/Authenticator.js"
 import { ClientDeliveries } from "../services/ClientDeliveries.js"
+import { CredentialRevocations } from "../services/CredentialRevocations.js"
 import { MessageHistory } from "../services/MessageHistory.js"
-import type { StoredRow } from "../services/MessageRow.js"
 import { MessageWriter } from "../services/MessageWriter.js"
 import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
+import { OAuthTokens } from "../services/OAuthTokens.js"
 import { ReadMarkers } from "../services/ReadMarkers.js"
 import { SignInLimiter } from "../services/SignInLimiter.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
+import { arrivesStored } from "./MessageLines.js"
+import { makeUpstreamLabels } from "./UpstreamLabels.js"
 import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
 
 /** Where the listener listens; None when BELAY_IRC_LISTEN is unset. */
@@ -37,15 +44,11 @@ export class IrcListenerAddress extends Context.Tag("belay/IrcListenerAddress")<
   Option.Option<{ readonly host: string; readonly port: number; readonly tls: boolean }>
 >() {}
 
-/** The address key of the per-address limits: an IPv6 client shares its /56 (as the web's sign-in limit does). */
-export const addressKey = (address: string): string => {
-  const plain = address.startsWith("::ffff:") ? address.slice(7) : address
-  if (!Net.isIPv6(plain)) return plain
-  const [head = ""] = plain.split("::")
-  const groups = head.split(":").filter((g) => g !== "")
-  const padded = [...groups, "0", "0", "0", "0"].slice(0, 4).map((g) => Number.parseInt(g, 16) || 0)
-  return `${padded[0]!.toString(16)}:${padded[1]!.toString(16)}:${padded[2]!.toString(16)}:${(padded[3]! & 0xff00).toString(16)}::/56`
-}
+/**
+ * The address key of the per-address limits: the web's own (ClientIp.rateLimitKey: an IPv6 client shares its /56), so
+ * that the sign-in limiter counts an address once whichever way it comes in.
+ */
+export const addressKey = (address: string): string => rateLimitKey(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address)
 
 const make = Effect.gen(function*() {
   const settings = yield* AppConfig
@@ -65,6 +68,7 @@ const make = Effect.gen(function*() {
       Runtime.runFork(runtime)(FiberSet.run(sessions, effect))
     }
   })
+  const labels = makeUpstreamLabels()
   const deps: ListenerDeps = {
     control,
     networks,
@@ -74,12 +78,16 @@ const make = Effect.gen(function*() {
     deliveries: yield* ClientDeliveries,
     accounts: yield* Accounts,
     authenticator: yield* Authenticator,
-    limiter: yield* SignInLimiter
+    apiTokens: yield* ApiTokens,
+    oauthTokens: yield* OAuthTokens,
+    limiter: yield* SignInLimiter,
+    labels
   }
+  const revocations = yield* CredentialRevocations
 
   // Sources, subscribed before the server accepts anyone.
-  const follow = <A>(pubsub: PubSub.PubSub<A>, route: (a: A) => Effect.Effect<void>) =>
-    Effect.flatMap(PubSub.subscribe(pubsub), (queue) =>
+  const follow = <A>(subscription: Effect.Effect<Queue.Dequeue<A>, never, Scope.Scope>, route: (a: A) => Effect.Effect<void>) =>
+    Effect.flatMap(subscription, (queue) =>
       Queue.take(queue).pipe(
         Effect.flatMap(route),
         Effect.catchAllCause((cause) => Effect.logWarning("IRC listener: an event was not delivered", cause)),
@@ -90,21 +98,37 @@ const make = Effect.gen(function*() {
     for (const s of set) s.offer(event)
   }
   yield* Effect.acquireRelease(Effect.sync(() => feed.follow(1)), () => Effect.sync(() => feed.follow(-1)))
-  yield* follow(feed.lines, (line) => Effect.sync(() => toAll(hub.ofNetwork(line.networkId), { _tag: "Line", line })))
-  yield* follow(feed.statuses, (status) => Effect.sync(() => toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })))
-  yield* follow(writer.stored, (rows) =>
+  // Stored messages and the feed's other lines, put back in the order the server sent them (LiveOrder.ts).
+  const holding = yield* Effect.makeLatch(false)
+  const clock = yield* Effect.clock
+  const order = makeLiveOrder({
+    rows: (networkId, rows) => toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows }),
+    line: (line) => {
+      const reply = labels.route(line)
+      const bound = hub.ofNetwork(line.networkId)
+      if (reply === undefined) return toAll(bound, { _tag: "Line", line })
+      for (const s of bound) if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
+    },
+    holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
+  }, () => clock.unsafeCurrentTimeMillis())
+  yield* holding.await.pipe(
+    Effect.zipRight(Effect.sleep(Duration.millis(Duration.toMillis(HOLD_LIMIT) / 4))),
+    Effect.zipRight(Effect.sync(() => order.releaseOverdue())),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  yield* follow(PubSub.subscribe(feed.lines), (line) =>
     Effect.sync(() => {
-      if (!hub.any()) return
-      const byNetwork = new Map<number, Array<StoredRow>>()
-      for (const row of rows) {
-        let list = byNetwork.get(row.networkId)
-        if (list === undefined) byNetwork.set(row.networkId, (list = []))
-        list.push(row)
-      }
-      for (const [networkId, list] of byNetwork) toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows: list })
+      if (!arrivesStored(line.line)) order.line(line)
     }))
-  yield* follow(markers.changes, (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
-  yield* follow(networks.changes, (change) =>
+  yield* follow(PubSub.subscribe(writer.stored), (rows) => Effect.sync(() => order.stored(rows, writer.sequenceOf(rows))))
+  yield* follow(PubSub.subscribe(feed.statuses), (status) =>
+    Effect.sync(() => {
+      if (status.status.state !== "connected") labels.forgetNetwork(status.status.networkId)
+      toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })
+    }))
+  yield* follow(PubSub.subscribe(markers.changes), (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
+  yield* follow(PubSub.subscribe(networks.changes), (change) =>
     Effect.gen(function*() {
       const accountId = change._tag === "Removed"
         ? Option.some(change.accountId)
@@ -113,6 +137,15 @@ const make = Effect.gen(function*() {
         toAll(hub.ofAccount(accountId.value), { _tag: "NetworkChange", change, accountId: accountId.value })
       }
     }))
+
+  // Credentials (CredentialCheck.ts): a revocation to the account's sessions (each knows what it signed in with), an
+  // account's change to its sessions, and after a lost LISTEN every session judges its credential again.
+  yield* follow(revocations.subscribe, (revoked) =>
+    Effect.sync(() => toAll(hub.ofAccount(revoked.accountId), { _tag: "Credential", event: { _tag: "Revoked", revoked } })))
+  yield* follow(revocations.accountChanges, (accountId) =>
+    Effect.sync(() => toAll(hub.ofAccount(accountId), { _tag: "Credential", event: { _tag: "AccountChanged" } })))
+  yield* follow(revocations.resyncs, () =>
+    Effect.sync(() => toAll(new Set(hub.all()), { _tag: "Credential", event: { _tag: "Recheck" } })))
 
   const tls = Option.map(settings.ircTls, (files) => ({
     cert: Fs.readFileSync(files.certFile),

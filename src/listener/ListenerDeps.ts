@@ -1,17 +1,20 @@
 /**
  * ListenerDeps: what every IRC client session reaches the rest of Belay through, resolved once when the listener is
  * built (IrcListener.ts): the network actors' port, the history, read markers, client deliveries, networks, accounts,
- * credentials and the sign-in limiter, and the hub of sessions. Plain values; shared by every session.
+ * credentials (and whether they still work) and the sign-in limiter, and the hub of sessions. Plain values; shared by every session.
  */
 import type { NetworkControlService } from "../actors/NetworkApi.js"
 import type { Accounts } from "../services/Accounts.js"
+import type { ApiTokens } from "../services/ApiTokens.js"
 import type { Authenticator } from "../services/Authenticator.js"
 import type { ClientDeliveries } from "../services/ClientDeliveries.js"
 import type { MessageHistory } from "../services/MessageHistory.js"
 import type { Networks } from "../services/Networks.js"
+import type { OAuthTokens } from "../services/OAuthTokens.js"
 import type { ReadMarkers } from "../services/ReadMarkers.js"
 import type { SignInLimiter } from "../services/SignInLimiter.js"
 import type { SessionHub } from "./SessionHub.js"
+import type { UpstreamLabels } from "./UpstreamLabels.js"
 
 export interface ListenerDeps {
   readonly control: NetworkControlService
@@ -21,6 +24,10 @@ export interface ListenerDeps {
   readonly networks: Networks
   readonly accounts: Accounts
   readonly authenticator: Authenticator
+  /** Whether a token a client signed in with is still live (CredentialCheck.ts). */
+  readonly apiTokens: ApiTokens
+  readonly oauthTokens: OAuthTokens
   readonly limiter: SignInLimiter
   readonly hub: SessionHub
+  readonly labels: UpstreamLabels
 }

@@ -2,8 +2,9 @@
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
- * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, and for
- * bouncer-networks-notify the account's networks added, changed, removed or changing state.
+ * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, for
+ * bouncer-networks-notify the account's networks added, changed, removed or changing state, and changes to the
+ * credential it signed in with (CredentialCheck.ts).
  *
  * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
  * echo-message, with its label; a message the member sent from elsewhere (another client, the browser, an agent)
@@ -18,11 +19,15 @@ import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
 import { formatLine, parseLine } from "../irc/IrcLine.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
-import { type Downstream, refreshView, write } from "./Downstream.js"
+import { onCredentialEvent } from "./CredentialCheck.js"
+import type { NetworkStatus } from "../schema/Network.js"
+import { passthroughChange } from "./CapNegotiation.js"
+import { type Downstream, refreshView, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
-import { relayedLine, storedLine, timeTag } from "./MessageLines.js"
+import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
+import type { LabelledReply } from "./UpstreamLabels.js"
 
 const CONVERSATION: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
 
@@ -59,8 +64,63 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
   }))
 }
 
-const onLine = (d: Downstream, raw: string, time: number) => {
-  const line = relayedLine(raw, time, d.view)
+/**
+ * How this client gets a line that answers a command passed upstream under Belay's label (UpstreamLabels.ts): the
+ * client that sent it with its own label (in the labeled-response batch when it has batch), or unlabelled, without
+ * the batch and ACK lines, when it sent none; another client (a KICK, a user MODE reach all) without the label or
+ * the batch it never saw the start of. Undefined when this client does not get it.
+ */
+const labelledExtra = (d: Downstream, raw: string, reply: LabelledReply): RelayExtra | undefined => {
+  if (reply.session !== d.id) return { dropBatch: reply.batch !== undefined }
+  const clientLabel = d.upstreamLabels.get(reply.label) ?? null
+  if (reply.done) d.upstreamLabels.delete(reply.label)
+  const keepsBatch = clientLabel !== null && d.caps.enabled.has("batch") && d.caps.enabled.has("labeled-response")
+  const command = raw.slice(raw.startsWith("@") ? raw.indexOf(" ") + 1 : 0).replace(/^:\S+ /, "").split(" ", 1)[0]
+  if ((command === "BATCH" && reply.batch !== undefined) || command === "ACK") {
+    if (command === "ACK" ? clientLabel === null : !keepsBatch) return undefined
+  }
+  return {
+    ...(reply.carriesLabel && clientLabel !== null && (reply.batch === undefined || keepsBatch) ? { label: clientLabel } : {}),
+    dropBatch: reply.batch !== undefined && !keepsBatch,
+    answer: true
+  }
+}
+
+/** The bound upstream's capabilities are now `caps`: CAP NEW / CAP DEL of the passthrough ones that changed. */
+const upstreamCapsNow = (d: Downstream, caps: ReadonlySet<string>) => {
+  d.upstreamCaps = caps
+  const change = passthroughChange(d.caps, d.passthrough, caps, d.nick)
+  d.caps = change.state
+  d.passthrough = change.offered
+  refreshView(d)
+  for (const r of change.replies) write(d, ownLine(d.view, { source: { nick: SERVER_NAME }, ...r }))
+}
+
+/**
+ * The upstream's own CAP ACK or DEL (cap-notify upstream, or a reconnect's negotiation): what it has enabled now.
+ * False when the line is no CAP line after all (its text only contains the word).
+ */
+const onUpstreamCap = (d: Downstream, raw: string): boolean => {
+  const line = parseLine(raw)
+  if (line?.command !== "CAP") return false
+  const sub = (line.params[1] ?? "").toUpperCase()
+  if (sub !== "ACK" && sub !== "DEL") return true
+  const caps = new Set(d.upstreamCaps ?? [])
+  for (const word of (line.params.at(-1) ?? "").split(" ")) {
+    const name = word.replace(/^-/, "").split("=")[0]!
+    if (name === "") continue
+    if (sub === "ACK" && !word.startsWith("-")) caps.add(name)
+    else caps.delete(name)
+  }
+  upstreamCapsNow(d, caps)
+  return true
+}
+
+const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply | undefined) => {
+  if (reply === undefined && raw.includes(" CAP ") && onUpstreamCap(d, raw)) return
+  const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
+  if (extra === undefined) return
+  const line = relayedLine(raw, time, d.view, extra)
   if (line === undefined) return
   write(d, line)
   // The member's own nick change: what the client now calls itself.
@@ -76,6 +136,34 @@ const onLine = (d: Downstream, raw: string, time: number) => {
   }
 }
 
+/**
+ * The bound network connected or lost its connection. Connected again: its capabilities are read again (CAP NEW/DEL);
+ * the channels come back as the server sends them — its JOIN, topic and NAMES for each channel reach the client from
+ * the feed, as soju forwards them — and a changed nick as NICK (below). A client without bouncer-networks is told in a
+ * NOTICE either way, as soju does.
+ */
+const boundNetworkMoved = (
+  deps: ListenerDeps,
+  d: Downstream,
+  network: { readonly id: number; readonly name: string },
+  status: NetworkStatus,
+  previous: string | undefined
+) =>
+  Effect.gen(function*() {
+    const notice = (text: string) => {
+      if (!d.caps.enabled.has("soju.im/bouncer-networks")) {
+        write(d, ownLine(d.view, { source: { nick: SERVER_NAME }, command: "NOTICE", params: [d.nick, text] }))
+      }
+    }
+    if (status.state === "connected") {
+      const upstream = yield* deps.control.upstream(network.id)
+      if (Option.isSome(upstream)) upstreamCapsNow(d, new Set(upstream.value.caps))
+      notice(`Connected to ${network.name}`)
+    } else if (previous === "connected") {
+      notice(`Disconnected from ${network.name}${status.lastError !== null ? `: ${status.lastError}` : ""}`)
+    }
+  })
+
 export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =>
   Effect.gen(function*() {
     const network = d.network
@@ -84,7 +172,7 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
         return
       case "Line":
-        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time)
+        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time, event.reply)
         return
       case "Marker": {
         const { marker } = event
@@ -96,6 +184,10 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
       }
       case "Status": {
         const { status } = event.status
+        const previous = d.lastStates.get(status.networkId)
+        if (network !== undefined && status.networkId === network.id && previous !== status.state) {
+          yield* boundNetworkMoved(deps, d, network, status, previous)
+        }
         if (status.networkId === network?.id) {
           d.caseMapping = status.caseMapping
           if (status.nick !== null && !equalsFolded(d.caseMapping, status.nick, d.nick)) {
@@ -110,6 +202,8 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         }
         return
       }
+      case "Credential":
+        return yield* onCredentialEvent(deps, d, event.event)
       case "NetworkChange": {
         const { change } = event
         yield* notifyNetwork(deps, d, change.networkId, event.accountId)

@@ -104,7 +104,7 @@ const parseSource = (source: string) => {
 
 /**
  * Upstream lines that never reach a client as they are: PRIVMSG and NOTICE arrive stored (with their msgid);
- * the connection's own registration, CAP, SASL, PING and ERROR are the upstream link's business, not the client's.
+ * the connection's own CAP, SASL, PING and ERROR are the upstream link's business, not the client's.
  */
 const NOT_RELAYED: ReadonlySet<string> = new Set([
   "PRIVMSG",
@@ -114,15 +114,6 @@ const NOT_RELAYED: ReadonlySet<string> = new Set([
   "CAP",
   "AUTHENTICATE",
   "ERROR",
-  "001",
-  "002",
-  "003",
-  "004",
-  "005",
-  "375",
-  "372",
-  "376",
-  "422",
   "900",
   "901",
   "902",
@@ -132,6 +123,52 @@ const NOT_RELAYED: ReadonlySet<string> = new Set([
   "906",
   "907",
   "908"
+])
+
+/**
+ * Whether an upstream line is a PRIVMSG or NOTICE, which reach clients stored (MessageWriter.stored), never from the
+ * feed: read without parsing the line, so the listener drops the bulk of the feed before routing it.
+ */
+export const arrivesStored = (raw: string): boolean => {
+  let i = 0
+  if (raw.charCodeAt(0) === 64) {
+    i = raw.indexOf(" ") + 1
+    if (i === 0) return false
+  }
+  while (raw.charCodeAt(i) === 32) i++
+  if (raw.charCodeAt(i) === 58) {
+    i = raw.indexOf(" ", i) + 1
+    if (i === 0) return false
+  }
+  while (raw.charCodeAt(i) === 32) i++
+  const end = raw.indexOf(" ", i)
+  const command = (end === -1 ? raw.slice(i) : raw.slice(i, end)).toUpperCase()
+  return command === "PRIVMSG" || command === "NOTICE"
+}
+
+/**
+ * The upstream's registration burst (welcome, ISUPPORT, LUSERS, MOTD), which comes again at each reconnect: the
+ * client had Belay's own welcome. Relayed only as the answer to the client's own command (a labelled LUSERS or MOTD,
+ * `RelayExtra.answer`), as soju forwards them only when asked.
+ */
+const REGISTRATION_BURST: ReadonlySet<string> = new Set([
+  "001",
+  "002",
+  "003",
+  "004",
+  "005",
+  "250",
+  "251",
+  "252",
+  "253",
+  "254",
+  "255",
+  "265",
+  "266",
+  "375",
+  "372",
+  "376",
+  "422"
 ])
 
 /** Which capability a line needs to be relayed at all. */
@@ -144,8 +181,19 @@ const NEEDS: Readonly<Record<string, string>> = {
   BATCH: "batch"
 }
 
-const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Record<string, string> => {
+/** What a relayed line gets beyond its own tags: the client's label, or the removal of its batch reference. */
+export interface RelayExtra {
+  /** The client's label, for the line that answers its labelled command (labeled-response). */
+  readonly label?: string
+  /** The line belongs to a batch this client was not sent the start of. */
+  readonly dropBatch?: boolean
+  /** The line answers this client's own command (labeled-response): relayed even if it is of the welcome burst. */
+  readonly answer?: boolean
+}
+
+const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, extra: RelayExtra): Record<string, string> => {
   const out: Record<string, string> = {}
+  if (extra.label !== undefined && caps.has("labeled-response")) out.label = extra.label
   for (const [key, value] of line.tags) {
     if (key === "label") continue
     if (key === "time") {
@@ -153,7 +201,7 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Re
     } else if (key === "account") {
       if (caps.has("account-tag")) out.account = value
     } else if (key === "batch") {
-      if (caps.has("batch")) out.batch = value
+      if (caps.has("batch") && extra.dropBatch !== true) out.batch = value
     } else if (caps.has("message-tags")) out[key] = value
   }
   if (out.time === undefined && caps.has("server-time")) out.time = timeTag(time)
@@ -161,9 +209,10 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>): Re
 }
 
 /** `line` (an upstream line received at `time`) as this client gets it; undefined when it does not get it. */
-export const relayedLine = (raw: string, time: number, view: ClientView): string | undefined => {
+export const relayedLine = (raw: string, time: number, view: ClientView, extra: RelayExtra = {}): string | undefined => {
   const line = parseLine(raw)
   if (line === undefined || NOT_RELAYED.has(line.command)) return undefined
+  if (REGISTRATION_BURST.has(line.command) && extra.answer !== true) return undefined
   const needs = NEEDS[line.command]
   if (needs !== undefined && !view.caps.has(needs)) return undefined
   if (line.command === "INVITE" && !view.caps.has("invite-notify")) {
@@ -185,7 +234,7 @@ export const relayedLine = (raw: string, time: number, view: ClientView): string
   }
   try {
     return formatLine({
-      tags: relayedTags(line, time, view.caps),
+      tags: relayedTags(line, time, view.caps, extra),
       ...(line.source !== undefined ? { source: line.source } : {}),
       command: line.command,
       params

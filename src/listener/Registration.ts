@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { IrcLine } from "../irc/IrcLine.js"
 import { offeredCaps, onCap } from "./CapNegotiation.js"
-import { type Downstream, fail, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
+import { type Downstream, fail, flush, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine } from "./MessageLines.js"
 import { signIn } from "./SignIn.js"
@@ -28,6 +28,7 @@ export type Step = "continue" | "ready" | "close"
 /** Ends the connection with an ERROR line (RFC 2812 §3.7.4). */
 export const closeWith = (d: Downstream, reason: string): Step => {
   write(d, ownLine(d.view, { command: "ERROR", params: [reason] }))
+  flush(d)
   d.closing = true
   d.socket.end()
   return "close"
@@ -91,6 +92,7 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
     }
     if (param === "*") {
       d.sasl = undefined
+      d.saslTooLong = false
       numeric(d, "906", "SASL authentication aborted")
       return "continue"
     }
@@ -104,13 +106,19 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
       write(d, ownLine(d.view, { command: "AUTHENTICATE", params: ["+"] }))
       return "continue"
     }
-    if (param !== "+") d.sasl += param
+    if (param !== "+" && !d.saslTooLong) d.sasl += param
     if (d.sasl.length > SASL_PAYLOAD_BYTES * 4 / 3 + 4) {
-      d.sasl = undefined
-      numeric(d, "904", "SASL authentication failed")
-      return "continue"
+      // Kept no further; the rest of this payload is read and dropped, and it fails once it ends.
+      d.sasl = ""
+      d.saslTooLong = true
     }
     if (param.length === SASL_CHUNK) return "continue"
+    if (d.saslTooLong) {
+      d.sasl = undefined
+      d.saslTooLong = false
+      numeric(d, "904", "SASL authentication failed: the payload is longer than 10 KiB")
+      return "continue"
+    }
     const payload = Buffer.from(d.sasl, "base64").toString("utf8")
     d.sasl = undefined
     const [authzid, authcid, password] = payload.split("\u0000")

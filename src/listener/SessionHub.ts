@@ -15,6 +15,8 @@ import type { FeedLine, FeedStatus } from "../services/NetworkFeed.js"
 import type { NetworkChange, Networks } from "../services/Networks.js"
 import type { StoredRow } from "../services/MessageRow.js"
 import type { ReadMarker } from "../services/ReadMarkers.js"
+import type { CredentialEvent } from "./CredentialCheck.js"
+import type { LabelledReply } from "./UpstreamLabels.js"
 
 export const UNREGISTERED_PER_ADDRESS = 10
 
@@ -24,13 +26,16 @@ export const AUTO_AWAY_MESSAGE = "Auto away: no client attached"
 /** A live event for one session. */
 export type HubEvent =
   | { readonly _tag: "Stored"; readonly rows: ReadonlyArray<StoredRow> }
-  | { readonly _tag: "Line"; readonly line: FeedLine }
+  | { readonly _tag: "Line"; readonly line: FeedLine; readonly reply?: LabelledReply }
   | { readonly _tag: "Marker"; readonly marker: ReadMarker }
   | { readonly _tag: "Status"; readonly status: FeedStatus }
   | { readonly _tag: "NetworkChange"; readonly change: NetworkChange; readonly accountId: number }
+  | { readonly _tag: "Credential"; readonly event: CredentialEvent }
 
 /** What the hub knows of a registered session. */
 export interface SessionHandle {
+  /** The connection's id (Downstream.id). */
+  readonly id: number
   readonly accountId: number
   /** null for a control connection. */
   readonly networkId: number | null
@@ -98,6 +103,8 @@ export const makeSessionHub = (deps: {
     ofNetwork: (networkId: number): ReadonlySet<SessionHandle> => byNetwork.get(networkId) ?? new Set(),
     /** Every session of an account, control connections included. */
     ofAccount: (accountId: number): ReadonlySet<SessionHandle> => byAccount.get(accountId) ?? new Set(),
+    /** Every registered session. */
+    all: (): Iterable<SessionHandle> => [...byAccount.values()].flatMap((set) => [...set]),
     /** Whether any session is registered at all (nothing is routed otherwise). */
     any: (): boolean => byAccount.size > 0
   }

@@ -11,7 +11,7 @@ import { Effect, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import { applyISupport, defaultISupport } from "../irc/ISupport.js"
 import type { ChannelView, NetworkEvent } from "../schema/SocketFrame.js"
-import { withdrawMissing } from "./CapNegotiation.js"
+import { passthroughChange } from "./CapNegotiation.js"
 import { CHATHISTORY_LIMIT } from "./ChatHistoryRequest.js"
 import { type Downstream, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
@@ -33,6 +33,8 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
     const networkId = d.network?.id
     const upstream = networkId === undefined ? Option.none() : yield* deps.control.upstream(networkId)
     const status = networkId === undefined ? undefined : yield* deps.control.status(networkId)
+    // The state it was welcomed in: a later status says whether the network connected or dropped since (LiveEvents.ts).
+    if (networkId !== undefined && status !== undefined) d.lastStates.set(networkId, status.state)
     if (Option.isSome(upstream)) {
       d.nick = upstream.value.nick
       if (upstream.value.user !== null && upstream.value.host !== null) {
@@ -66,8 +68,10 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
     }
     numeric(d, "422", "MOTD File is missing")
     if (Option.isSome(upstream)) {
-      const withdrawn = withdrawMissing(d.caps, new Set(upstream.value.caps), d.nick)
+      d.upstreamCaps = new Set(upstream.value.caps)
+      const withdrawn = passthroughChange(d.caps, d.passthrough, d.upstreamCaps, d.nick)
       d.caps = withdrawn.state
+      d.passthrough = withdrawn.offered
       refreshView(d)
       for (const r of withdrawn.replies) replyLine(d, r)
       if (upstream.value.away) numeric(d, "306", "You have been marked as being away")

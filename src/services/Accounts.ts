@@ -131,6 +131,16 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
       return Option.some<Account>({ id: row.id, name: row.name, status: row.status, createdAt: row.createdAt })
     })
 
+    /**
+     * When the account was last recovered (None: no such account). What signed in with the password before that
+     * must end: recovery is the one password change that signs everything out (docs/contract.md).
+     */
+    const recoveredAt = Effect.fn("Accounts.recoveredAt")(function*(id: number) {
+      const rows = yield* sql<{ recoveredAt: Date | null }>`
+        SELECT recovered_at AS "recoveredAt" FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
+      return Option.map(Option.fromNullable(rows[0]), (r) => r.recoveredAt?.getTime() ?? null)
+    })
+
     /** A normal password change: sessions and apps stay signed in. */
     const changePassword = Effect.fn("Accounts.changePassword")(function*(name: string, password: string) {
       yield* validatePassword(password)
@@ -158,18 +168,21 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
           if (!account) return Option.none<{ accountId: number; revokedApps: number; endedSessions: ReadonlyArray<number> }>()
           const revokedApps = yield* revoke.allOfAccount(account.id)
           const endedSessions = yield* sessions.endAllForAccount(account.id)
+          // The account changed too: what signed in with the old password (an IRC client) must end.
+          yield* revocations.notifyOthers({ accountsChanged: [account.id] })
           return Option.some({ accountId: account.id, revokedApps, endedSessions })
         })
       ).pipe(Effect.orDie)
       if (Option.isNone(result)) return yield* new AccountNotFound({ name })
       yield* sessions.announceEnded(result.value.accountId, result.value.endedSessions)
+      yield* revocations.announce({ accountsChanged: [result.value.accountId] })
       yield* Effect.logInfo("account recovered; every app token revoked").pipe(
         Effect.annotateLogs({ account: name, revokedApps: result.value.revokedApps })
       )
       return { accountId: result.value.accountId, revokedApps: result.value.revokedApps }
     })
 
-    return { findByName, findById, require, create, list, setStatus, verifyPassword, changePassword, recover } as const
+    return { findByName, findById, require, create, list, setStatus, verifyPassword, recoveredAt, changePassword, recover } as const
   }),
   dependencies: [CredentialRevocations.Default, OAuthTokens.Default, BrowserSessions.Default]
 }) {}

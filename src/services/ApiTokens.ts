@@ -107,7 +107,15 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
       return Option.fromNullable(rows[0])
     })
 
-    return { create, list, revoke, authenticate } as const
+    /** Of these token ids, those still live (the IRC listener checks its sessions' after a lost LISTEN). */
+    const liveAmong = Effect.fn("ApiTokens.liveAmong")(function*(tokenIds: ReadonlyArray<number>) {
+      if (tokenIds.length === 0 || config.hosted) return new Set<number>()
+      const rows = yield* sql<{ id: number }>`
+        SELECT id FROM api_tokens WHERE ${sql.in("id", tokenIds)} AND revoked_at IS NULL`.pipe(Effect.orDie)
+      return new Set(rows.map((r) => r.id))
+    })
+
+    return { create, list, revoke, authenticate, liveAmong } as const
   }),
   dependencies: [Accounts.Default, TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

@@ -58,6 +58,7 @@ export class CredentialRevocations extends Effect.Service<CredentialRevocations>
     const publish = (revoked: ReadonlyArray<CredentialRevoked>): Effect.Effect<void> =>
       revoked.length === 0 ? Effect.void : Effect.asVoid(PubSub.publishAll(hub, revoked))
 
+    /** Announces to this process's consumers a change already committed (and notified with `notifyOthers`). */
     const publishAll = (announcement: Announcement): Effect.Effect<void> =>
       Effect.zipRight(publish(announcement.revoked ?? []), Effect.asVoid(PubSub.publishAll(accountHub, announcement.accountsChanged ?? [])))
 
@@ -116,7 +117,7 @@ export class CredentialRevocations extends Effect.Service<CredentialRevocations>
     const resyncs: Effect.Effect<Queue.Dequeue<void>, never, Scope.Scope> = PubSub.subscribe(resyncHub)
     const listenState = (): ListenState => channel.state()
 
-    return { publish, notifyOthers, commit, subscribe, accountChanges, resyncs, listenState } as const
+    return { publish, announce: publishAll, notifyOthers, commit, subscribe, accountChanges, resyncs, listenState } as const
   }),
   dependencies: [EventChannel.Default]
 }) {}

@@ -57,6 +57,11 @@ export interface PendingRow {
   readonly self: boolean
   readonly encryption: Encryption
   readonly raw: string | null
+  /**
+   * The row's place in the writer's append order (1 for the first row appended, then 2…), set when the writer takes
+   * it; 0 before. MessageWriter.sequenceOf reports it for each announced row.
+   */
+  seq: number
 }
 
 /** `m` as the writer keeps it, stamped `time` (the message's own, unless it was not a valid date). */
@@ -75,6 +80,7 @@ export const toPendingRow = (m: NewMessage, time: Date): PendingRow => {
     numeric: noNulOrNull(m.numeric),
     self: m.self,
     encryption: m.encryption ?? "plain",
-    raw: noNulOrNull(m.raw)
+    raw: noNulOrNull(m.raw),
+    seq: 0
   }
 }

@@ -46,6 +46,10 @@
  *   like this writer's own, so every consumer here hears every node's messages in one stream;
  *   `storedHere` tells a batch of this node's from a relayed one (Web Push sends from the
  *   node that stored the message, once for the cluster).
+ * - Append order, for consumers that must place other live events among the stored rows (the IRC listener,
+ *   docs/decisions.md "Live lines in the upstream's order"): `appended()` is how many rows were appended so far, so
+ *   the row an appender just appended has that number; `sequenceOf(batch)` gives each row of a batch announced on
+ *   `stored` its number. Every row numbered at most the last of a batch is then announced or dropped.
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
@@ -119,6 +123,8 @@ const makeWriter = (options: MessageWriterOptions) =>
     const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
     /** Batches published by `relay`: stored by another node. */
     const relayed = new WeakSet<ReadonlyArray<StoredRow>>()
+    /** The append order of each announced batch's rows (see the module comment); weak, so batches go with their readers. */
+    const sequences = new WeakMap<ReadonlyArray<StoredRow>, ReadonlyArray<number>>()
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
@@ -300,10 +306,14 @@ const makeWriter = (options: MessageWriterOptions) =>
         }))
         if (channel.cluster) {
           const fresh = unannounced(storedRows.map((row, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
-          return publishStored(fresh, fresh.map(({ targetFolded: _, ...row }): StoredRow => row))
+          const batch = fresh.map(({ targetFolded: _, ...row }): StoredRow => row)
+          const seqOf = new Map(storedRows.map((row, i) => [row.id, rows[i]!.seq] as const))
+          sequences.set(batch, batch.map((row) => seqOf.get(row.id)!))
+          return publishStored(fresh, batch)
         }
         // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
         pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+        sequences.set(storedRows, rows.map((r) => r.seq))
         return PubSub.publish(stored, storedRows)
       })
 
@@ -502,6 +512,8 @@ const makeWriter = (options: MessageWriterOptions) =>
         if (wait > 0) yield* parkUnless(() => queued() >= batchRows || flushTarget > taken || closing, wait)
       }
       const batch = Chunk.toReadonlyArray(yield* Queue.takeUpTo(inbox, batchRows))
+      // The inbox is FIFO: the n-th row taken is the n-th appended.
+      for (let i = 0; i < batch.length; i++) batch[i]!.seq = taken + i + 1
       taken += batch.length
       room.unsafeOpen()
       yield* store(batch)
@@ -565,10 +577,17 @@ const makeWriter = (options: MessageWriterOptions) =>
     /** Whether a batch heard on `stored` was stored by this node (not relayed from another). */
     const storedHere = (batch: ReadonlyArray<StoredRow>): boolean => !relayed.has(batch)
 
+    /** How many rows were appended so far: the number of the row appended last (see the module comment). */
+    const appended = (): number => enqueued
+    /** Each row's number in append order, for a batch this writer announced on `stored`; undefined for any other. */
+    const sequenceOf = (batch: ReadonlyArray<StoredRow>): ReadonlyArray<number> | undefined => sequences.get(batch)
+
     return {
       append,
       flush,
       stored,
+      appended,
+      sequenceOf,
       relay,
       storedHere,
       /** Cluster mode: the newest id announced on `stored` (0 before any); a lower bound for a catch-up. */

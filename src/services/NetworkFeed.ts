@@ -22,6 +22,12 @@ export interface FeedLine {
   readonly line: string
   /** Receive time, epoch milliseconds (Effect Clock): the `time` tag when the server sent none. */
   readonly time: number
+  /**
+   * The newest conversation row this network had appended to this process's MessageWriter when the line arrived, in
+   * the writer's append order (MessageWriter.appended; 0 for none): the listener sends the line after that row
+   * (docs/decisions.md "Live lines in the upstream's order"). Absent on a line another process published.
+   */
+  readonly after?: number
 }
 
 /** A status the network's actor published (state, nick, casemapping), with the network's name. */

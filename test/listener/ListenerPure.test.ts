@@ -4,10 +4,10 @@
  * capability).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { initialCapState, offeredCaps, onCap, withdrawMissing } from "../../src/listener/CapNegotiation.js"
+import { ALL_PASSTHROUGH, initialCapState, offeredCaps, onCap, passthroughChange } from "../../src/listener/CapNegotiation.js"
 import { parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
 import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
-import { type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
+import { arrivesStored, type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
 import { parseModeChanges } from "../../src/listener/ModeRequest.js"
 import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
@@ -76,14 +76,26 @@ describe("CAP negotiation", () => {
   })
   it("an unknown subcommand is 410", () => expect(onCap(initialCapState, ["FOO"], ctx).replies[0]?.command).toBe("410"))
   it("passthrough caps the upstream lacks are withdrawn with CAP DEL under cap-notify only", () => {
-    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "batch"]) }
-    const out = withdrawMissing(state, new Set(["away-notify"]), "alice")
-    expect(out.replies[0]?.params?.[1]).toBe("DEL")
+    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "chghost", "batch"]) }
+    const out = passthroughChange(state, ALL_PASSTHROUGH, new Set(["away-notify"]), "alice")
+    expect(out.replies.map((r) => r.params?.[1])).toEqual(["DEL"])
+    expect(out.replies[0]?.params?.[2]).toContain("chghost")
     expect(out.replies[0]?.params?.[2]).not.toContain("away-notify")
     expect(out.state.enabled.has("away-notify")).toBe(true)
-    const quiet = withdrawMissing({ ...state, enabled: new Set(["extended-join"]) }, new Set(), "alice")
+    expect(out.state.enabled.has("chghost")).toBe(false)
+    expect([...out.offered]).toEqual(["away-notify"])
+    const quiet = passthroughChange({ ...state, enabled: new Set(["extended-join"]) }, ALL_PASSTHROUGH, new Set(), "alice")
     expect(quiet.replies).toEqual([])
     expect(quiet.state.enabled.has("extended-join")).toBe(true)
+    expect(quiet.offered.size).toBe(0)
+  })
+  it("an upstream that gains and loses caps (a reconnect): CAP NEW and CAP DEL of the difference only", () => {
+    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify"]) }
+    const out = passthroughChange(state, new Set(["away-notify", "setname"]), new Set(["setname", "chghost", "sasl"]), "alice")
+    expect(out.replies.map((r) => r.params)).toEqual([["alice", "NEW", "chghost"], ["alice", "DEL", "away-notify"]])
+    expect(out.state.enabled.has("away-notify")).toBe(false)
+    const same = passthroughChange(out.state, out.offered, new Set(["setname", "chghost"]), "alice")
+    expect(same.replies).toEqual([])
   })
 })
 
@@ -158,6 +170,19 @@ describe("rendering", () => {
     ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
     ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
   ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))
+})
+
+describe("feed lines that arrive stored", () => {
+  it.each([
+    [":bob!b@h PRIVMSG #c :hi", true],
+    ["@time=2024-01-01T00:00:00.000Z :bob!b@h notice alice :psst", true],
+    ["PRIVMSG #c :no source", true],
+    [":bob!b@h JOIN #c", false],
+    [":irc 001 alice :Welcome", false],
+    ["@label=x :irc ACK", false],
+    [":PRIVMSG", false],
+    ["@only-tags", false]
+  ])("%s → %s", (raw, expected) => expect(arrivesStored(raw)).toBe(expected))
 })
 
 describe("MODE requests", () => {

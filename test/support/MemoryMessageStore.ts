@@ -72,7 +72,7 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
   const announced = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
 
   return Object.assign(
-    MessageWriter.make({ append, flush, stored: announced, relay: () => Effect.void, storedHere: () => true, highestAnnounced: () => 0 }),
+    MessageWriter.make({ append, flush, stored: announced, relay: () => Effect.void, storedHere: () => true, highestAnnounced: () => 0, appended: () => 0, sequenceOf: () => undefined }),
     {
       all: Effect.sync(() => stored.slice()),
       pending: Effect.sync(() => held.length),

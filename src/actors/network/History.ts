@@ -16,8 +16,8 @@
  * - Replies that answer Belay's own queries (get_mode_list, the WHO after NAMES) never get here: the actor
  *   consumes them first.
  * - ERROR and FAIL are `error` lines in the server buffer.
- * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG)
- *   are not history.
+ * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG,
+ *   ACK) are not history.
  */
 import { serverBufferTarget } from "../../schema/Ids.js"
 import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageRow.js"
@@ -60,7 +60,9 @@ const NOT_HISTORY: ReadonlySet<string> = new Set([
   "CHGHOST",
   "SETNAME",
   "BATCH",
-  "TAGMSG"
+  "TAGMSG",
+  // IRCv3 labeled-response: the empty answer to a labelled command (the listener's; src/listener/UpstreamLabels.ts).
+  "ACK"
 ])
 
 const serverBufferOf = (networkId: number): Buffer => {

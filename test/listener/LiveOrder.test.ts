@@ -1,0 +1,102 @@
+/**
+ * LiveOrder alone: feed lines wait behind the stored rows appended before them (and only those), are placed between
+ * the rows of a batch at their place, keep their order per network, go out after HOLD_LIMIT when their row never
+ * comes, and batches or lines from another process pass at once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { HOLD_LIMIT, makeLiveOrder } from "../../src/listener/LiveOrder.js"
+import type { StoredRow } from "../../src/services/MessageRow.js"
+import type { FeedLine } from "../../src/services/NetworkFeed.js"
+
+const row = (id: number, networkId = 1): StoredRow => ({
+  id,
+  networkId,
+  target: "#c",
+  bufferKind: "channel",
+  time: new Date(0),
+  kind: "privmsg",
+  nick: "bob",
+  text: `row ${id}`,
+  numeric: null,
+  self: false,
+  encryption: "plain"
+})
+
+const line = (text: string, after: number | undefined, networkId = 1): FeedLine => ({
+  accountId: 1,
+  networkId,
+  line: text,
+  time: 0,
+  ...(after !== undefined ? { after } : {})
+})
+
+const harness = () => {
+  const out: Array<string> = []
+  const holding: Array<boolean> = []
+  let now = 0
+  const order = makeLiveOrder({
+    rows: (networkId, rows) => out.push(...rows.map((r) => `${networkId}:${r.text}`)),
+    line: (l) => out.push(`${l.networkId}:${l.line}`),
+    holding: (any) => holding.push(any)
+  }, () => now)
+  return { order, out, holding, advance: (ms: number) => (now += ms) }
+}
+
+describe("LiveOrder", () => {
+  it.effect("a line waits for the stored row appended before it, and goes out between the rows of a batch", () =>
+    Effect.sync(() => {
+      const { order, out, holding } = harness()
+      // Row 1 (seq 1) appended, then PART arrived (after = 1), then row 2 (seq 2) appended.
+      order.line(line("PART", 1))
+      expect(out).toEqual([])
+      expect(holding).toEqual([true])
+      order.stored([row(10), row(11)], [1, 2])
+      expect(out).toEqual(["1:row 10", "1:PART", "1:row 11"])
+      expect(holding).toEqual([true, false])
+      // Now settled: a line after row 2 goes at once.
+      order.line(line("JOIN", 2))
+      expect(out.at(-1)).toBe("1:JOIN")
+    }))
+
+  it.effect("lines keep their order per network; another network's lines are not held by this one", () =>
+    Effect.sync(() => {
+      const { order, out } = harness()
+      order.line(line("MODE", 3))
+      order.line(line("TOPIC", 0))
+      order.line(line("QUIT", 0, 2))
+      expect(out).toEqual(["2:QUIT"])
+      // Rows of network 2 numbered 1 and 2, then network 1's row 3: network 1's lines follow it.
+      order.stored([row(20, 2), row(21, 2), row(22)], [1, 2, 3])
+      expect(out).toEqual(["2:QUIT", "2:row 20", "2:row 21", "1:row 22", "1:MODE", "1:TOPIC"])
+    }))
+
+  it.effect("a row dropped by the writer: a later number releases the line; without one, HOLD_LIMIT does", () =>
+    Effect.sync(() => {
+      const { order, out, advance } = harness()
+      order.line(line("NICK", 5))
+      order.stored([row(30)], [7])
+      expect(out).toEqual(["1:NICK", "1:row 30"])
+      order.line(line("KICK", 9))
+      order.releaseOverdue()
+      expect(out.at(-1)).toBe("1:row 30")
+      advance(Duration.toMillis(HOLD_LIMIT) - 1)
+      order.releaseOverdue()
+      expect(out.at(-1)).toBe("1:row 30")
+      advance(1)
+      order.releaseOverdue()
+      expect(out.at(-1)).toBe("1:KICK")
+      expect(order.holdingAny()).toBe(false)
+    }))
+
+  it.effect("batches and lines of another process (no append numbers) pass at once", () =>
+    Effect.sync(() => {
+      const { order, out } = harness()
+      order.line(line("PART", 4))
+      order.stored([row(40)], undefined)
+      expect(out).toEqual(["1:row 40"])
+      order.line(line("remote", undefined, 2))
+      expect(out).toEqual(["1:row 40", "2:remote"])
+      expect(order.holdingAny()).toBe(true)
+    }))
+})
