@@ -8,10 +8,12 @@
  *
  * The fence (docs/decisions.md "Several nodes", fencing): a network's actor here may open a socket only while this
  * node holds its shard — in Sharding's view and, when the lock storage is watched (ShardLockWatch.ts), as the storage
- * last confirmed it. Each actor asks right before every socket it opens (LocalActors' `fence`), and a sweep, every
- * SWEEP_INTERVAL and at once when a lock operation fails, destroys the socket of any actor here whose network fails
- * the fence — except one whose entity is closing (`closing`), which QUITs within QUIT_GRACE while the lock is still
- * held; a lock that may be gone does not wait for that.
+ * last confirmed it. Each actor asks right before every socket it opens (LocalActors' `fence`), and a sweep — every
+ * SWEEP_INTERVAL, and before a shard lock is released or right after a lock operation failed (ShardLockWatch's
+ * `onDoubt`) — destroys the socket of any actor here whose shard lock the storage has not confirmed. A lock still
+ * held keeps its socket: an entity closing on a handover or shutdown QUITs within QUIT_GRACE, and nobody else can
+ * connect the network meanwhile. Without the watch (the cluster's in-memory test runner) the sweep goes by
+ * Sharding's view, sparing the networks whose entity is closing (`closing`).
  *
  * Concurrency rule: `supervised` counts, per network, the entity lives on this node that supervise its actor (a
  * reconnecting Reload starts the next before the last has ended); it is changed only by those fibers, one step at a
@@ -80,8 +82,6 @@ export const NodeActorsLive: Layer.Layer<
       const shardId = shardOf(networkId)
       return sharding.hasShardId(shardId) && Option.match(watch, { onNone: () => true, onSome: (w) => w.confirmed(shardId) })
     }
-    const lockGone = (networkId: number) =>
-      Option.match(watch, { onNone: () => false, onSome: (w) => !w.confirmed(shardOf(networkId)) })
 
     // closeAtOnce: a network leaving this node is opened by another right after its entity closes.
     const local = yield* LocalActors.make({ closeAtOnce: true, fence: holds })
@@ -92,20 +92,25 @@ export const NodeActorsLive: Layer.Layer<
     pages.restrictTo(isSupervised)
     yield* Effect.addFinalizer(() => local.shutdown)
 
-    /** Keeps an actor's socket if the node holds its network, or its entity is closing with the lock still held. */
-    const keep = (networkId: number) => holds(networkId) || (quitting.has(networkId) && !lockGone(networkId))
+    /** Whether an actor here may keep its socket: its shard lock is confirmed (see the top). */
+    const keep = Option.match(watch, {
+      onNone: () => (networkId: number) => holds(networkId) || quitting.has(networkId),
+      onSome: (w) => (networkId: number) => w.confirmed(shardOf(networkId))
+    })
     const sweep = Effect.flatMap(local.severUnless(keep), (severed) =>
       severed.length === 0
         ? Effect.void
-        : Effect.logWarning("closed the IRC connections of networks this node no longer holds").pipe(
+        : Effect.logWarning("closed the IRC connections of networks whose shard lock this node may have lost").pipe(
           Effect.annotateLogs({ networks: severed.join(",") })
         ))
-    const woken = Option.match(watch, { onNone: () => Effect.never, onSome: (w) => w.lost })
-    yield* Effect.raceFirst(Effect.sleep(SWEEP_INTERVAL), woken).pipe(
+    if (Option.isSome(watch)) watch.value.onDoubt(sweep)
+    yield* Effect.sleep(SWEEP_INTERVAL).pipe(
       Effect.zipRight(sweep),
       Effect.repeat(Schedule.forever),
       Effect.forkScoped
     )
+    // Not swept after the node's scope closes: its finalizers QUIT what is left.
+    yield* Effect.addFinalizer(() => Effect.sync(() => Option.isSome(watch) && watch.value.onDoubt(Effect.void)))
     return {
       local,
       isSupervised,

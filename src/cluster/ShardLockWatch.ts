@@ -8,21 +8,26 @@
  * `pg_advisory_unlock_all()`: every shard lock of the node is gone at once, while Sharding still counts the shards
  * as held and keeps their entities (so their IRC connections) open until its next refresh, up to
  * shardLockRefreshInterval later; meanwhile a joining node may take those shards and connect the same networks. So
- * on any failed lock operation the watch forgets every lock at once and wakes the node's sweep (NodeActors.ts), and
- * trusts a lock again only when a later operation confirms it.
+ * on any failed lock operation the watch forgets every lock at once and runs the node's sweep (NodeActors.ts), and
+ * trusts a lock again only when a later operation confirms it. A release runs the sweep before it reaches the
+ * storage, so no socket of a shard outlives its lock.
  *
  * Concurrency rule: the table changes only in the step right after a storage operation ends (or, for a release,
  * before it starts), and is read synchronously. An operation's result is applied only if no operation failed since it
  * began (`failures`), so a result read before the lock connection was rebuilt never confirms a lock that is gone.
  */
 import { RunnerStorage, type ShardId } from "@effect/cluster"
-import { Context, Effect, Layer, Queue } from "effect"
+import { Context, Effect, Layer } from "effect"
 
 export interface ShardLockWatchService {
   /** Whether the storage last confirmed this node's lock on the shard, and no lock operation has failed since. */
   readonly confirmed: (shardId: ShardId.ShardId) => boolean
-  /** Completes at the next failed lock operation (each failure wakes one taker). */
-  readonly lost: Effect.Effect<void>
+  /**
+   * Sets what runs, and is awaited, whenever locks stop being trusted: before a release reaches the storage, and
+   * right after a lock operation failed (the storage is then already dropping every lock). The node's sweep goes
+   * here (NodeActors.ts), so a socket is closed before its lock can be taken.
+   */
+  readonly onDoubt: (sweep: Effect.Effect<void>) => void
 }
 
 export class ShardLockWatch extends Context.Tag("belay/cluster/ShardLockWatch")<ShardLockWatch, ShardLockWatchService>() {}
@@ -34,7 +39,8 @@ export const watch = (storage: Storage) =>
   Effect.gen(function*() {
     const held = new Set<string>()
     let failures = 0
-    const wake = yield* Queue.sliding<void>(1)
+    let sweep: Effect.Effect<void> = Effect.void
+    const doubt = Effect.suspend(() => sweep)
 
     /** Runs a lock operation; on success applies `confirm` unless some operation failed meanwhile. */
     const observed = <A, E>(operation: Effect.Effect<A, E>, confirm: (result: A) => void): Effect.Effect<A, E> =>
@@ -51,7 +57,7 @@ export const watch = (storage: Storage) =>
             Effect.suspend(() => {
               failures++
               held.clear()
-              return Queue.offer(wake, undefined)
+              return doubt
             })
           )
         )
@@ -76,20 +82,22 @@ export const watch = (storage: Storage) =>
       },
       release: (address, shardId) =>
         Effect.suspend(() => {
-          // Not ours from the moment it is given up.
+          // Not ours from the moment it is given up, and nothing of it left open when the lock goes.
           held.delete(shardId.toString())
-          return observed(storage.release(address, shardId), () => {})
+          return Effect.zipRight(doubt, observed(storage.release(address, shardId), () => {}))
         }),
       releaseAll: (address) =>
         Effect.suspend(() => {
           held.clear()
-          return observed(storage.releaseAll(address), () => {})
+          return Effect.zipRight(doubt, observed(storage.releaseAll(address), () => {}))
         })
     }
 
     const service: ShardLockWatchService = {
       confirmed: (shardId) => held.has(shardId.toString()),
-      lost: Queue.take(wake)
+      onDoubt: (effect) => {
+        sweep = effect
+      }
     }
     return { storage: wrapped, watch: service }
   })

@@ -13,8 +13,11 @@ const shard = (id: number) => ShardId.make("default", id)
 const scripted = Effect.gen(function*() {
   const memory = yield* RunnerStorage.makeMemory
   const control = { failing: false, hold: Option.none<Deferred.Deferred<void>>() }
+  /** What reached the storage's releases and the node's sweep, in order. */
+  const events: Array<string> = []
   const storage: typeof memory = {
     ...memory,
+    release: (a, shardId) => Effect.zipRight(Effect.sync(() => events.push(`release ${shardId.id}`)), memory.release(a, shardId)),
     acquire: (a, shardIds) =>
       Effect.zipRight(
         Option.match(control.hold, { onNone: () => Effect.void, onSome: Deferred.await }),
@@ -26,34 +29,35 @@ const scripted = Effect.gen(function*() {
       )
   }
   const { storage: watched, watch: fence } = yield* watch(storage)
-  return { control, watched, fence }
+  fence.onDoubt(Effect.sync(() => events.push("sweep")))
+  return { control, events, watched, fence }
 })
 
 describe("ShardLockWatch", () => {
-  it.effect("trusts what the storage confirmed, forgets every lock when an operation fails, and trusts again on the next refresh", () =>
+  it.effect("trusts what the storage confirmed, forgets every lock and sweeps when an operation fails, and trusts again on the next refresh", () =>
     Effect.gen(function*() {
-      const { control, fence, watched } = yield* scripted
+      const { control, events, fence, watched } = yield* scripted
       expect(fence.confirmed(shard(1))).toBe(false)
       yield* watched.acquire(address, [shard(1), shard(2)])
       expect([fence.confirmed(shard(1)), fence.confirmed(shard(2)), fence.confirmed(shard(3))]).toEqual([true, true, false])
 
-      const woken = yield* Effect.fork(fence.lost)
       control.failing = true
       const failed = yield* Effect.either(watched.refresh(address, [shard(1), shard(2)]))
       expect(failed._tag).toBe("Left")
       expect([fence.confirmed(shard(1)), fence.confirmed(shard(2))]).toEqual([false, false])
-      yield* Fiber.join(woken)
+      expect(events).toEqual(["sweep"])
 
       control.failing = false
       yield* watched.refresh(address, [shard(1), shard(2)])
       expect([fence.confirmed(shard(1)), fence.confirmed(shard(2))]).toEqual([true, true])
     }))
 
-  it.effect("a shard is not trusted from the moment it is released; releaseAll forgets every shard", () =>
+  it.effect("a released shard is untrusted and swept before its release reaches the storage; releaseAll forgets all", () =>
     Effect.gen(function*() {
-      const { fence, watched } = yield* scripted
+      const { events, fence, watched } = yield* scripted
       yield* watched.acquire(address, [shard(1), shard(2), shard(3)])
       yield* watched.release(address, shard(2))
+      expect(events).toEqual(["sweep", "release 2"])
       expect([fence.confirmed(shard(1)), fence.confirmed(shard(2)), fence.confirmed(shard(3))]).toEqual([true, false, true])
       yield* watched.releaseAll(address)
       expect([fence.confirmed(shard(1)), fence.confirmed(shard(3))]).toEqual([false, false])
