@@ -91,6 +91,11 @@ export interface LocalActorsOptions {
    * "Several nodes", fencing), and two live sessions for one network must never overlap.
    */
   readonly closeAtOnce?: boolean
+  /**
+   * Whether this process may hold the network's connection now, asked by its actor right before it opens a socket
+   * (ActorDeps.fence): a cluster node's shard fence (docs/decisions.md "Several nodes"). Absent: always.
+   */
+  readonly fence?: (networkId: number) => boolean
 }
 
 export interface LocalActors {
@@ -107,6 +112,11 @@ export interface LocalActors {
   readonly applyKeyChange: (change: E2eKeyChange) => void
   /** QUIT on the network's running actor, waiting for its socket to close (at most QUIT_GRACE + SHUTDOWN_SLACK). */
   readonly quit: (networkId: number) => Effect.Effect<void>
+  /**
+   * Destroys at once the socket of every running actor whose network `keep` refuses (a cluster node's sweep of the
+   * networks whose shard it lost); returns those networks. Their actors retry through the fence.
+   */
+  readonly severUnless: (keep: (networkId: number) => boolean) => Effect.Effect<ReadonlyArray<number>>
   /** Every running actor QUITs in parallel, then the history is flushed, all within SHUTDOWN_BOUND. */
   readonly shutdown: Effect.Effect<void>
   /**
@@ -197,6 +207,7 @@ export const make = (options: LocalActorsOptions = {}) =>
       setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
     })
 
+    const { fence } = options
     /** Builds the network's actor in `scope` and registers it until the scope closes. */
     const startActor = (networkId: number) =>
       Effect.gen(function*() {
@@ -213,7 +224,8 @@ export const make = (options: LocalActorsOptions = {}) =>
           timers,
           throttle,
           events,
-          closeAtOnce: options.closeAtOnce
+          closeAtOnce: options.closeAtOnce,
+          fence: fence === undefined ? undefined : () => fence(networkId)
         })
         actors.set(networkId, actor)
         yield* Effect.addFinalizer(() =>
@@ -272,6 +284,15 @@ export const make = (options: LocalActorsOptions = {}) =>
           actor.offer({ _tag: "Shutdown", reply }),
           Deferred.await(reply).pipe(Effect.timeout(Duration.sum(QUIT_GRACE, SHUTDOWN_SLACK)), Effect.ignore)
         ))
+
+    const severUnless = (keep: (networkId: number) => boolean) =>
+      Effect.gen(function*() {
+        const severed: Array<number> = []
+        for (const [networkId, actor] of actors) {
+          if (!keep(networkId) && (yield* actor.sever)) severed.push(networkId)
+        }
+        return severed
+      })
 
     const quit = (networkId: number) =>
       Effect.suspend(() => {
@@ -458,6 +479,7 @@ export const make = (options: LocalActorsOptions = {}) =>
       reconfigure,
       applyKeyChange,
       quit,
+      severUnless,
       shutdown,
       control
     } satisfies LocalActors

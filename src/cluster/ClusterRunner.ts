@@ -10,7 +10,9 @@
  *   host died, within about 16 s (idle 10 s + 3 probes 2 s apart).
  * - Timings (SHARDING_TIMINGS): a lock lasts 15 s and is refreshed every 5 s; assignments are re-read every second;
  *   runners are pinged every 5 s. A node that cannot refresh its locks stops its networks' entities at once
- *   (Sharding marks its lock storage unhealthy), well before the locks can move.
+ *   (Sharding marks its lock storage unhealthy), well before the locks can move. The lock storage is watched
+ *   (ShardLockWatch): one failed lock operation drops every lock of the node in 0.60.2, so the node's fence closes at
+ *   once rather than at Sharding's next refresh.
  * - The configuration is given whole (ShardingConfig.layer), never read from the environment: the cluster's own
  *   `layerFromEnv` would take the runner's address from HOST and PORT, which are Belay's HTTP listener.
  *
@@ -24,6 +26,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { AppSettings } from "../services/AppConfig.js"
 import { SecretBox, type SecretPurpose } from "../services/SecretBox.js"
+import { ShardLockWatchLive } from "./ShardLockWatch.js"
 
 export class ClusterStartupError extends Data.TaggedError("ClusterStartupError")<{ readonly message: string }> {
 }
@@ -103,7 +106,8 @@ export const ClusterRunnerLive = (settings: AppSettings, address: { readonly hos
       return Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, clientProtocol]).pipe(
         Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
         Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-        Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+        // Watched: a failed lock operation drops every lock of the node (ShardLockWatch.ts), and the fence must know.
+        Layer.provideMerge(ShardLockWatchLive.pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))),
         Layer.provide(shardingConfig(address)),
         Layer.provide(RpcSerialization.layerMsgPack),
         Layer.provide(Layer.orDie(database))

@@ -27,7 +27,7 @@ const isNotConnected = (e: unknown): e is NotConnected =>
 
 export const NetworkEntityLive = NetworkEntity.toLayer(
   Effect.gen(function*() {
-    const { control, local, supervising } = yield* NodeActors
+    const { closing, control, local, supervising } = yield* NodeActors
     const e2e = yield* E2eKeys
     const networks = yield* Networks
     const sharding = yield* Sharding.Sharding
@@ -36,7 +36,8 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
 
     const handle = yield* FiberHandle.make<void>()
     // Registered after the handle, so it runs first when the scope closes: QUIT while the actor still runs.
-    yield* Effect.addFinalizer(() => local.quit(networkId))
+    // Marked closing: the node's sweep leaves this QUIT its grace while the shard lock is still held (NodeActors.ts).
+    yield* Effect.addFinalizer(() => closing(networkId, local.quit(networkId)))
     const supervise = supervising(networkId, local.supervise(networkId))
     /** After Stop (the network was removed) the entity stays inert until told to Start or Reload. */
     let stopped = false

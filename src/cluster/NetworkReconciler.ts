@@ -7,7 +7,7 @@
  * Concurrency rule: one fiber per node; each pass reads the network ids once and sends at most START_CONCURRENCY
  * Starts at a time, each bounded by START_TIMEOUT, so a slow start delays only the next pass.
  */
-import { EntityId, Sharding } from "@effect/cluster"
+import type { Sharding } from "@effect/cluster"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Networks } from "../services/Networks.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
@@ -20,16 +20,10 @@ const START_CONCURRENCY = 16
 export const NetworkReconcilerLive: Layer.Layer<never, never, Sharding.Sharding | Networks | NodeActors> = Layer
   .scopedDiscard(
     Effect.gen(function*() {
-      const sharding = yield* Sharding.Sharding
       const networks = yield* Networks
-      const { isSupervised } = yield* NodeActors
+      // `holds`: the node's fence (false while it shuts down, or while its shard locks are in doubt).
+      const { holds, isSupervised } = yield* NodeActors
       const makeClient = yield* NetworkEntity.client
-
-      /** Whether this node holds the network's shard now (false while it shuts down). */
-      const holds = (networkId: number) => {
-        const id = EntityId.make(entityIdOf(networkId))
-        return sharding.hasShardId(sharding.getShardId(id, NetworkEntity.getShardGroup(id)))
-      }
 
       const start = (networkId: number) =>
         makeClient(entityIdOf(networkId)).Start().pipe(

@@ -132,6 +132,8 @@ export interface HarnessOptions {
   /** Shared with other actors of the test, as the supervisor shares them (default: the actor's own). */
   readonly timers?: ActorTimers.ActorTimers
   readonly throttle?: ConnectThrottle.ConnectThrottle
+  /** Asked before every socket (ActorDeps.fence), as a cluster node's shard fence is; default: none. */
+  readonly fence?: () => boolean
 }
 
 export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) =>
@@ -162,7 +164,8 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
           )
       },
       timers: options.timers ?? (yield* ActorTimers.make),
-      throttle: options.throttle ?? (yield* ConnectThrottle.make())
+      throttle: options.throttle ?? (yield* ConnectThrottle.make()),
+      fence: options.fence
     })
     const waitStatus = (predicate: (s: NetworkStatus) => boolean, timeout: Duration.DurationInput = "5 seconds") =>
       live(

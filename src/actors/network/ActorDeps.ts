@@ -75,4 +75,10 @@ export interface ActorDeps {
    * QUIT_GRACE to close it (LocalActors.ts: a cluster node hands the network to another node right after).
    */
   readonly closeAtOnce?: boolean | undefined
+  /**
+   * Whether this process may hold the network's connection now; asked right before every socket is opened (boot,
+   * retry, connect_network). A cluster node answers whether it still holds the network's shard lock (docs/decisions.md
+   * "Several nodes", fencing): an attempt it refuses waits FENCE_RECHECK in `backoff` and asks again. Absent: always.
+   */
+  readonly fence?: (() => boolean) | undefined
 }

@@ -42,6 +42,10 @@ import * as Outbound from "./Outbound.js"
 import { connectionNote, persist, stopChannelsReader } from "./Persistence.js"
 import { arm, disarm, disarmSessionTimers, startTimer } from "./Timers.js"
 
+/** How long an attempt the fence refused waits before asking it again. */
+export const FENCE_RECHECK = Duration.seconds(1)
+const FENCED = "this node does not hold the network now (cluster fence)"
+
 const isAllowedHost = (allowed: Option.Option<ReadonlySet<string>>, host: string) =>
   Option.match(allowed, { onNone: () => true, onSome: (hosts) => hosts.has(host.toLowerCase()) })
 
@@ -82,10 +86,26 @@ export const requestAttempt = (a: Actor) =>
     yield* transition(a, "backoff", { connectSlotInMs: Duration.toMillis(wait) })
   })
 
+/**
+ * The fence refused the attempt (a cluster node that no longer holds the network's shard): no socket; the actor
+ * waits in `backoff` and asks again after FENCE_RECHECK, so a node that keeps the shard after all still connects.
+ */
+const fenced = (a: Actor) =>
+  Effect.gen(function*() {
+    const token = ++a.retryToken
+    a.lastError = FENCED
+    a.nextRetryAt = (yield* now) + Duration.toMillis(FENCE_RECHECK)
+    arm(a, "retry", a.nextRetryAt, { _tag: "RetryDue", token, slot: false })
+    yield* transition(a, "backoff", { retryInMs: Duration.toMillis(FENCE_RECHECK), reason: FENCED })
+  })
+
 const startAttempt = (a: Actor) =>
   Effect.gen(function*() {
     disarm(a, "retry")
     if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) return yield* lockedDown(a)
+    // Asked here, right before the socket, not when the attempt was requested: the throttle's wait may have outlasted
+    // this node's claim on the network.
+    if (a.deps.fence !== undefined && !a.deps.fence()) return yield* fenced(a)
     const id = ++a.sessionSeq
     const time = yield* now
     const inbox = a.inbox

@@ -69,6 +69,12 @@ export interface NetworkActor {
   /** Completes (with the dispatcher's failure) when the actor's scope closes: the dispatcher died or was stopped. */
   readonly await: Effect.Effect<never>
   /**
+   * Destroys the current socket at once, from any fiber; true when there was one. For a cluster node that finds it no
+   * longer holds the network's shard (NodeActors.ts): the close then reaches the dispatcher like any other, and the
+   * retry asks the fence first. Only the socket is touched here; the actor's state stays the dispatcher's.
+   */
+  readonly sever: Effect.Effect<boolean>
+  /**
    * The dispatcher: takes the inbox one input at a time until interrupted (or a defect). It runs in the caller's
    * fiber, so the supervisor spends one fiber per network, not two; `start` forks it instead.
    */
@@ -241,6 +247,12 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       reconfigure: (config) => Effect.asVoid(Queue.offer(inbox, { _tag: "Reconfigure", config })),
       view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),
       await: Effect.orDie(Deferred.await(died)),
+      sever: Effect.sync(() => {
+        const s = a.session
+        if (s === undefined) return false
+        s.connection.destroy()
+        return true
+      }),
       run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
     } satisfies NetworkActor
   })
