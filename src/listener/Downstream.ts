@@ -53,6 +53,8 @@ export interface Downstream {
   /** SASL PLAIN in progress: the base64 chunks so far; undefined when no exchange is running. */
   sasl: string | undefined
   signedIn: SignedIn | undefined
+  /** Signed in by SASL (a later AUTHENTICATE is 907), not by PASS. */
+  saslSignedIn: boolean
   /** The name the client signed in with (USER, SASL or PASS), with its network and client parts. */
   signInName: SignInName | undefined
   /** BOUNCER BIND before registration. */
@@ -68,6 +70,8 @@ export interface Downstream {
   caseMapping: CaseMapping
   /** Each network's state last seen by this client (bouncer-networks-notify says when it moves). */
   readonly lastStates: Map<number, string>
+  /** Channels (folded) the member joined whose RPL_ENDOFNAMES is still to come: their MARKREAD goes before it. */
+  readonly joinsAwaitingMarker: Set<string>
   /** Own sends awaiting their echo, oldest first (at most OWN_SENDS). */
   readonly ownSends: Array<OwnSend>
   /** The newest stored message id sent to this client (backlog delivery). */
@@ -91,6 +95,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   pass: undefined,
   sasl: undefined,
   signedIn: undefined,
+  saslSignedIn: false,
   signInName: undefined,
   bindNetworkId: undefined,
   network: undefined,
@@ -100,6 +105,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   selfSource: undefined,
   caseMapping: DEFAULT_CASE_MAPPING,
   lastStates: new Map(),
+  joinsAwaitingMarker: new Set(),
   ownSends: [],
   delivered: 0,
   collecting: undefined,

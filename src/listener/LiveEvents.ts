@@ -2,7 +2,8 @@
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
- * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, and for
+ * markers moved anywhere (`MARKREAD`, draft/read-marker; and a channel's marker after the member's JOIN of it, before
+ * its RPL_ENDOFNAMES, as the extension requires), its own nick changing upstream, and for
  * bouncer-networks-notify the account's networks added, changed, removed or changing state.
  *
  * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
@@ -23,6 +24,7 @@ import type { ListenerDeps } from "./ListenerDeps.js"
 import { relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
+import { sendMarker } from "./WelcomeBurst.js"
 
 const CONVERSATION: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
 
@@ -59,22 +61,29 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
   }))
 }
 
-const onLine = (d: Downstream, raw: string, time: number) => {
-  const line = relayedLine(raw, time, d.view)
-  if (line === undefined) return
-  write(d, line)
-  // The member's own nick change: what the client now calls itself.
-  if (raw.includes(" NICK ")) {
-    const parsed = parseLine(raw)
+const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, raw: string, time: number) =>
+  Effect.gen(function*() {
+    const line = relayedLine(raw, time, d.view)
+    if (line === undefined) return
+    const parsed = raw.includes(" NICK ") || raw.includes(" JOIN ") || raw.includes(" 366 ") ? parseLine(raw) : undefined
     const from = parsed?.source?.nick
-    const to = parsed?.params[0]
-    if (parsed?.command === "NICK" && from !== undefined && to !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {
-      d.nick = to
-      if (d.selfSource !== undefined) d.selfSource = to + d.selfSource.slice(d.selfSource.search(/[!@]|$/))
+    const first = parsed?.params[0]
+    // draft/read-marker: after the member's own JOIN, the channel's marker comes before its RPL_ENDOFNAMES.
+    if (parsed?.command === "366" && parsed.params[1] !== undefined && d.joinsAwaitingMarker.delete(foldCase(d.caseMapping, parsed.params[1]))) {
+      yield* sendMarker(deps, d, networkId, parsed.params[1], d.caseMapping)
+    }
+    write(d, line)
+    if (parsed?.command === "JOIN" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick) &&
+      d.caps.enabled.has("draft/read-marker")) {
+      d.joinsAwaitingMarker.add(foldCase(d.caseMapping, first))
+    }
+    // The member's own nick change: what the client now calls itself.
+    if (parsed?.command === "NICK" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {
+      d.nick = first
+      if (d.selfSource !== undefined) d.selfSource = first + d.selfSource.slice(d.selfSource.search(/[!@]|$/))
       refreshView(d)
     }
-  }
-}
+  })
 
 export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =>
   Effect.gen(function*() {
@@ -84,7 +93,7 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
         return
       case "Line":
-        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time)
+        if (event.line.networkId === network?.id) yield* onLine(deps, d, network.id, event.line.line, event.line.time)
         return
       case "Marker": {
         const { marker } = event
