@@ -9,8 +9,9 @@
  * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
  * echo-message, with its label; a message the member sent from elsewhere (another client, the browser, an agent)
  * reaches this client always in a channel, and in a DM only with echo-message or znc.in/self-message (a client without
- * either would file `:me PRIVMSG peer` under the wrong buffer). A message already delivered (backlog, or before) is
- * not sent twice: stored ids only grow.
+ * either would file `:me PRIVMSG peer` under the wrong buffer), except a DM to the member's own nick, which the server
+ * delivers to the member like any other. A message already delivered (backlog, or before) is not sent twice: stored
+ * ids only grow.
  *
  * Concurrency rule: runs on the connection's session fiber only.
  */
@@ -53,7 +54,9 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
   const echo = d.caps.enabled.has("echo-message")
   d.delivered = Math.max(d.delivered, row.id)
   if (own !== undefined && !echo) return
-  if (own === undefined && row.self && row.bufferKind === "dm" && !echo && !d.caps.enabled.has("znc.in/self-message")) return
+  // A DM to the member's own nick is also the server delivering it to the member: that copy is for every client.
+  const toSelf = row.self && row.bufferKind === "dm" && equalsFolded(d.caseMapping, row.target, d.nick)
+  if (own === undefined && row.self && row.bufferKind === "dm" && !toSelf && !echo && !d.caps.enabled.has("znc.in/self-message")) return
   write(d, storedLine(row, d.view, {
     ...(own?.label !== undefined ? { label: own.label } : {}),
     ...(batch !== undefined ? { batch } : {}),

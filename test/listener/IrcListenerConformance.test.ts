@@ -2,8 +2,8 @@
  * The IRC client listener where irctest (progval/irctest, run against Belay in front of ngircd) found it apart from
  * the IRCv3 specifications, over the whole application with the scripted fake IRC server: SASL PLAIN's 400-byte
  * chunk bound (sasl-3.1: 905), AUTHENTICATE after registration (907 after SASL, 462 after PASS), the passthrough
- * capabilities the upstream lacks withdrawn before 001, and draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
- * every JOIN, the welcome burst's and a live one's.
+ * capabilities the upstream lacks withdrawn before 001, draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
+ * every JOIN, the welcome burst's and a live one's, and a DM to oneself delivered to a client without echo-message.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -76,5 +76,24 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
         ":irc.fake.test 366 alice #later :End of /NAMES list."
       )
       expect((yield* c.until("366")).map((l) => l.command)).not.toContain("MARKREAD")
+    }), 60_000)
+
+  it.scopedLive("a DM to the member's own nick reaches a client without echo-message once: the server's delivery", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* start
+      const c = yield* connectClient(port)
+      yield* c.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone 0 * :Real")
+      yield* c.until("366")
+      yield* c.send("PRIVMSG alice :note to self")
+      yield* upstream.waitFor("PRIVMSG alice :note to self")
+      // ngircd (no echo-message) delivers it back to its sender.
+      yield* upstream.send(":alice!a@host PRIVMSG alice :note to self")
+      const got = yield* c.next("PRIVMSG")
+      expect(got.params).toEqual(["alice", "note to self"])
+      expect(got.source).toBe("alice!a@host")
+      // Nothing else follows: the own send itself is no echo for this client.
+      yield* upstream.send(":bob!b@host PRIVMSG #belay :after")
+      const rest = yield* c.until((l) => l.command === "PRIVMSG" && l.params[1] === "after")
+      expect(rest.filter((l) => l.command === "PRIVMSG").map((l) => l.params[1])).toEqual(["after"])
     }), 60_000)
 })
