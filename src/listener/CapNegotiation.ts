@@ -5,7 +5,7 @@
  *
  * Offered always: what Belay implements itself. Offered only when the upstream connection has them (PASSTHROUGH):
  * what only the upstream server can produce (away-notify, account-tag…); before a network is bound they are offered,
- * and withdrawn with CAP DEL once the bound upstream turns out to lack them (as soju does).
+ * and once the bound upstream turns out to lack them no longer offered, with CAP DEL for those the client enabled.
  */
 import type { IrcLineInput } from "../irc/IrcLine.js"
 
@@ -124,15 +124,17 @@ export const onCap = (
 }
 
 /**
- * The passthrough capabilities a bound upstream lacks, withdrawn with `CAP DEL` (and from the enabled set) from a
- * client that has cap-notify.
+ * The passthrough capabilities a bound upstream lacks that the client enabled, withdrawn with `CAP DEL` (and from
+ * the enabled set) from a client that has cap-notify. Those it did not enable are not announced: they are simply no
+ * longer offered (CAP LS, and a later REQ is NAKed), so a client that asked for none of them is welcomed as any
+ * server would welcome it.
  */
 export const withdrawMissing = (
   state: CapState,
   upstream: ReadonlySet<string>,
   nick: string
 ): CapOutcome => {
-  const missing = PASSTHROUGH_CAPS.filter((c) => !upstream.has(c))
+  const missing = PASSTHROUGH_CAPS.filter((c) => !upstream.has(c) && state.enabled.has(c))
   // Without cap-notify the client cannot hear of a withdrawal; what it enabled stays, and the upstream's lines
   // simply never carry what the capability would have added.
   if (missing.length === 0 || !state.enabled.has("cap-notify")) return { state, replies: [] }

@@ -46,8 +46,8 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
       channelTypes: networkId === undefined ? "" : status?.channelTypes ?? isupport.chanTypes,
       prefixSymbols: isupport.prefix.map((p) => p.symbol).join("")
     })
-    // The passthrough capabilities the upstream lacks are withdrawn before 001, so that a client is welcomed with the
-    // capabilities it will have (as a server that never offered them would welcome it).
+    // The passthrough capabilities the upstream lacks are withdrawn before 001 (as soju does), so that a client is
+    // welcomed with the capabilities it will have.
     if (Option.isSome(upstream)) {
       const withdrawn = withdrawMissing(d.caps, new Set(upstream.value.caps), d.nick)
       d.caps = withdrawn.state

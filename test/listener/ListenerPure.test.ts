@@ -75,12 +75,13 @@ describe("CAP negotiation", () => {
     expect([...off.state.enabled]).toEqual(["server-time"])
   })
   it("an unknown subcommand is 410", () => expect(onCap(initialCapState, ["FOO"], ctx).replies[0]?.command).toBe("410"))
-  it("passthrough caps the upstream lacks are withdrawn with CAP DEL under cap-notify only", () => {
-    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "batch"]) }
+  it("passthrough caps the upstream lacks are withdrawn with CAP DEL under cap-notify only, those enabled only", () => {
+    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "extended-join", "batch"]) }
     const out = withdrawMissing(state, new Set(["away-notify"]), "alice")
-    expect(out.replies[0]?.params?.[1]).toBe("DEL")
-    expect(out.replies[0]?.params?.[2]).not.toContain("away-notify")
-    expect(out.state.enabled.has("away-notify")).toBe(true)
+    expect(out.replies.map((r) => r.params)).toEqual([["alice", "DEL", "extended-join"]])
+    expect([...out.state.enabled]).toEqual(["cap-notify", "away-notify", "batch"])
+    // None of the missing ones enabled: nothing to announce.
+    expect(withdrawMissing({ ...state, enabled: new Set(["cap-notify", "batch"]) }, new Set(), "alice").replies).toEqual([])
     const quiet = withdrawMissing({ ...state, enabled: new Set(["extended-join"]) }, new Set(), "alice")
     expect(quiet.replies).toEqual([])
     expect(quiet.state.enabled.has("extended-join")).toBe(true)
