@@ -5,7 +5,7 @@
  *
  * Offered always: what Belay implements itself. Offered only when the upstream connection has them (PASSTHROUGH):
  * what only the upstream server can produce (away-notify, account-tag…); before a network is bound they are offered,
- * and withdrawn with CAP DEL once the bound upstream turns out to lack them (as soju does).
+ * and once the bound upstream turns out to lack them no longer offered, with CAP DEL for those the client enabled.
  */
 import type { IrcLineInput } from "../irc/IrcLine.js"
 
@@ -128,8 +128,10 @@ export const ALL_PASSTHROUGH: ReadonlySet<string> = new Set(PASSTHROUGH_CAPS)
 
 /**
  * The bound upstream's capabilities are known or changed (welcome, a reconnect, the upstream's CAP ACK or DEL): the
- * passthrough ones it has are offered, the others withdrawn — with `CAP NEW` and `CAP DEL` (and out of the enabled
- * set) to a client that has cap-notify (IRCv3 cap-notify). `offered` is what the client was offered so far.
+ * passthrough ones it has are offered, the others withdrawn. A client with cap-notify hears `CAP NEW` for what is
+ * newly offered and `CAP DEL` for what it had enabled (IRCv3 cap-notify); one it did not enable is simply no longer
+ * offered (CAP LS, and a later REQ is NAKed), so a client that asked for none of them is welcomed as any server
+ * would welcome it. `offered` is what the client was offered so far.
  */
 export const passthroughChange = (
   state: CapState,
@@ -145,9 +147,10 @@ export const passthroughChange = (
   if (!state.enabled.has("cap-notify")) return { state, replies: [], offered: now }
   const replies: Array<IrcLineInput> = []
   if (added.length > 0) replies.push({ command: "CAP", params: [nick, "NEW", added.join(" ")] })
-  if (removed.length === 0) return { state, replies, offered: now }
+  if (removed.every((c) => !state.enabled.has(c))) return { state, replies, offered: now }
   const enabled = new Set(state.enabled)
-  for (const c of removed) enabled.delete(c)
-  replies.push({ command: "CAP", params: [nick, "DEL", removed.join(" ")] })
+  const withdrawn = removed.filter((c) => state.enabled.has(c))
+  for (const c of withdrawn) enabled.delete(c)
+  replies.push({ command: "CAP", params: [nick, "DEL", withdrawn.join(" ")] })
   return { state: { ...state, enabled }, replies, offered: now }
 }

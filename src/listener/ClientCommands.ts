@@ -178,7 +178,10 @@ const local = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
         numeric(d, "462", "You may not reregister")
         return true
       case "AUTHENTICATE":
-        numeric(d, "907", "You have already authenticated")
+        // A connection is bound to its account and network at registration, so there is no SASL afterwards:
+        // 907 (sasl-3.1) after a SASL sign-in, else 462 as for PASS and USER (RFC 2812 §3.1.3).
+        if (d.saslSignedIn) numeric(d, "907", "You have already authenticated using SASL")
+        else numeric(d, "462", "You may not reregister")
         return true
       case "CHATHISTORY":
         yield* onChatHistory(deps, d, p)

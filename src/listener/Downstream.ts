@@ -67,6 +67,8 @@ export interface Downstream {
   /** The payload in progress passed SASL_PAYLOAD_BYTES: its remaining chunks are read and dropped, then 904 once. */
   saslTooLong: boolean
   signedIn: SignedIn | undefined
+  /** Signed in by SASL (a later AUTHENTICATE is 907), not by PASS. */
+  saslSignedIn: boolean
   /** The name the client signed in with (USER, SASL or PASS), with its network and client parts. */
   signInName: SignInName | undefined
   /** BOUNCER BIND before registration. */
@@ -86,6 +88,8 @@ export interface Downstream {
   upstreamCaps: ReadonlySet<string> | undefined
   /** Each network's state last seen by this client (bouncer-networks-notify says when it moves). */
   readonly lastStates: Map<number, string>
+  /** Channels (folded) the member joined whose RPL_ENDOFNAMES is still to come: their MARKREAD goes before it. */
+  readonly joinsAwaitingMarker: Set<string>
   /** Own sends awaiting their echo, oldest first (at most OWN_SENDS). */
   readonly ownSends: Array<OwnSend>
   /** The newest stored message id sent to this client (backlog delivery). */
@@ -122,6 +126,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   sasl: undefined,
   saslTooLong: false,
   signedIn: undefined,
+  saslSignedIn: false,
   signInName: undefined,
   bindNetworkId: undefined,
   network: undefined,
@@ -133,6 +138,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   passthrough: ALL_PASSTHROUGH,
   upstreamCaps: undefined,
   lastStates: new Map(),
+  joinsAwaitingMarker: new Set(),
   ownSends: [],
   delivered: 0,
   out: [],

@@ -2,15 +2,17 @@
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
- * markers moved anywhere (`MARKREAD`, draft/read-marker), its own nick changing upstream, for
- * bouncer-networks-notify the account's networks added, changed, removed or changing state, and changes to the
- * credential it signed in with (CredentialCheck.ts).
+ * markers moved anywhere (`MARKREAD`, draft/read-marker; and a channel's marker after the member's JOIN of it, before
+ * its RPL_ENDOFNAMES, as the extension requires), its own nick changing upstream, for bouncer-networks-notify the
+ * account's networks added, changed, removed or changing state, and changes to the credential it signed in with
+ * (CredentialCheck.ts).
  *
  * Echo rules (IRCv3 echo-message; ZNC's self-message for DMs): a message this client sent comes back to it only with
  * echo-message, with its label; a message the member sent from elsewhere (another client, the browser, an agent)
  * reaches this client always in a channel, and in a DM only with echo-message or znc.in/self-message (a client without
- * either would file `:me PRIVMSG peer` under the wrong buffer). A message already delivered (backlog, or before) is
- * not sent twice: stored ids only grow.
+ * either would file `:me PRIVMSG peer` under the wrong buffer), except a DM to the member's own nick, which the server
+ * delivers to the member like any other. A message already delivered (backlog, or before) is not sent twice: stored
+ * ids only grow.
  *
  * Concurrency rule: runs on the connection's session fiber only.
  */
@@ -28,6 +30,7 @@ import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./Me
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
+import { sendMarker } from "./WelcomeBurst.js"
 
 const CONVERSATION: ReadonlySet<string> = new Set(["privmsg", "notice", "action"])
 
@@ -56,7 +59,9 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
   const echo = d.caps.enabled.has("echo-message")
   d.delivered = Math.max(d.delivered, row.id)
   if (own !== undefined && !echo) return
-  if (own === undefined && row.self && row.bufferKind === "dm" && !echo && !d.caps.enabled.has("znc.in/self-message")) return
+  // A DM to the member's own nick is also the server delivering it to the member: that copy is for every client.
+  const toSelf = row.self && row.bufferKind === "dm" && equalsFolded(d.caseMapping, row.target, d.nick)
+  if (own === undefined && row.self && row.bufferKind === "dm" && !toSelf && !echo && !d.caps.enabled.has("znc.in/self-message")) return
   write(d, storedLine(row, d.view, {
     ...(own?.label !== undefined ? { label: own.label } : {}),
     ...(batch !== undefined ? { batch } : {}),
@@ -116,25 +121,32 @@ const onUpstreamCap = (d: Downstream, raw: string): boolean => {
   return true
 }
 
-const onLine = (d: Downstream, raw: string, time: number, reply: LabelledReply | undefined) => {
-  if (reply === undefined && raw.includes(" CAP ") && onUpstreamCap(d, raw)) return
-  const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
-  if (extra === undefined) return
-  const line = relayedLine(raw, time, d.view, extra)
-  if (line === undefined) return
-  write(d, line)
-  // The member's own nick change: what the client now calls itself.
-  if (raw.includes(" NICK ")) {
-    const parsed = parseLine(raw)
+const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, raw: string, time: number, reply: LabelledReply | undefined) =>
+  Effect.gen(function*() {
+    if (reply === undefined && raw.includes(" CAP ") && onUpstreamCap(d, raw)) return
+    const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
+    if (extra === undefined) return
+    const line = relayedLine(raw, time, d.view, extra)
+    if (line === undefined) return
+    const parsed = raw.includes(" NICK ") || raw.includes(" JOIN ") || raw.includes(" 366 ") ? parseLine(raw) : undefined
     const from = parsed?.source?.nick
-    const to = parsed?.params[0]
-    if (parsed?.command === "NICK" && from !== undefined && to !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {
-      d.nick = to
-      if (d.selfSource !== undefined) d.selfSource = to + d.selfSource.slice(d.selfSource.search(/[!@]|$/))
+    const first = parsed?.params[0]
+    // draft/read-marker: after the member's own JOIN, the channel's marker comes before its RPL_ENDOFNAMES.
+    if (parsed?.command === "366" && parsed.params[1] !== undefined && d.joinsAwaitingMarker.delete(foldCase(d.caseMapping, parsed.params[1]))) {
+      yield* sendMarker(deps, d, networkId, parsed.params[1], d.caseMapping)
+    }
+    write(d, line)
+    if (parsed?.command === "JOIN" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick) &&
+      d.caps.enabled.has("draft/read-marker")) {
+      d.joinsAwaitingMarker.add(foldCase(d.caseMapping, first))
+    }
+    // The member's own nick change: what the client now calls itself.
+    if (parsed?.command === "NICK" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {
+      d.nick = first
+      if (d.selfSource !== undefined) d.selfSource = first + d.selfSource.slice(d.selfSource.search(/[!@]|$/))
       refreshView(d)
     }
-  }
-}
+  })
 
 /**
  * The bound network connected or lost its connection. Connected again: its capabilities are read again (CAP NEW/DEL);
@@ -172,7 +184,7 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
         return
       case "Line":
-        if (event.line.networkId === network?.id) onLine(d, event.line.line, event.line.time, event.reply)
+        if (event.line.networkId === network?.id) yield* onLine(deps, d, network.id, event.line.line, event.line.time, event.reply)
         return
       case "Marker": {
         const { marker } = event

@@ -2,7 +2,8 @@
  * Registration: an IRC client's connection before it is welcomed — CAP negotiation, PASS, NICK, USER, SASL PLAIN
  * (AUTHENTICATE, payload at most SASL_PAYLOAD_BYTES), `BOUNCER BIND` — and its completion: the sign-in (SignIn.ts)
  * and the network it binds to, named in the user name (`account/network@client`), by BIND, or none (a control
- * connection). Failures answer as IRCv3 sasl-3.1 and RFC 2812 say: 904 for SASL (the client may retry), 464 for a
+ * connection). Failures answer as IRCv3 sasl-3.1 and RFC 2812 say: 904 for SASL (the client may retry), 905 for a
+ * payload chunk over 400 bytes, 464 for a
  * wrong PASS, `FAIL * ACCOUNT_REQUIRED` without credentials when SASL was negotiated; a sign-in refused by the limiter
  * ends the connection (docs/contract.md "The IRC client listener").
  *
@@ -106,6 +107,13 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
       write(d, ownLine(d.view, { command: "AUTHENTICATE", params: ["+"] }))
       return "continue"
     }
+    // sasl-3.1: a payload is sent in chunks of at most 400 bytes; a longer one is 905 ERR_SASLTOOLONG.
+    if (param.length > SASL_CHUNK) {
+      d.sasl = undefined
+      d.saslTooLong = false
+      numeric(d, "905", "SASL message too long")
+      return "continue"
+    }
     if (param !== "+" && !d.saslTooLong) d.sasl += param
     if (d.sasl.length > SASL_PAYLOAD_BYTES * 4 / 3 + 4) {
       // Kept no further; the rest of this payload is read and dropped, and it fails once it ends.
@@ -139,6 +147,7 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
     }
     d.signedIn = outcome.signedIn
     d.signInName = name
+    d.saslSignedIn = true
     numeric(d, "900", `${d.nick}!${outcome.signedIn.accountName}@${SERVER_NAME}`, outcome.signedIn.accountName,
       `You are now logged in as ${outcome.signedIn.accountName}`)
     numeric(d, "903", "SASL authentication successful")

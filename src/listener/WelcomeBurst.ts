@@ -2,8 +2,9 @@
  * WelcomeBurst: what a client hears once registered, as soju sends it — 001 addressed to the upstream's current
  * nick, 002–004, the upstream's ISUPPORT passed through plus `BOUNCER_NETID`, `CHATHISTORY` and `MSGREFTYPES`, no
  * MOTD, the away state, then every joined channel with JOIN, its topic and NAMES, drawn from the network actor's own
- * view (NetworkControl.view), and the channel's read marker for clients with draft/read-marker. A control connection
- * (no network) gets an empty CHANTYPES and no channels.
+ * view (NetworkControl.view), and the channel's read marker before its RPL_ENDOFNAMES for clients with
+ * draft/read-marker (as the extension requires after a JOIN). Passthrough capabilities the upstream lacks are
+ * withdrawn before 001. A control connection (no network) gets an empty CHANTYPES and no channels.
  *
  * Concurrency rule: runs on the connection's session fiber only; the actor draws its view from its own fiber.
  */
@@ -47,6 +48,16 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
       channelTypes: networkId === undefined ? "" : status?.channelTypes ?? isupport.chanTypes,
       prefixSymbols: isupport.prefix.map((p) => p.symbol).join("")
     })
+    // The passthrough capabilities the upstream lacks are withdrawn before 001 (as soju does), so that a client is
+    // welcomed with the capabilities it will have.
+    if (Option.isSome(upstream)) {
+      d.upstreamCaps = new Set(upstream.value.caps)
+      const withdrawn = passthroughChange(d.caps, d.passthrough, d.upstreamCaps, d.nick)
+      d.caps = withdrawn.state
+      d.passthrough = withdrawn.offered
+      refreshView(d)
+      for (const r of withdrawn.replies) replyLine(d, r)
+    }
     const account = d.signedIn?.accountName ?? d.nick
     numeric(d, "001", `Welcome to Belay, ${account}`)
     numeric(d, "002", `Your host is ${SERVER_NAME}, running ${VERSION}`)
@@ -67,15 +78,7 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
       numeric(d, "005", ...all.slice(i, i + TOKENS_PER_LINE), "are supported by this server")
     }
     numeric(d, "422", "MOTD File is missing")
-    if (Option.isSome(upstream)) {
-      d.upstreamCaps = new Set(upstream.value.caps)
-      const withdrawn = passthroughChange(d.caps, d.passthrough, d.upstreamCaps, d.nick)
-      d.caps = withdrawn.state
-      d.passthrough = withdrawn.offered
-      refreshView(d)
-      for (const r of withdrawn.replies) replyLine(d, r)
-      if (upstream.value.away) numeric(d, "306", "You have been marked as being away")
-    }
+    if (Option.isSome(upstream) && upstream.value.away) numeric(d, "306", "You have been marked as being away")
     if (networkId === undefined) return
     const channels: Array<ChannelView> = []
     yield* deps.control.view(networkId, (events: ReadonlyArray<NetworkEvent>) => {
@@ -120,13 +123,25 @@ const drawChannel = (
       size += name.length + 1
     }
     if (chunk.length > 0) numeric(d, "353", "=", channel.channel, chunk.join(" "))
+    // draft/read-marker: the channel's marker follows its JOIN, before RPL_ENDOFNAMES.
+    if (caseMapping !== undefined) yield* sendMarker(deps, d, networkId, channel.channel, caseMapping)
     numeric(d, "366", channel.channel, "End of /NAMES list.")
-    if (d.caps.enabled.has("draft/read-marker") && caseMapping !== undefined) {
-      const marker = yield* deps.markers.get(networkId, foldCase(caseMapping, channel.channel))
-      const time = Option.flatMap(marker, (m) => Option.fromNullable(m.time))
-      replyLine(d, {
-        command: "MARKREAD",
-        params: [channel.channel, Option.match(time, { onNone: () => "*", onSome: (t) => `timestamp=${timeTag(t)}` })]
-      })
-    }
+  })
+
+/** `MARKREAD <target> timestamp=…` (or `*`) for a client with draft/read-marker; nothing for others. */
+export const sendMarker = (
+  deps: ListenerDeps,
+  d: Downstream,
+  networkId: number,
+  target: string,
+  caseMapping: Parameters<typeof foldCase>[0]
+) =>
+  Effect.gen(function*() {
+    if (!d.caps.enabled.has("draft/read-marker")) return
+    const marker = yield* deps.markers.get(networkId, foldCase(caseMapping, target))
+    const time = Option.flatMap(marker, (m) => Option.fromNullable(m.time))
+    replyLine(d, {
+      command: "MARKREAD",
+      params: [target, Option.match(time, { onNone: () => "*", onSome: (t) => `timestamp=${timeTag(t)}` })]
+    })
   })

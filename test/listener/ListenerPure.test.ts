@@ -85,6 +85,16 @@ describe("CAP negotiation", () => {
     expect(out.state.enabled.has("chghost")).toBe(false)
     expect([...out.offered]).toEqual(["away-notify"])
     const quiet = passthroughChange({ ...state, enabled: new Set(["extended-join"]) }, ALL_PASSTHROUGH, new Set(), "alice")
+  })
+  it("of the caps withdrawn, only those the client enabled are announced in CAP DEL", () => {
+    const state = { negotiating: false, version: 302, enabled: new Set(["cap-notify", "away-notify", "extended-join", "batch"]) }
+    const out = passthroughChange(state, ALL_PASSTHROUGH, new Set(["away-notify"]), "alice")
+    expect(out.replies.map((r) => r.params)).toEqual([["alice", "DEL", "extended-join"]])
+    expect([...out.state.enabled]).toEqual(["cap-notify", "away-notify", "batch"])
+    // None of the missing ones enabled: nothing to announce.
+    expect(passthroughChange({ ...state, enabled: new Set(["cap-notify", "batch"]) }, ALL_PASSTHROUGH, new Set(), "alice").replies)
+      .toEqual([])
+    const quiet = passthroughChange({ ...state, enabled: new Set(["extended-join"]) }, ALL_PASSTHROUGH, new Set(), "alice")
     expect(quiet.replies).toEqual([])
     expect(quiet.state.enabled.has("extended-join")).toBe(true)
     expect(quiet.offered.size).toBe(0)

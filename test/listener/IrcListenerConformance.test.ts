@@ -1,0 +1,100 @@
+/**
+ * The IRC client listener where irctest (progval/irctest, run against Belay in front of ngircd) found it apart from
+ * the IRCv3 specifications, over the whole application with the scripted fake IRC server: SASL PLAIN's 400-byte
+ * chunk bound (sasl-3.1: 905), AUTHENTICATE after registration (907 after SASL, 462 after PASS), the passthrough
+ * capabilities the upstream lacks withdrawn before 001, draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
+ * every JOIN, the welcome burst's and a live one's, and a DM to oneself delivered to a client without echo-message.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ClientLine, connectClient, saslPlain } from "../support/IrcTestClient.js"
+import { CAPS, PASSWORD, saslClient, start } from "../support/ListenerHarness.js"
+import { describeMode } from "../support/TestDatabase.js"
+
+const indexOf = (lines: ReadonlyArray<ClientLine>, match: (l: ClientLine) => boolean) => lines.findIndex(match)
+
+describe(`the IRC client listener against the IRCv3 specifications on ${describeMode}`, () => {
+  it.scopedLive("SASL: a chunk over 400 bytes is 905 and the client may retry; no AUTHENTICATE after registration", () =>
+    Effect.gen(function*() {
+      const { port } = yield* start
+      const c = yield* connectClient(port)
+      yield* c.send("CAP LS 302", "NICK someone", "USER alice/fake 0 * :Real", "CAP REQ :sasl", "AUTHENTICATE PLAIN")
+      yield* c.next("AUTHENTICATE")
+      yield* c.send(`AUTHENTICATE ${"A".repeat(401)}`)
+      expect((yield* c.next((l) => /^9\d\d$/.test(l.command))).command).toBe("905")
+      // The exchange ended; a new one succeeds.
+      yield* c.send("AUTHENTICATE PLAIN")
+      yield* c.next("AUTHENTICATE")
+      yield* c.send(`AUTHENTICATE ${saslPlain("alice/fake", PASSWORD)}`)
+      yield* c.next("903")
+      yield* c.send("CAP END")
+      yield* c.until("366")
+      yield* c.send("AUTHENTICATE PLAIN")
+      expect((yield* c.next((l) => /^\d{3}$/.test(l.command))).command).toBe("907")
+
+      // Signed in with PASS: AUTHENTICATE afterwards is a re-registration.
+      const p = yield* connectClient(port)
+      yield* p.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone 0 * :Real")
+      yield* p.until("366")
+      yield* p.send("AUTHENTICATE PLAIN")
+      expect((yield* p.next((l) => /^\d{3}$/.test(l.command))).command).toBe("462")
+    }), 60_000)
+
+  it.scopedLive("welcome: missing passthrough caps the client enabled withdrawn before 001, MARKREAD before 366; a live JOIN's MARKREAD before its 366", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* start
+      // away-notify is offered before the network is known; the fake upstream has no capabilities at all. Only what
+      // the client enabled is withdrawn.
+      const c = yield* saslClient(port, "alice/fake", PASSWORD, `${CAPS} away-notify`)
+      yield* c.next("903")
+      yield* c.send("CAP END")
+      const burst = yield* c.until("366")
+      const withdrawn = indexOf(burst, (l) => l.command === "CAP" && l.params[1] === "DEL")
+      expect(withdrawn).toBeGreaterThanOrEqual(0)
+      expect(burst[withdrawn]!.params[2]!.split(" ")).toEqual(["away-notify"])
+      expect(withdrawn).toBeLessThan(indexOf(burst, (l) => l.command === "001"))
+      const marker = indexOf(burst, (l) => l.command === "MARKREAD")
+      expect(burst[marker]?.params).toEqual(["#belay", "*"])
+      expect(marker).toBeGreaterThan(indexOf(burst, (l) => l.command === "JOIN"))
+      yield* c.send("CAP LIST")
+      expect((yield* c.next("CAP")).params[2]!.split(" ")).not.toContain("away-notify")
+
+      // A channel joined later: the upstream's JOIN, NAMES and end of NAMES, with the marker before the end.
+      yield* c.send("JOIN #later")
+      yield* upstream.waitFor("JOIN #later")
+      yield* upstream.send(
+        ":alice!a@host JOIN #later",
+        ":irc.fake.test 353 alice = #later :@alice",
+        ":irc.fake.test 366 alice #later :End of /NAMES list."
+      )
+      const joined = yield* c.until("366")
+      const commands = joined.map((l) => l.command).filter((command) => ["JOIN", "353", "MARKREAD", "366"].includes(command))
+      expect(commands).toEqual(["JOIN", "353", "MARKREAD", "366"])
+      expect(joined.find((l) => l.command === "MARKREAD")?.params).toEqual(["#later", "*"])
+      // A NAMES query that is no JOIN's gets no MARKREAD.
+      yield* upstream.send(
+        ":irc.fake.test 353 alice = #later :@alice",
+        ":irc.fake.test 366 alice #later :End of /NAMES list."
+      )
+      expect((yield* c.until("366")).map((l) => l.command)).not.toContain("MARKREAD")
+    }), 60_000)
+
+  it.scopedLive("a DM to the member's own nick reaches a client without echo-message once: the server's delivery", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* start
+      const c = yield* connectClient(port)
+      yield* c.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone 0 * :Real")
+      yield* c.until("366")
+      yield* c.send("PRIVMSG alice :note to self")
+      yield* upstream.waitFor("PRIVMSG alice :note to self")
+      // ngircd (no echo-message) delivers it back to its sender.
+      yield* upstream.send(":alice!a@host PRIVMSG alice :note to self")
+      const got = yield* c.next("PRIVMSG")
+      expect(got.params).toEqual(["alice", "note to self"])
+      expect(got.source).toBe("alice!a@host")
+      // Nothing else follows: the own send itself is no echo for this client.
+      yield* upstream.send(":bob!b@host PRIVMSG #belay :after")
+      const rest = yield* c.until((l) => l.command === "PRIVMSG" && l.params[1] === "after")
+      expect(rest.filter((l) => l.command === "PRIVMSG").map((l) => l.params[1])).toEqual(["after"])
+    }), 60_000)
+})
