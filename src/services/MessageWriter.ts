@@ -69,6 +69,7 @@ import {
   Queue,
   Schedule
 } from "effect"
+import { AnnouncedMarks } from "./AnnouncedMarks.js"
 import { EventChannel, EVENTS_CHANNEL } from "./EventChannel.js"
 import { BATCH_KEY_CONSTRAINT, committedBatch, insertBatch, newKey, type Unsure } from "./MessageBatches.js"
 import { bufferKey, type NewMessage, type PendingRow, type StoredRow, toPendingRow } from "./MessageRow.js"
@@ -260,22 +261,9 @@ const makeWriter = (options: MessageWriterOptions) =>
         for (const b of created) bufferIds.set(bufferKey(b.networkId, b.targetFolded), b.id)
       })
 
-    /**
-     * Cluster mode: the newest id announced on `stored` per network, and overall. A network's rows are stored by one
-     * node, so its ids grow in commit order: a row at or below its network's mark was announced already (read back by
-     * a catch-up before this writer announced it, or heard twice), and is not announced again.
-     */
-    const announcedUpTo = new Map<number, number>()
-    let highestAnnounced = 0
-    const unannounced = <R extends StoredRow>(rows: ReadonlyArray<R>): ReadonlyArray<R> => {
-      if (!channel.cluster) return rows
-      const fresh = rows.filter((r) => r.id > (announcedUpTo.get(r.networkId) ?? 0))
-      for (const r of fresh) {
-        announcedUpTo.set(r.networkId, r.id)
-        if (r.id > highestAnnounced) highestAnnounced = r.id
-      }
-      return fresh
-    }
+    /** Cluster mode: what was announced already, per network (AnnouncedMarks.ts). */
+    const marks = new AnnouncedMarks(channel.cluster)
+    const unannounced = <R extends StoredRow>(rows: ReadonlyArray<R>): ReadonlyArray<R> => marks.fresh(rows)
 
     /** The batch's NOTIFY: its networks, unless listing them would not fit a payload (then every row of the range). */
     const batchNotice = (rows: ReadonlyArray<PendingRow>) => {
@@ -591,7 +579,7 @@ const makeWriter = (options: MessageWriterOptions) =>
       relay,
       storedHere,
       /** Cluster mode: the newest id announced on `stored` (0 before any); a lower bound for a catch-up. */
-      highestAnnounced: (): number => highestAnnounced
+      highestAnnounced: (): number => marks.highest
     }
   })
 
