@@ -80,3 +80,23 @@ export const autovacuumState = async (env: Record<string, string>) => {
     await client.end()
   }
 }
+
+/**
+ * Sends captured statements in turn on `client` as the service sent them: from the first that sets planner settings
+ * for its transaction (`set_config(…, true)`) on, inside a transaction, as MessageHistory.search runs the part of a
+ * search below its window.
+ */
+export const replayStatements = async (client: pg.Client, statements: ReadonlyArray<readonly [string, ReadonlyArray<unknown>]>) => {
+  let open = false
+  try {
+    for (const [text, params] of statements) {
+      if (!open && /\bset_config\(/.test(text)) {
+        await client.query("BEGIN")
+        open = true
+      }
+      await client.query(text, [...params])
+    }
+  } finally {
+    if (open) await client.query("COMMIT")
+  }
+}

@@ -43,7 +43,7 @@ import {
   startBelay
 } from "../lib/Belay.js"
 import { averageLength, corpus, NICKS, searchCases } from "../lib/Corpus.js"
-import { autovacuumState, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
+import { autovacuumState, replayStatements, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
 import { autocannon, type LoadResult, measure, sequentialClient, startBareServer } from "../lib/Load.js"
 import { callBody, checkAnswer, headers, probe, rpc } from "../lib/McpCalls.js"
@@ -209,15 +209,10 @@ const sqlThroughput = async (
   }
 }
 
-/**
- * Runs one search's statements in turn on `client`, in a transaction as MessageHistory runs them (the planner
- * settings it makes apply to the rest of it); the milliseconds they took together.
- */
+/** Runs one search's statements in turn on `client`, as MessageHistory runs them; the milliseconds they took together. */
 const direct = async (client: pg.Client, statements: ReadonlyArray<Compiled>) => {
   const started = performance.now()
-  await client.query("BEGIN")
-  for (const [text, params] of statements) await client.query(text, [...params])
-  await client.query("COMMIT")
+  await replayStatements(client, statements)
   return performance.now() - started
 }
 
@@ -478,7 +473,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       "Before the rounds, the section waits (up to 180 s) until the server core has been at most 10 % busy over 5 s: autovacuum's first pass over the 1,000,000 rows can still be running on it, and a round measured then was seen starved. Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
       `recent_messages' SQL alone: the statement one call for the older page sends (MessageHistory.recent with \`before\`; captured as compiled from the service; the ownership check is remembered after a network's first call), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
-      `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the account's networks, the scope, the window and, when the window had too few matches, the rest), sent one after another with \`pg\` on one connection from the bench process. Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`
+      `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the scope with the account's networks, the window and, when the window had too few matches, what search reads below it), sent one after another with \`pg\` on one connection from the bench process (those below the window in a transaction, as the service sends them). Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`
     )
     const targets: Array<Target> = [
       { name: `tools/list (${NETWORKS} idle networks) req/s ÷ bare node:http`, measured: median(toolsRatios), comparator: ">=", target: 0.5, runs: toolsRatios },

@@ -45,7 +45,7 @@ import {
   zipfLines,
   zipfText
 } from "../lib/Corpus.js"
-import { autovacuumState, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
+import { autovacuumState, replayStatements, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
 import { sequentialClient } from "../lib/Load.js"
 import { callBody, checkAnswer, headers, probe } from "../lib/McpCalls.js"
@@ -320,13 +320,6 @@ const ginCount = (client: pg.Client, c: Case) =>
     c.nick === undefined ? [c.query] : [c.query, c.nick]
   )
 
-/** Runs captured statements in a transaction, as MessageHistory runs them. */
-const direct = async (client: pg.Client, statements: ReadonlyArray<Compiled>) => {
-  await client.query("BEGIN")
-  for (const [text, params] of statements) await client.query(text, [...params])
-  await client.query("COMMIT")
-}
-
 /** The route a search took: its statements after the scope, "walk" or "probe" (docs/decisions.md). */
 const routeOf = (statements: ReadonlyArray<Compiled>) =>
   statements
@@ -417,7 +410,7 @@ const measureCorpus = async (port: number, source: Corpus) => {
     const samples = cases.map(() => ({ mcp: [] as Array<number>, sql: [] as Array<number>, previous: [] as Array<number>, gin: [] as Array<number> }))
     const ways = [
       (i: number) => timed(() => http.post(searchBody(cases[i]!))),
-      (i: number) => timed(() => direct(client, captures[i]!.statements)),
+      (i: number) => timed(() => replayStatements(client, captures[i]!.statements)),
       (i: number) => timed(() => previousSearch(client, networkIds, cases[i]!)),
       (i: number) => timed(() => ginCount(baseline, cases[i]!))
     ] as const

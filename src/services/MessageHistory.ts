@@ -21,10 +21,11 @@
  * - search (docs/decisions.md "Search that does not scan"): GIN finds a term's matches but
  *   cannot hand over the newest first, and which of the planner's ways to the newest matches
  *   is cheap depends on how common the term is, which its statistics guess from a sample. So
- *   search chooses itself, from what it has read, and fixes each statement's plan with
- *   planner settings for its transaction. First the scope's newest ids, one window of
- *   SEARCH_WINDOW_PER_RESULT ids per requested result, walked in id order: a term in one
- *   message of that many is answered there. Below the window, the window's share of matches
+ *   search chooses itself, from what it has read, and fixes each statement's plan. First the
+ *   scope's newest ids, one window of SEARCH_WINDOW_PER_RESULT ids per requested result,
+ *   tested in a way no index serves, so it reads at most the window: a term in one message of
+ *   that many is answered there. Below the window, in a transaction whose planner settings
+ *   leave each statement one kind of plan, the window's share of matches
  *   says which is cheaper: walking on (at most SEARCH_WALK_PER_RESULT ids per result), or
  *   reading the term's matches through GIN (a probe, at most SEARCH_PROBE_PER_RESULT matches
  *   per result, exact when that was all of them); a probe that meets more than its cap gives
@@ -155,6 +156,22 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     const ofBuffer = (buffer: Fragment) => sql`buffer_id BETWEEN ${buffer} AND ${buffer}`
 
     const FOUND_COLUMNS = sql`id, buffer_id AS "bufferId", time, kind, nick, text, numeric, self, encryption`
+
+    /**
+     * Runs `effect` in a transaction whose planner has no sequential scan, no sort and no JIT (docs/decisions.md
+     * "Search that does not scan"). Then a statement ordered by id with a LIMIT can only read an index in id order
+     * and stop at the LIMIT (the GIN index hands its matches over unordered, to a sort), and one given nothing but
+     * the term can only read the GIN index's matches (its only index): both whatever the statistics estimate. JIT
+     * compilation would cost more than these statements run.
+     */
+    const planned = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(
+        Effect.zipRight(
+          sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true),
+                     set_config('jit', 'off', true)`,
+          effect
+        )
+      ).pipe(Effect.orDie)
     /** The account's networks, narrowed to `networkId` when given (empty when it is not the account's). */
     const networksOf = (accountId: number, networkId: Option.Option<number>) =>
       Effect.map(networks.listForAccount(accountId), (owned) => {
@@ -217,7 +234,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
       query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
 
-    const searchTerms = (query: SearchQuery) => sql.withTransaction(Effect.gen(function*() {
+    const searchTerms = (query: SearchQuery) => Effect.gen(function*() {
       const inNetwork = Option.match(query.networkId, { onNone: () => sql``, onSome: (id) => sql`AND n.id = ${id}` })
       const inTarget = Option.match(query.targetFolded, {
         onNone: () => sql``,
@@ -225,29 +242,18 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       })
       const tsquery = sql`websearch_to_tsquery('simple', ${query.query})`
 
-      // The scope's buffers with their id ranges (two probes of (buffer_id, id) each), and whether the query has a
-      // term at all (a query of stop characters parses to an empty tsquery, which matches nothing). It also sets the
-      // planner for the rest of the transaction (docs/decisions.md "Search that does not scan"): no sequential scan
-      // and no sort. A statement ordered by id with a LIMIT then reads an index in id order and stops at the LIMIT
-      // (the GIN index could only hand its matches over unordered, to a sort); one given nothing but the term reads
-      // the GIN index's matches (its only index). Both hold whatever the statistics estimate. JIT compilation would
-      // cost more than the statements run. Set here, in a statement search sends anyway, so that it costs no round
-      // trip of its own: the settings apply from the next statement on, and this one plans as always.
+      // The account's buffers in the scope with their id ranges (two probes of (buffer_id, id) each), and whether the
+      // query has a term at all (a query of stop characters parses to an empty tsquery, which matches nothing).
       const buffers = yield* sql<ScopeBuffer>`
-        WITH planner AS MATERIALIZED (
-          SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true),
-                 set_config('jit', 'off', true)
-        )
         SELECT b.id, b.network_id AS "networkId", b.target, x.newest, x.oldest, numnode(${tsquery}) AS terms
-        FROM planner
-        CROSS JOIN networks n
+        FROM networks n
         JOIN buffers b ON b.network_id = n.id
         CROSS JOIN LATERAL (
           SELECT
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1) AS newest,
             (SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id, id LIMIT 1) AS oldest
         ) AS x
-        WHERE n.account_id = ${query.accountId} ${inNetwork} ${inTarget} AND x.newest IS NOT NULL`
+        WHERE n.account_id = ${query.accountId} ${inNetwork} ${inTarget} AND x.newest IS NOT NULL`.pipe(Effect.orDie)
       if (buffers.length === 0 || buffers[0]!.terms === 0) return []
       const byId = new Map(buffers.map((b) => [b.id, b]))
       const inScope = sql`buffer_id = ANY(${`{${buffers.map((b) => b.id).join(",")}}`}::int8[])`
@@ -274,12 +280,27 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       /**
        * The newest matches with ids in [from, below), at most `limit`: the scope's messages read down from `below`
        * along an index in id order, each tested for the term and the nick, until the LIMIT is met or the range
-       * ends. It reads at most the range, and stops early when the matches are dense.
+       * ends. It reads at most the range, and stops early when the matches are dense. Inside `planned` only: the
+       * settings are what make it a walk whatever the statistics say.
        */
       const walk = (from: number, below: number, limit: number) =>
         sql<FoundRow>`
           SELECT ${FOUND_COLUMNS} FROM messages
           WHERE ${inScope} AND id >= ${from} AND id < ${below} AND tsv @@ ${tsquery} ${byNick}
+          ORDER BY id DESC
+          LIMIT ${limit}`.pipe(Effect.orDie)
+
+      /**
+       * The newest matches in the window [from, below), at most `limit`, without planner settings (so without a
+       * transaction, for the searches it answers alone). The term is tested as `(…) IS TRUE`, which no index can
+       * serve (an index matches an operator on its column, not a test of its result), so whatever plan the window
+       * gets reads at most its ids: the walk down the primary key, which the LIMIT stops, or the range's rows and a
+       * sort of them.
+       */
+      const windowOf = (from: number, below: number, limit: number) =>
+        sql<FoundRow>`
+          SELECT ${FOUND_COLUMNS} FROM messages
+          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND (tsv @@ ${tsquery}) IS TRUE ${byNick}
           ORDER BY id DESC
           LIMIT ${limit}`.pipe(Effect.orDie)
 
@@ -310,27 +331,33 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const oldest = Math.min(...buffers.map((b) => b.oldest))
       const window = Math.max(oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
       const cap = query.limit * SEARCH_PROBE_PER_RESULT
-      const found = [...(yield* walk(window, end, query.limit))]
-      if (found.length >= query.limit || window === oldest) return found.map(toMessage)
+      const newest = yield* windowOf(window, end, query.limit)
+      if (newest.length >= query.limit || window === oldest) return newest.map(toMessage)
+
       // Below the window: walk on, or read the term's matches through the GIN index, whichever the window's density
       // of matches says is cheaper. The probe's matches are counted before the nick filter, so with one the window
       // cannot say how many there are, and the probe is priced at its cap.
-      const inWindow = found.length
-      const walkRows = inWindow === 0 ? Infinity : ((query.limit - inWindow) * (end - window)) / inWindow
-      const probeMatches = Option.isSome(query.nick) ? cap : Math.min(cap, (inWindow * (window - oldest)) / (end - window))
-      let below = window
-      if (walkRows < probeMatches * ROWS_PER_PROBED_MATCH) {
-        const from = Math.max(oldest, below - query.limit * SEARCH_WALK_PER_RESULT)
-        found.push(...(yield* walk(from, below, query.limit - found.length)))
-        below = from
-        if (found.length >= query.limit || below === oldest) return found.map(toMessage)
-      }
-      const probed = yield* probe(oldest, below, query.limit - found.length, cap)
-      if ((probed[0]?.raw ?? 0) <= cap) found.push(...probed.filter((r): r is typeof r & FoundRow => r.id != null))
-      // More matches than the cap, yet too few near the top: walk down to them.
-      else found.push(...(yield* walk(oldest, below, query.limit - found.length)))
-      return found.map(toMessage)
-    })).pipe(Effect.orDie)
+      const walkRows = newest.length === 0 ? Infinity : ((query.limit - newest.length) * (end - window)) / newest.length
+      const probeMatches = Option.isSome(query.nick)
+        ? cap
+        : Math.min(cap, (newest.length * (window - oldest)) / (end - window))
+      const older = planned(Effect.gen(function*() {
+        const found: Array<FoundRow> = []
+        const need = () => query.limit - newest.length - found.length
+        let below = window
+        if (walkRows < probeMatches * ROWS_PER_PROBED_MATCH) {
+          const from = Math.max(oldest, below - query.limit * SEARCH_WALK_PER_RESULT)
+          found.push(...(yield* walk(from, below, need())))
+          below = from
+          if (need() === 0 || below === oldest) return found
+        }
+        const probed = yield* probe(oldest, below, need(), cap)
+        if ((probed[0]?.raw ?? 0) <= cap) return [...found, ...probed.filter((r): r is typeof r & FoundRow => r.id != null)]
+        // More matches than the cap, yet too few near the top: walk down to them.
+        return [...found, ...(yield* walk(oldest, below, need()))]
+      }))
+      return [...newest, ...(yield* older)].map(toMessage)
+    })
 
     /**
      * Channels and DMs with history (server pseudo-buffers excluded), most recent first. Rows
