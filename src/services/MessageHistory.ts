@@ -126,17 +126,7 @@ interface ScopeBuffer {
 }
 
 /** A message as search reads it; its network and target come from its ScopeBuffer. */
-interface FoundRow {
-  readonly id: number
-  readonly bufferId: number
-  readonly time: Date
-  readonly kind: MessageKind
-  readonly nick: string | null
-  readonly text: string
-  readonly numeric: string | null
-  readonly self: boolean
-  readonly encryption: Encryption
-}
+type FoundRow = Omit<StoredMessage, "networkId" | "target"> & { readonly bufferId: number }
 
 export class MessageHistory extends Effect.Service<MessageHistory>()("belay/MessageHistory", {
   effect: Effect.gen(function*() {

@@ -8,7 +8,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ClientLine, connectClient, saslPlain } from "../support/IrcTestClient.js"
-import { CAPS, PASSWORD, saslClient, start } from "../support/ListenerHarness.js"
+import { CAPS, PASSWORD, saslClient, startListenerApp } from "../support/IrcListenerApp.js"
+
+const start = startListenerApp()
 import { describeMode } from "../support/TestDatabase.js"
 
 const indexOf = (lines: ReadonlyArray<ClientLine>, match: (l: ClientLine) => boolean) => lines.findIndex(match)
