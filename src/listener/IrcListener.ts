@@ -26,7 +26,7 @@ import { ClientDeliveries } from "../services/ClientDeliveries.js"
 import { CredentialRevocations } from "../services/CredentialRevocations.js"
 import { MessageHistory } from "../services/MessageHistory.js"
 import { MessageWriter } from "../services/MessageWriter.js"
-import { NetworkFeed } from "../services/NetworkFeed.js"
+import { isFeedLine, NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
 import { OAuthTokens } from "../services/OAuthTokens.js"
 import { ReadMarkers } from "../services/ReadMarkers.js"
@@ -66,7 +66,9 @@ const make = Effect.gen(function*() {
     networks,
     fork: (effect) => {
       Runtime.runFork(runtime)(FiberSet.run(sessions, effect))
-    }
+    },
+    // In a cluster, what brings another node's lines of this network here (ClusterEvents).
+    bound: (networkId, first) => feed.bind(networkId, first ? 1 : -1)
   })
   const labels = makeUpstreamLabels()
   const deps: ListenerDeps = {
@@ -117,9 +119,10 @@ const make = Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-  yield* follow(PubSub.subscribe(feed.lines), (line) =>
+  yield* follow(PubSub.subscribe(feed.lines), (event) =>
     Effect.sync(() => {
-      if (!arrivesStored(line.line)) order.line(line)
+      if (!isFeedLine(event)) order.mark(event)
+      else if (!arrivesStored(event.line)) order.line(event)
     }))
   yield* follow(PubSub.subscribe(writer.stored), (rows) => Effect.sync(() => order.stored(rows, writer.sequenceOf(rows))))
   yield* follow(PubSub.subscribe(feed.statuses), (status) =>

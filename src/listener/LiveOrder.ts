@@ -8,16 +8,24 @@
  * dropped: the writer announces in append order, so a later number announced says so). Stored rows are never held:
  * the lines a batch releases are sent between its rows, at their place.
  *
- * No line is lost: a line whose row never comes (the database down, a row refused) waits at most HOLD_LIMIT, then
- * goes out in the order the lines came; a batch or line from another process (no append numbers) goes out at once.
+ * A network another node of a cluster runs (docs/decisions.md "Upstream lines across nodes") has no append numbers
+ * here: that node sends, after each batch of its own, the lines that came before the batch's rows, each with the stored
+ * id of the row it came after (`afterId`), then a mark (`upTo`, the batch's newest id of the network), in one notice
+ * behind the batch's own. Its rows reach `stored` (relayed) and its lines and marks the feed, on two fibers, in either
+ * order; so once a mark came, its newer rows wait for the next mark, and lines and rows are interleaved by `afterId`.
+ * Before any mark (no client here was bound when the batch was stored) rows go at once, and lines after their row.
  *
- * Concurrency rule: `stored`, `line` and `releaseOverdue` are synchronous steps (JavaScript runs one at a time); the
- * listener calls the first two from its follower fibers, the last from one timer fiber that runs only while a line is
- * held (`holding`).
+ * No line is lost: a line whose row never comes (the database down, a row refused) waits at most HOLD_LIMIT, then
+ * goes out in the order the lines came; another node's rows waiting for a mark that does not come go after
+ * HOLD_LIMIT too, and its rows then pass at once until its next mark.
+ *
+ * Concurrency rule: `stored`, `line`, `mark` and `releaseOverdue` are synchronous steps (JavaScript runs one at a time);
+ * the listener calls the first three from its follower fibers, the last from one timer fiber that runs only while
+ * something is held (`holding`).
  */
 import { Duration } from "effect"
 import type { StoredRow } from "../services/MessageRow.js"
-import type { FeedLine } from "../services/NetworkFeed.js"
+import type { FeedLine, FeedMark } from "../services/NetworkFeed.js"
 
 /** The longest a line waits for the stored message before it (a batch commits within about 100 ms). */
 export const HOLD_LIMIT = Duration.seconds(2)
@@ -36,21 +44,76 @@ export interface LiveRoutes {
   readonly holding: (any: boolean) => void
 }
 
+/** Another node's network, while something of it is held or its rows wait for marks. */
+interface Remote {
+  /** Lines were sent for its rows up to this id; undefined: its rows pass at once. */
+  upTo: number | undefined
+  readonly rows: Array<StoredRow>
+  readonly lines: Array<FeedLine>
+  /** Since when something is held (undefined: nothing is). */
+  since: number | undefined
+}
+
 export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
   /** Every row numbered at most this was announced or dropped. */
   let settled = 0
   /** Held lines per network, in arrival order (their `after` never decreases). */
   const held = new Map<number, Array<Held>>()
+  const remote = new Map<number, Remote>()
+  /** Per network, the newest stored id sent: what another node's lines wait for. */
+  const sentIds = new Map<number, number>()
+  let holdingNow = false
+  const syncHolding = () => {
+    let any = held.size > 0
+    if (!any) for (const r of remote.values()) if (r.since !== undefined) any = true
+    if (any !== holdingNow) routes.holding((holdingNow = any))
+  }
+  const remoteOf = (networkId: number): Remote => {
+    let r = remote.get(networkId)
+    if (r === undefined) remote.set(networkId, (r = { upTo: undefined, rows: [], lines: [], since: undefined }))
+    return r
+  }
+  const sent = (row: StoredRow) => {
+    if (row.id > (sentIds.get(row.networkId) ?? 0)) sentIds.set(row.networkId, row.id)
+  }
+
+  /** Sends what of another node's network may go, lines and rows interleaved; everything when `overdue`. */
+  const drain = (networkId: number, overdue: boolean) => {
+    const r = remote.get(networkId)
+    if (r === undefined) return
+    let segment: Array<StoredRow> = []
+    const flush = () => {
+      if (segment.length > 0) routes.rows(networkId, segment)
+      segment = []
+    }
+    for (;;) {
+      const line = r.lines[0]
+      const row = r.rows[0]
+      if (line !== undefined && ((line.afterId ?? 0) <= (sentIds.get(networkId) ?? 0) || (overdue && row === undefined))) {
+        flush()
+        routes.line(line)
+        r.lines.shift()
+      } else if (row !== undefined && (overdue || row.id <= Math.max(r.upTo ?? 0, line?.afterId ?? 0))) {
+        // A row goes once no line can come before it: the mark covers it, or a line after it came (lines keep order).
+        segment.push(row)
+        sent(row)
+        r.rows.shift()
+      } else break
+    }
+    flush()
+    if (overdue) r.upTo = undefined
+    if (r.rows.length === 0 && r.lines.length === 0) {
+      r.since = undefined
+      if (r.upTo === undefined) remote.delete(networkId)
+    } else if (r.since === undefined) r.since = now()
+  }
 
   const releaseNetwork = (networkId: number, queue: Array<Held>, upTo: number, overdueSince: number) => {
     let n = 0
     while (n < queue.length && (queue[n]!.after <= upTo || queue[n]!.since <= overdueSince)) n++
     if (n === 0) return
     for (const h of queue.splice(0, n)) routes.line(h.line)
-    if (queue.length === 0) {
-      held.delete(networkId)
-      if (held.size === 0) routes.holding(false)
-    }
+    if (queue.length === 0) held.delete(networkId)
   }
 
   /** Lines of every network that may go now, the ones held past `overdueSince` included. */
@@ -69,9 +132,20 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
           routes.rows(networkId, segment)
         }
       }
+      const remoteTouched = new Set<number>()
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!
         const seq = seqs?.[i]
+        const r = seqs === undefined ? remote.get(row.networkId) : undefined
+        if (r !== undefined) {
+          remoteTouched.add(row.networkId)
+          // Rows of another node's network wait for its mark (drained below), behind any of its rows that wait.
+          if (r.upTo !== undefined || r.rows.length > 0) {
+            r.rows.push(row)
+            continue
+          }
+        }
+        sent(row)
         if (seq !== undefined && held.size > 0) {
           // The lines that arrived before this row was appended go first, after the rows before it.
           const queue = held.get(row.networkId)
@@ -88,21 +162,40 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
       const last = seqs?.[seqs.length - 1]
       if (last !== undefined && last > settled) settled = last
       if (held.size > 0) release(settled)
+      for (const networkId of remoteTouched) drain(networkId, false)
+      syncHolding()
+    },
+    /** Another node's mark (NetworkFeed): its lines for its rows up to `upTo` have all come. */
+    mark: (mark: FeedMark): void => {
+      const r = remoteOf(mark.networkId)
+      r.upTo = Math.max(r.upTo ?? 0, mark.upTo)
+      drain(mark.networkId, false)
+      syncHolding()
     },
     /** A line from NetworkFeed. */
     line: (line: FeedLine): void => {
+      if (line.afterId !== undefined) {
+        remoteOf(line.networkId).lines.push(line)
+        drain(line.networkId, false)
+        return syncHolding()
+      }
       const queue = held.get(line.networkId)
       const after = line.after ?? 0
       if (queue === undefined && after <= settled) return routes.line(line)
       const entry: Held = { line, after, since: now() }
       if (queue !== undefined) return void queue.push(entry)
       held.set(line.networkId, [entry])
-      if (held.size === 1) routes.holding(true)
+      syncHolding()
     },
     /** Sends what waited past HOLD_LIMIT (and whatever may go anyway); the timer calls it. */
-    releaseOverdue: (): void => release(settled, now() - Duration.toMillis(HOLD_LIMIT)),
-    /** Whether any line waits. */
-    holdingAny: (): boolean => held.size > 0
+    releaseOverdue: (): void => {
+      const overdueSince = now() - Duration.toMillis(HOLD_LIMIT)
+      release(settled, overdueSince)
+      for (const [networkId, r] of remote) if (r.since !== undefined && r.since <= overdueSince) drain(networkId, true)
+      syncHolding()
+    },
+    /** Whether anything waits. */
+    holdingAny: (): boolean => holdingNow
   }
 }
 

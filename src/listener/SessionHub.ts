@@ -48,6 +48,8 @@ export const makeSessionHub = (deps: {
   readonly networks: Networks
   /** Runs an auto-away change in the hub's scope. */
   readonly fork: (effect: Effect.Effect<void>) => void
+  /** A network gained its first bound session here (true) or lost its last (false): NetworkFeed.bind. */
+  readonly bound?: (networkId: number, first: boolean) => void
 }) => {
   const unregistered = new Map<string, number>()
   const byNetwork = new Map<number, Set<SessionHandle>>()
@@ -91,11 +93,15 @@ export const makeSessionHub = (deps: {
     },
     attach: (s: SessionHandle): void => {
       add(byAccount, s.accountId, s)
-      if (s.networkId !== null && add(byNetwork, s.networkId, s) === 1) deps.fork(autoAway(s.networkId, false))
+      if (s.networkId !== null && add(byNetwork, s.networkId, s) === 1) {
+        deps.bound?.(s.networkId, true)
+        deps.fork(autoAway(s.networkId, false))
+      }
     },
     detach: (s: SessionHandle): void => {
       remove(byAccount, s.accountId, s)
       if (s.networkId !== null && byNetwork.get(s.networkId)?.has(s) === true && remove(byNetwork, s.networkId, s) === 0) {
+        deps.bound?.(s.networkId, false)
         deps.fork(autoAway(s.networkId, true))
       }
     },

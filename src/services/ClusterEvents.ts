@@ -15,7 +15,11 @@
  * - the actors' statuses (when they change) and channel events (only for accounts with a tab on another node),
  *   through `actorEvents`, which the actors of this node are given;
  * - presence: which accounts have tabs on this node and whether one has the member's attention, on each change and
- *   every PRESENCE_EVERY; another node's entries expire PRESENCE_EXPIRES after they were last heard.
+ *   every PRESENCE_EVERY; another node's entries expire PRESENCE_EXPIRES after they were last heard;
+ * - the upstream lines of NetworkFeed, for the IRC listener: each node announces the networks its IRC clients are bound
+ *   to (on each change, with presence, and when it hears a node it did not know), and a node sends the lines of its
+ *   networks that another node wants, each after the batch of the row it came after (ClusterLines.ts); the receiver
+ *   publishes them into its NetworkFeed, after that batch's rows were relayed. Statuses reach its NetworkFeed too.
  *   Revocations keep their own channel (RevocationChannel.ts), on the same connection.
  *
  * A payload is JSON `{o: origin, q: sequence, t: kind, …}`; a node skips its own. One longer than MAX_PAYLOAD_BYTES
@@ -42,6 +46,8 @@ import { EventChannel, EVENTS_CHANNEL, MAX_PAYLOAD_BYTES } from "./EventChannel.
 import { type ActorEventsSink, MemberEvents, type Presence } from "./MemberEvents.js"
 import type { StoredRow } from "./MessageRow.js"
 import { MessageWriter } from "./MessageWriter.js"
+import { isFeedLine, NetworkFeed } from "./NetworkFeed.js"
+import { LINE_HOLD_LIMIT, makeClusterLines } from "./ClusterLines.js"
 import { type NetworkChange, Networks } from "./Networks.js"
 import { type NickNoteChange, NickNotes } from "./NickNotes.js"
 import { PushSubscriptions } from "./PushSubscriptions.js"
@@ -90,7 +96,16 @@ const Payload = Schema.parseJson(Schema.Union(
   Schema.Struct({ o: Schema.String, t: Schema.Literal("s"), a: Int, nm: Schema.String, s: NetworkStatus }),
   // The events are what an actor of another node of this same build published (LiveView.ts): taken as they are.
   Schema.Struct({ o: Schema.String, t: Schema.Literal("e"), a: Int, e: Schema.Array(Schema.Unknown) }),
-  Schema.Struct({ o: Schema.String, t: Schema.Literal("p"), p: Schema.Array(Schema.Tuple(Int, PresenceSchema)) })
+  Schema.Struct({ o: Schema.String, t: Schema.Literal("p"), p: Schema.Array(Schema.Tuple(Int, PresenceSchema)) }),
+  Schema.Struct({ o: Schema.String, t: Schema.Literal("i"), n: Schema.Array(Int) }),
+  Schema.Struct({
+    o: Schema.String,
+    t: Schema.Literal("l"),
+    n: Int,
+    up: Int,
+    // [account, line, receive time, afterId] each.
+    l: Schema.Array(Schema.Tuple(Int, Schema.String, Schema.Number, Int))
+  })
 ))
 type Payload = typeof Payload.Type
 const decodePayload = Schema.decodeUnknownEither(Payload)
@@ -130,6 +145,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     const markers = yield* ReadMarkers
     const networks = yield* Networks
     const push = yield* PushSubscriptions
+    const feed = yield* NetworkFeed
     const origin = channel.origin
     // Timers on the real clock: a test that stands the clock still must not stop presence or expiry.
     const clock = Clock.make()
@@ -223,6 +239,34 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
       }
     }
 
+    // Upstream lines for the IRC clients of other nodes (ClusterLines.ts): the actors build them while anyone wants them.
+    const lines = makeClusterLines(
+      (networkId, out, upTo) =>
+        send({ t: "l", n: networkId, up: upTo, l: out.map(({ afterId, line }) => [line.accountId, line.line, line.time, afterId]) }),
+      now
+    )
+    let followingFeed = false
+    const followFeed = () => {
+      const want = lines.anyInterest()
+      if (want === followingFeed) return
+      followingFeed = want
+      feed.follow(want ? 1 : -1)
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => followingFeed && feed.follow(-1)))
+    // Only this node's actors' lines (they carry `after`); another node's, published here below, are not sent back.
+    yield* forward(feed.lines, (event) => void (isFeedLine(event) && event.after !== undefined && lines.line(event)))
+    yield* forward(writer.stored, (rows) => void lines.stored(rows, writer.sequenceOf(rows)))
+    yield* Effect.sleep(Duration.millis(Duration.toMillis(LINE_HOLD_LIMIT) / 4)).pipe(
+      Effect.zipRight(Effect.sync(() => lines.holdingAny() && lines.releaseOverdue())),
+      Effect.forever,
+      Effect.withClock(clock),
+      Effect.forkScoped
+    )
+    const sendInterest = () => send({ t: "i", n: feed.bound() })
+    feed.watchBound(sendInterest)
+    /** The other nodes heard so far: one not heard before is told this node's interest at once. */
+    const knownNodes = new Set<string>()
+
     yield* events.onPresence((accountId, presence) => send({ t: "p", p: [[accountId, presence]] }))
     const sendAllPresence = () => {
       const all = events.presence()
@@ -254,6 +298,10 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     const handle = (payload: Payload): void => {
       if (payload.o === origin) return
+      if (!knownNodes.has(payload.o)) {
+        knownNodes.add(payload.o)
+        if (feed.bound().length > 0) sendInterest()
+      }
       switch (payload.t) {
         case "h":
           return
@@ -287,13 +335,28 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
           return apply(push.changedElsewhere(payload.a))
         case "s": {
           const { a, nm, s } = payload
-          return apply(Effect.sync(() => events.actorEvents.status(a, nm, s)))
+          return apply(Effect.sync(() => {
+            events.actorEvents.status(a, nm, s)
+            feed.publishStatus({ accountId: a, name: nm, status: s })
+          }))
         }
         case "e": {
           // Sent by `actorEvents.publish` of a node of this same build: NetworkEvents, as the schema above says.
           const list = payload.e as ReadonlyArray<NetworkEvent>
           const accountId = payload.a
           return apply(Effect.sync(() => events.actorEvents.publish(accountId, list)))
+        }
+        case "i":
+          lines.announce(payload.o, payload.n, now() + Duration.toMillis(PRESENCE_EXPIRES))
+          return followFeed()
+        case "l": {
+          // Through the inbox: after the rows of the batches whose notices came first were relayed.
+          const { l, n, up } = payload
+          return apply(Effect.sync(() => {
+            if (!feed.isBound(n)) return
+            for (const [a, line, time, afterId] of l) feed.publishLine({ accountId: a, networkId: n, line, time, afterId })
+            feed.publishMark({ networkId: n, upTo: up })
+          }))
         }
         case "p": {
           const node = payload.o
@@ -443,7 +506,10 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     const presenceTick = Effect.gen(function*() {
       yield* Effect.sleep(PRESENCE_EVERY)
       sendAllPresence()
+      if (feed.bound().length > 0) sendInterest()
       const t = now()
+      lines.expire(t)
+      followFeed()
       for (const [node, accounts] of remotePresence) {
         for (const [accountId, expires] of accounts) if (expires <= t) setPresence(node, accountId, "none")
         if (accounts.size === 0) remotePresence.delete(node)
@@ -462,6 +528,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     NickNotes.Default,
     ReadMarkers.Default,
     Networks.Default,
-    PushSubscriptions.Default
+    PushSubscriptions.Default,
+    NetworkFeed.Default
   ]
 }) {}

@@ -5,8 +5,10 @@
  * listener takes them from `MessageWriter.stored`, the same source as the browser's WebSocket (MemberEvents), so they
  * carry their stored id and time (docs/architecture.md "The IRC client listener").
  *
- * One PubSub per kind of event, for any number of subscribers; a process of a cluster may publish remote events into
- * the same PubSubs, so a subscriber never needs to know where a network's actor runs.
+ * One PubSub per kind of event, for any number of subscribers. In a cluster, ClusterEvents publishes the other nodes'
+ * events into the same PubSubs (their statuses always; their lines only for the networks an IRC client here is bound
+ * to, `bound`, which it announces to the other nodes), so a subscriber never needs to know where a network's actor
+ * runs (docs/decisions.md "Upstream lines across nodes").
  *
  * Concurrency rule: `publishLine` and `publishStatus` are synchronous and never wait (an unbounded PubSub; without
  * subscribers the event is dropped), so the network actor's dispatcher fiber calls them directly. Events of one network
@@ -28,7 +30,26 @@ export interface FeedLine {
    * (docs/decisions.md "Live lines in the upstream's order"). Absent on a line another process published.
    */
   readonly after?: number
+  /**
+   * On a line another node published (ClusterEvents): the stored id of the conversation row numbered `after` there
+   * (0 for none), which that node had announced before it sent the line; the listener sends the line after that row.
+   */
+  readonly afterId?: number
 }
+
+/**
+ * Another node's mark, after the lines it sent with one of its batches: every line of `networkId` that came before
+ * that node's rows up to id `upTo` has been published here (the listener's LiveOrder holds newer rows until the next).
+ */
+export interface FeedMark {
+  readonly networkId: number
+  readonly upTo: number
+}
+
+/** What `lines` carries: lines, and other nodes' marks among them, in order. */
+export type FeedEvent = FeedLine | FeedMark
+
+export const isFeedLine = (event: FeedEvent): event is FeedLine => "line" in event
 
 /** A status the network's actor published (state, nick, casemapping), with the network's name. */
 export interface FeedStatus {
@@ -39,9 +60,12 @@ export interface FeedStatus {
 
 export class NetworkFeed extends Effect.Service<NetworkFeed>()("belay/NetworkFeed", {
   scoped: Effect.gen(function*() {
-    const lines = yield* PubSub.unbounded<FeedLine>()
+    const lines = yield* PubSub.unbounded<FeedEvent>()
     const statuses = yield* PubSub.unbounded<FeedStatus>()
     let lineSubscribers = 0
+    /** Networks with an IRC client bound here: how many clients each. */
+    const boundHere = new Map<number, number>()
+    const boundWatchers = new Set<() => void>()
 
     return {
       lines,
@@ -52,7 +76,24 @@ export class NetworkFeed extends Effect.Service<NetworkFeed>()("belay/NetworkFee
       follow: (delta: 1 | -1): void => {
         lineSubscribers += delta
       },
+      /** One more (or one fewer) IRC client here is bound to `networkId`; the listener calls it around each binding. */
+      bind: (networkId: number, delta: 1 | -1): void => {
+        const n = (boundHere.get(networkId) ?? 0) + delta
+        if (n > 0) boundHere.set(networkId, n)
+        else boundHere.delete(networkId)
+        if (n === 0 || (n === 1 && delta === 1)) for (const watcher of boundWatchers) watcher()
+      },
+      /** The networks an IRC client here is bound to. */
+      bound: (): ReadonlyArray<number> => [...boundHere.keys()],
+      isBound: (networkId: number): boolean => boundHere.has(networkId),
+      /** Calls `watcher` (synchronously) whenever `bound` gains or loses a network. */
+      watchBound: (watcher: () => void): void => {
+        boundWatchers.add(watcher)
+      },
       publishLine: (event: FeedLine): void => {
+        lines.unsafeOffer(event)
+      },
+      publishMark: (event: FeedMark): void => {
         lines.unsafeOffer(event)
       },
       publishStatus: (event: FeedStatus): void => {

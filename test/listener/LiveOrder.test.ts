@@ -1,7 +1,9 @@
 /**
  * LiveOrder alone: feed lines wait behind the stored rows appended before them (and only those), are placed between
  * the rows of a batch at their place, keep their order per network, go out after HOLD_LIMIT when their row never
- * comes, and batches or lines from another process pass at once.
+ * comes, and batches or lines from another process pass at once; another node's lines (`afterId`) and rows are
+ * interleaved by stored id whichever comes first, its rows wait for its mark once it sends marks, and not past
+ * HOLD_LIMIT.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -98,5 +100,57 @@ describe("LiveOrder", () => {
       order.line(line("remote", undefined, 2))
       expect(out).toEqual(["1:row 40", "2:remote"])
       expect(order.holdingAny()).toBe(true)
+    }))
+
+  const remoteLine = (text: string, afterId: number, networkId = 3): FeedLine => ({ accountId: 1, networkId, line: text, time: 0, afterId })
+
+  it.effect("another node's rows first, then its lines and mark: interleaved by stored id", () =>
+    Effect.sync(() => {
+      const { order, out } = harness()
+      // A first group: no row of it was held yet; its lines follow their rows.
+      order.mark({ networkId: 3, upTo: 50 })
+      // The batch 51–53 is relayed; the group for it (JOIN after 51, MODE after 52, mark 53) comes next.
+      order.stored([row(51, 3), row(52, 3), row(53, 3)], undefined)
+      expect(out).toEqual([])
+      expect(order.holdingAny()).toBe(true)
+      order.line(remoteLine("JOIN", 51))
+      expect(out).toEqual(["3:row 51", "3:JOIN"])
+      order.line(remoteLine("MODE", 52))
+      order.mark({ networkId: 3, upTo: 53 })
+      expect(out).toEqual(["3:row 51", "3:JOIN", "3:row 52", "3:MODE", "3:row 53"])
+      expect(order.holdingAny()).toBe(false)
+    }))
+
+  it.effect("another node's lines and mark first, then its rows: interleaved the same", () =>
+    Effect.sync(() => {
+      const { order, out } = harness()
+      order.mark({ networkId: 3, upTo: 50 })
+      order.line(remoteLine("JOIN", 51))
+      order.line(remoteLine("TOPIC", 52))
+      order.mark({ networkId: 3, upTo: 53 })
+      expect(out).toEqual([])
+      order.stored([row(51, 3), row(52, 3), row(53, 3)], undefined)
+      expect(out).toEqual(["3:row 51", "3:JOIN", "3:row 52", "3:TOPIC", "3:row 53"])
+      // A line after rows already sent goes at once; another network's relayed rows never wait.
+      order.line(remoteLine("PART", 53))
+      order.stored([row(60, 4)], undefined)
+      expect(out.slice(-2)).toEqual(["3:PART", "4:row 60"])
+      expect(order.holdingAny()).toBe(false)
+    }))
+
+  it.effect("a mark that never comes: the rows go after HOLD_LIMIT, then pass at once until the next mark", () =>
+    Effect.sync(() => {
+      const { order, out, advance } = harness()
+      order.mark({ networkId: 3, upTo: 50 })
+      order.stored([row(51, 3)], undefined)
+      advance(Duration.toMillis(HOLD_LIMIT) - 1)
+      order.releaseOverdue()
+      expect(out).toEqual([])
+      advance(1)
+      order.releaseOverdue()
+      expect(out).toEqual(["3:row 51"])
+      order.stored([row(52, 3)], undefined)
+      expect(out).toEqual(["3:row 51", "3:row 52"])
+      expect(order.holdingAny()).toBe(false)
     }))
 })
