@@ -2,10 +2,13 @@
  * The IRC client listener and the credentials its clients sign in with, over the whole application (real actor,
  * fake IRC server, real database): an OAuth access token signs in, and the connection ends when that token is revoked
  * (logout), as an API token's does; a paused account's connection turns read-only at once and writable when resumed;
- * account recovery ends what signed in with the old password and leaves API-token connections; and sign-in failures
+ * account recovery ends what signed in with the old password and leaves API-token connections; a token revoked
+ * while the LISTEN connection was lost (no notice heard) ends its connection once LISTEN is back; and sign-in failures
  * count in the one limiter the web uses, in both directions.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { APPLICATION_NAME } from "../../src/services/EventChannel.js"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Accounts } from "../../src/services/Accounts.js"
 import { ApiTokens } from "../../src/services/ApiTokens.js"
@@ -20,6 +23,27 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
   )
 
 describe(`IRC clients and their credentials on ${describeMode}`, () => {
+  it.scopedLive("a token revoked while the LISTEN connection was lost ends its connection once LISTEN is back", () =>
+    Effect.gen(function*() {
+      const app = yield* startListenerApp()
+      const revoked = yield* app.get(ApiTokens).create("alice", "irc", "read-write").pipe(Effect.orDie)
+      const kept = yield* app.get(ApiTokens).create("alice", "kept", "read-write").pipe(Effect.orDie)
+      const byRevoked = yield* welcomedClient(app.port, "alice/fake@revoked", revoked)
+      const byKept = yield* welcomedClient(app.port, "alice/fake@kept", kept)
+      const sql = app.get(SqlClient.SqlClient)
+      // Revoked by hand, announcing nothing (as if its notice was sent while nothing listened), then the server drops
+      // the LISTEN connection (as a restart of PostgreSQL would).
+      yield* sql`UPDATE api_tokens SET revoked_at = now() WHERE name = 'irc'`.pipe(Effect.orDie)
+      const dropped = yield* sql<{ n: number }>`
+        SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = ${APPLICATION_NAME}`.pipe(Effect.orDie)
+      expect(dropped[0]!.n).toBeGreaterThanOrEqual(1)
+      // The listener reconnects (100 ms) and every session judges its credential again.
+      expect((yield* byRevoked.closed("15 seconds")).at(-1)?.raw).toMatch(/^ERROR :.*revoked/)
+      yield* byKept.send("PING :still")
+      expect((yield* byKept.next("PONG")).params.at(-1)).toBe("still")
+    }), 60_000)
+
   it.scopedLive("revoked tokens end their connections; pause makes them read-only at once; recovery ends password sign-ins", () =>
     Effect.gen(function*() {
       const app = yield* startListenerApp()
