@@ -1,6 +1,6 @@
 /**
  * SecretBox owns encryption at rest of secrets Belay must be able to read back:
- * upstream server and SASL passwords, stored channel keys, FiSH keys.
+ * upstream server and SASL passwords, stored channel keys, FiSH keys, a cluster's VAPID private key.
  * AES-256-GCM with a random 96-bit nonce per value; the column's purpose is bound as
  * associated data so a ciphertext cannot be moved to another column and still open.
  *
@@ -15,7 +15,7 @@ import { AppConfig } from "./AppConfig.js"
 
 const VERSION = 1
 
-export type SecretPurpose = "server-password" | "sasl-password" | "channel-key" | "e2e-key"
+export type SecretPurpose = "server-password" | "sasl-password" | "channel-key" | "e2e-key" | "vapid-private-key"
 
 interface Sealer {
   readonly seal: (purpose: SecretPurpose, plaintext: string) => Buffer

@@ -4,8 +4,9 @@
  * "Web Push"): Web Push (RFC 8030) with VAPID (RFC 8292) and the payload encrypted with aes128gcm (RFC 8291), built by
  * the `web-push` package and sent with fetch, so a local http push service works too when allowed.
  *
- * - The VAPID key pair (P-256) is generated once into `$BELAY_DATA_DIR/vapid.json` (mode 0600) and kept; its public
- *   key is what `PushManager.subscribe` takes (`publicKey`).
+ * - The VAPID key pair (P-256) is generated once and kept (VapidKeyStore.ts): in `$BELAY_DATA_DIR/vapid.json` alone,
+ *   in the database for a cluster, so every node signs with the same pair; its public key is what
+ *   `PushManager.subscribe` takes (`publicKey`).
  * - It hears every stored message of the accounts that have a subscription (MemberEvents.addMessageListener, with
  *   the member's nick on that network). A message notifies when someone else sent it (`self` false) as a PRIVMSG or
  *   ACTION, and it is in a direct-message buffer or names the member's nick as a word; and when no tab reported focus
@@ -20,14 +21,14 @@
  * dropped with one warning per episode); one sender fiber sends them in order, one request at a time, each bounded
  * by SEND_TIMEOUT.
  */
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { Duration, Effect, Option, Queue, Runtime } from "effect"
 import webpush from "web-push"
 import type { MessageRecord } from "../schema/SocketFrame.js"
 import { AppConfig } from "./AppConfig.js"
 import { type HeardMessage, MemberEvents } from "./MemberEvents.js"
 import { type PushSubscription, PushSubscriptions } from "./PushSubscriptions.js"
+import { SecretBox } from "./SecretBox.js"
+import { loadVapidKeys } from "./VapidKeyStore.js"
 
 /** Notifications waiting to be sent; beyond, new ones are dropped. */
 const MAX_PENDING = 1000
@@ -37,11 +38,7 @@ const TTL_SECONDS = 24 * 60 * 60
 /** The notification shows this much of the text; the payload must fit one 4096-byte record (RFC 8291 §4). */
 const BODY_CHARS = 300
 
-export interface VapidKeys {
-  /** base64url of the uncompressed 65-byte P-256 point (`applicationServerKey`). */
-  readonly publicKey: string
-  readonly privateKey: string
-}
+export type { VapidKeys } from "./VapidKeyStore.js"
 
 /** What the service worker of the web client receives, as JSON. */
 export interface PushPayload {
@@ -89,27 +86,6 @@ export const payloadOf = (heard: HeardMessage): PushPayload => {
   }
 }
 
-/** The key pair in `dataDir`, generated there the first time. */
-const loadVapidKeys = (dataDir: string): VapidKeys => {
-  const file = Path.join(dataDir, "vapid.json")
-  Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  try {
-    // "wx": never replace a key pair browsers already subscribed with.
-    Fs.writeFileSync(file, JSON.stringify(webpush.generateVAPIDKeys()) + "\n", { flag: "wx", mode: 0o600 })
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-  }
-  const parsed: unknown = JSON.parse(Fs.readFileSync(file, "utf8"))
-  if (
-    typeof parsed !== "object" || parsed === null || !("publicKey" in parsed) || !("privateKey" in parsed) ||
-    typeof parsed.publicKey !== "string" || typeof parsed.privateKey !== "string" ||
-    Buffer.from(parsed.publicKey, "base64url").length !== 65
-  ) {
-    throw new Error(`${file} does not hold a VAPID key pair`)
-  }
-  return { publicKey: parsed.publicKey, privateKey: parsed.privateKey }
-}
-
 /** RFC 8292 §2.1: a contact for the push service's operator: the public https origin, else a mailto of it. */
 const subjectOf = (publicBaseUrl: Option.Option<string>): string =>
   Option.match(publicBaseUrl, {
@@ -122,7 +98,7 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
     const config = yield* AppConfig
     const events = yield* MemberEvents
     const subscriptions = yield* PushSubscriptions
-    const keys = yield* Effect.try(() => loadVapidKeys(config.dataDir)).pipe(Effect.orDie)
+    const keys = yield* loadVapidKeys
     const vapidDetails = { subject: subjectOf(config.publicBaseUrl), publicKey: keys.publicKey, privateKey: keys.privateKey }
 
     const pending = yield* Queue.dropping<Pending>(MAX_PENDING)
@@ -194,5 +170,5 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
 
     return { publicKey: keys.publicKey } as const
   }),
-  dependencies: [MemberEvents.Default, PushSubscriptions.Default]
+  dependencies: [MemberEvents.Default, PushSubscriptions.Default, SecretBox.Default]
 }) {}
