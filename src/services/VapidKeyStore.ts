@@ -94,7 +94,7 @@ export const loadVapidKeys: Effect.Effect<VapidKeys, never, AppConfig | SqlClien
     if (local !== undefined && local.publicKey !== row.publicKey) {
       yield* Effect.logWarning(
         "web push: this node's vapid.json is not the cluster's key pair; the cluster's is used (browsers that subscribed " +
-          "through this node alone subscribe again when the web client next starts)"
+          "through this node alone need notifications turned off and on again in the web client)"
       )
     }
     return { publicKey: row.publicKey, privateKey }
