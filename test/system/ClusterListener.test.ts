@@ -2,8 +2,8 @@
  * The IRC client listener on a cluster (docs/decisions.md "Upstream lines across nodes"): two `belay serve` nodes on
  * one PostgreSQL, the network's connection on one of them, an IRC client signed in on the other. The client is
  * welcomed with the network's channel as the owner sees it (JOIN, topic, NAMES, through the entity's RPCs), hears the
- * upstream's JOIN, MODE and TOPIC lines among its messages in the order the server sent them, and its own raw command
- * reaches the upstream through the owner.
+ * upstream's JOIN, MODE and TOPIC lines among its messages in the order the server sent them, and its own labelled raw
+ * command reaches the upstream through the owner, its answer coming back under the client's label.
  */
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
@@ -50,7 +50,7 @@ describe(`the IRC client listener on a cluster on ${describeMode}`, () => {
       ])
       expect(added.code).toBe(0)
       const upstream = yield* irc.nextConnection("30 seconds")
-      yield* upstream.register("alice")
+      yield* upstream.register("alice", undefined, { caps: ["labeled-response", "batch", "message-tags"] })
       yield* upstream.send(
         ":alice!a@host JOIN #belay",
         ":irc.fake.test 332 alice #belay :Belay talk",
@@ -68,7 +68,7 @@ describe(`the IRC client listener on a cluster on ${describeMode}`, () => {
       expect(owner).toBeDefined()
       const other = owner === one ? two : one
 
-      const c = yield* welcomedClient(other.ircPort, "alice/fake", PASSWORD, "server-time")
+      const c = yield* welcomedClient(other.ircPort, "alice/fake", PASSWORD, "server-time batch labeled-response")
       // The welcome burst, drawn by the owner: the channel, its topic and members.
       const burst = c.burst.map((l) => `${l.command} ${l.params.slice(1).join(" ")}`)
       expect(burst).toContain("332 #belay Belay talk")
@@ -104,10 +104,14 @@ describe(`the IRC client listener on a cluster on ${describeMode}`, () => {
         "PRIVMSG after the topic"
       ])
 
-      // A raw command of this client reaches the upstream through the owner, and its answer comes back.
-      yield* c.send("WHOIS bob")
-      yield* upstream.waitFor("WHOIS bob")
-      yield* upstream.send(":irc.fake.test 311 alice bob b host * :Bob", ":irc.fake.test 318 alice bob :End of /WHOIS list.")
-      expect((yield* c.next("318", "10 seconds")).params[1]).toBe("bob")
+      // A labelled raw command of this client reaches the upstream through the owner under Belay's label, and the
+      // answer comes back to it under its own.
+      yield* c.send("@label=w1 WHOIS nobody")
+      const asked = yield* upstream.waitFor("WHOIS nobody")
+      expect(asked.tags.label).toMatch(/^bly/)
+      yield* upstream.send(`@label=${asked.tags.label} :irc.fake.test 401 alice nobody :No such nick`)
+      const answer = yield* c.next("401", "10 seconds")
+      expect(answer.tags.label).toBe("w1")
+      expect(answer.params[1]).toBe("nobody")
     }), 180_000)
 })
