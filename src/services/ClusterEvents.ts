@@ -36,7 +36,9 @@
  *
  * Concurrency rule: notices are decoded synchronously as the connection reads them and queued; one fiber handles
  * them in order (a batch's rows are read before the next notice is handled). One fiber sends this node's events,
- * in the order they were published, several per statement; one refreshes and expires presence.
+ * in the order they were published, several per statement; one refreshes and expires presence (and interest). Two
+ * follow this node's feed lines and stored batches into ClusterLines, one releases its overdue lines; interest
+ * notices are applied as they are decoded, line notices in the queue (behind the batches before them).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, PubSub, Queue, Schedule, Schema } from "effect"
