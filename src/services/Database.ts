@@ -26,6 +26,7 @@ import migration0005 from "./migrations/0005_read_markers.js"
 import migration0006 from "./migrations/0006_message_batches.js"
 import migration0007 from "./migrations/0007_client_deliveries.js"
 import migration0008 from "./migrations/0008_vapid_keys.js"
+import migration0009 from "./migrations/0009_message_batch_writers.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -36,7 +37,8 @@ export const migrations = {
   "0005_read_markers": migration0005,
   "0006_message_batches": migration0006,
   "0007_client_deliveries": migration0007,
-  "0008_vapid_keys": migration0008
+  "0008_vapid_keys": migration0008,
+  "0009_message_batch_writers": migration0009
 }
 
 const INT8_OID = 20

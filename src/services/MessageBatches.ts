@@ -4,11 +4,18 @@
  * only caller; it owns `messages`, `buffers.last_message_at` and `message_batches`.
  *
  * A batch is one statement, atomic: its rows, the buffers' `last_message_at`, and the batch's
- * random key with the range of ids it took (every other key deleted: the previous batch's
- * answer was heard before this one was sent, so the table holds one row). A statement that
- * got no answer may have committed; sending it again with the same key fails on the key's
- * primary key if it did, and `committedBatch` then finds its ids instead of storing the rows
- * twice.
+ * random key with its writer and the ids it took. A statement that got no answer may have
+ * committed; sending it again with the same key fails on the key's primary key if it did, and
+ * `committedBatch` then finds its ids instead of storing the rows twice.
+ *
+ * Several writers share one database in cluster mode (one per node, docs/decisions.md "Several
+ * nodes"), so each reasons only about its own keys: a batch deletes its writer's earlier keys
+ * (their answers were heard before this batch was sent, since a writer sends one batch at a
+ * time) and never another live writer's, whose key may be the one it is about to look up. Keys
+ * left by writers that are gone (a process that ended) are pruned once older than
+ * STALE_KEY_AGE, skipping rows another statement holds, so two writers never wait on each other
+ * here. The ids are kept as a list rather than a range, because concurrent writers interleave
+ * on the sequence.
  *
  * In cluster mode the statement also NOTIFYs the other nodes (`BatchNotice`; docs/decisions.md "What carries events
  * between nodes"): one `pg_notify` per batch, not per row, in the same statement, so PostgreSQL delivers it exactly
@@ -28,7 +35,15 @@ export interface Unsure {
   readonly rows: number
 }
 
+/** A batch's key; also a writer's id (one per MessageWriter, so per node). */
 export const newKey = (): string => Crypto.randomUUID()
+
+/**
+ * Another writer's key older than this is pruned. A writer looks its unsure key up at its next
+ * attempt, which comes within seconds of the database answering again; a writer cut off from the
+ * database for longer than this while others go on writing could store that one batch twice.
+ */
+export const STALE_KEY_AGE = "1 day"
 
 /** A `messages` row as inserted (a type alias, not an interface: `sql.insert` takes string-keyed records). */
 export type MessageValues = {
@@ -55,14 +70,15 @@ export const batchNoticeHead = (notice: BatchNotice): string =>
   `{"o":${JSON.stringify(notice.origin)},"t":"m","n":${JSON.stringify(notice.networkIds)},"r":[`
 
 /**
- * Stores `values` under `key`; the new ids in row order. The ids come from the sequence row
- * by row in VALUES order, and only the writer's fiber inserts, so the batch's ids sorted
- * ascending are its rows' ids in order.
+ * Stores `values` under `key` for `writer`; the new ids in row order. The ids come from the
+ * sequence row by row in VALUES order (other writers' statements may take ids in between, but
+ * never reorder this statement's), so the batch's ids sorted ascending are its rows' ids in order.
  */
 export const insertBatch = (
   sql: SqlClient.SqlClient,
   values: ReadonlyArray<MessageValues>,
   key: string,
+  writer: string,
   notice?: BatchNotice
 ) =>
   Effect.map(
@@ -73,8 +89,18 @@ export const insertBatch = (
         FROM (SELECT buffer_id, max(time) AS t FROM m GROUP BY buffer_id) AS x
         WHERE b.id = x.buffer_id
       ),
-      k AS (INSERT INTO message_batches (key, first_id, last_id) SELECT ${key}::uuid, min(id), max(id) FROM m),
-      d AS (DELETE FROM message_batches WHERE key <> ${key}::uuid)
+      k AS (
+        INSERT INTO message_batches (key, writer, first_id, last_id, ids)
+        SELECT ${key}::uuid, ${writer}::uuid, min(id), max(id), array_agg(id ORDER BY id) FROM m
+      ),
+      d AS (
+        DELETE FROM message_batches WHERE key IN (
+          SELECT key FROM message_batches
+          WHERE (writer = ${writer}::uuid AND key <> ${key}::uuid)
+             OR stored_at < now() - ${STALE_KEY_AGE}::interval
+          FOR UPDATE SKIP LOCKED
+        )
+      )
       SELECT id${
       notice === undefined
         ? sql``
@@ -86,15 +112,16 @@ export const insertBatch = (
   )
 
 /**
- * The ids of the batch stored under `key`, if it committed. Only the writer inserts messages, so the ids between the
- * batch's first and last are its rows'; fewer than it had means a network was removed since (its rows went with it).
+ * The ids of the batch stored under `key`, if it committed: those of its rows still there (fewer than it had means a
+ * network was removed since, and its rows went with it). Only the writer that stored the key looks it up, and only it
+ * deletes it before STALE_KEY_AGE, so the key is there if the batch committed.
  */
 export const committedBatch = (sql: SqlClient.SqlClient, key: string) =>
   Effect.gen(function*() {
-    const found = yield* sql<{ firstId: number; lastId: number }>`
-      SELECT first_id AS "firstId", last_id AS "lastId" FROM message_batches WHERE key = ${key}::uuid`
+    const found = yield* sql<{ key: string }>`SELECT key FROM message_batches WHERE key = ${key}::uuid`
     if (found.length === 0) return Option.none<ReadonlyArray<number>>()
     const rows = yield* sql<{ id: number }>`
-      SELECT id FROM messages WHERE id BETWEEN ${found[0]!.firstId} AND ${found[0]!.lastId} ORDER BY id`
+      SELECT m.id FROM message_batches AS b JOIN messages AS m ON m.id = ANY(b.ids)
+      WHERE b.key = ${key}::uuid ORDER BY m.id`
     return Option.some(rows.map((r) => r.id))
   })

@@ -129,6 +129,7 @@ const makeWriter = (options: MessageWriterOptions) =>
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
+    const writerId = newKey() // its id in message_batches: a writer reasons only about its own keys (MessageBatches.ts)
 
     // Counters in rows. enqueued − taken is what waits in the inbox; processed counts rows
     // the writer is done with (stored, or dropped as orphans or refused).
@@ -326,7 +327,7 @@ const makeWriter = (options: MessageWriterOptions) =>
 
     /**
      * One batch, one statement on the hot path; atomic: all rows or none. The statement also records the batch's
-     * `key` (and drops every other key: an earlier batch's answer has been heard by the time this one is sent), so
+     * `key` (and drops this writer's earlier keys: their answers have been heard by the time this one is sent), so
      * a second attempt of a batch that did commit fails on the key, and is then taken as stored
      * (docs/decisions.md "Message batches and unknown commits").
      */
@@ -345,7 +346,7 @@ const makeWriter = (options: MessageWriterOptions) =>
           raw: r.raw
         }))
         const notice = channel.cluster ? batchNotice(rows) : undefined
-        yield* announce(rows, yield* insertBatch(sql, values, key, notice))
+        yield* announce(rows, yield* insertBatch(sql, values, key, writerId, notice))
       }).pipe(
         Effect.catchAll((error) =>
           violatedConstraint(Cause.fail(error)) === BATCH_KEY_CONSTRAINT

@@ -18,6 +18,7 @@ import {
   PubSub,
   Queue,
   Redacted,
+  Schedule,
   Scope,
   TestClock,
   TestContext,
@@ -301,6 +302,49 @@ describe(`MessageWriter on ${describeMode}`, () => {
         const heard = Chunk.toReadonlyArray(yield* Queue.takeAll(announced)).flat()
         expect(heard.map((r) => [r.id, r.text])).toEqual(rows.map((r) => [r.id, r.text]))
         expect(logs.some((l) => l.message.includes("had been stored; not storing it again"))).toBe(true)
+      })))
+
+    it.scoped("two writers on one database: another writer's batch between a lost answer and the retry stores nothing twice", () =>
+      ownClock(Effect.gen(function*() {
+        const { networkIds: [net, other] } = yield* seed(2)
+        // Writer A reaches the database through a proxy that swallows one committed batch's answer; writer B (another
+        // node, docs/decisions.md "Several nodes") stores a batch of its own before A retries.
+        const settings = yield* AppConfig
+        const direct = Redacted.value(Option.getOrThrow(settings.databaseUrl))
+        const proxy = yield* postgresProxy(serverAddress(direct))
+        const throughProxy = Layer.succeed(AppConfig, {
+          ...settings,
+          databaseUrl: Option.some(Redacted.make(proxy.url(new URL(direct).pathname.slice(1))))
+        })
+        const a = yield* startWriter({ retry: Schedule.spaced("10 seconds") }, SqlLive.pipe(Layer.provide(throughProxy)))
+        const b = yield* startWriter()
+        const announced = yield* PubSub.subscribe(a.store.stored)
+        const texts = Array.from({ length: 10 }, (_, i) => `a${i}`)
+        for (const text of texts) yield* a.store.append(message(net!, "#shared", text))
+        const cut = yield* Effect.fork(proxy.loseNextAnswer("INSERT INTO messages"))
+        const flushing = yield* Effect.fork(a.store.flush)
+        yield* eventually("A's answer lost", Effect.sync(() => cut.unsafePoll() !== null), (done) => done, "20 seconds")
+        yield* eventually(
+          "A waiting to retry",
+          Effect.sync(() => a.logs.some((l) => l.message.includes("keeping them and retrying"))),
+          (seen) => seen,
+          "20 seconds"
+        )
+        yield* b.store.append(message(other!, "#shared", "b0"))
+        yield* b.store.flush
+        expect((yield* storedRows(other!, "#shared")).map((r) => r.text)).toEqual(["b0"])
+        yield* eventually("A's flush done", Effect.sync(() => flushing.unsafePoll() !== null), (done) => done, "20 seconds", TestClock.adjust("10 seconds"))
+        const rows = yield* storedRows(net!, "#shared")
+        expect(rows.map((r) => r.text)).toEqual(texts)
+        const heard = Chunk.toReadonlyArray(yield* Queue.takeAll(announced)).flat()
+        expect(heard.map((r) => [r.id, r.text])).toEqual(rows.map((r) => [r.id, r.text]))
+        // B's batch pruned none of A's keys: A's batch key is still there, and so is B's.
+        const sql = yield* SqlClient.SqlClient
+        const [bRow] = yield* storedRows(other!, "#shared")
+        for (const id of [rows[0]!.id, bRow!.id]) {
+          const [keys] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM message_batches WHERE ${id}::bigint = ANY(ids)`
+          expect(keys!.n).toBe(1)
+        }
       })))
 
     it.scoped("closing the scope while the database is down gives up after the timeout and counts the loss", () =>

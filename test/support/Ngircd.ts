@@ -32,7 +32,12 @@ export interface Ngircd {
   readonly start: Effect.Effect<void>
 }
 
-const writeConfig = (dir: string, port: number) => {
+export interface NgircdOptions {
+  /** PENALTY on (ngircd's default): a client sending faster than about one line a second is slowed down. */
+  readonly penalties?: boolean
+}
+
+const writeConfig = (dir: string, port: number, options: NgircdOptions) => {
   Fs.writeFileSync(
     Path.join(dir, "ngircd.conf"),
     [
@@ -49,6 +54,7 @@ const writeConfig = (dir: string, port: number) => {
       "[Limits]",
       "\tMaxConnectionsIP = 0",
       "\tMaxJoins = 0",
+      ...(options.penalties === false ? ["\tMaxPenaltyTime = 0"] : []),
       "[Options]",
       "\tPAM = no",
       "\tIdent = no",
@@ -76,13 +82,13 @@ const waitListening = (port: number) =>
   })
 
 /** ngircd listening on a free port, stopped (and its directory removed) with the scope. */
-export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(function*() {
+export const ngircdWith = (options: NgircdOptions): Effect.Effect<Ngircd, never, Scope.Scope> => Effect.gen(function*() {
   const binary = yield* NGIRCD.require
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "belay-ngircd-"))
   // ngircd drops root for "nobody"; it must still read its config (and may write its pid file).
   Fs.chmodSync(dir, 0o777)
   const port = yield* freePort
-  writeConfig(dir, port)
+  writeConfig(dir, port, options)
   let child: Child.ChildProcess | undefined
   const start = Effect.gen(function*() {
     const proc = Child.spawn(binary, ["-n", "-f", Path.join(dir, "ngircd.conf")], { stdio: ["ignore", "pipe", "pipe"] })
@@ -105,6 +111,8 @@ export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = Effect.gen(func
     Effect.zipRight(stop, Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))))
   return { port, stop, start }
 })
+
+export const ngircd: Effect.Effect<Ngircd, never, Scope.Scope> = ngircdWith({})
 
 /** Belay's network on this server: plain TCP on loopback as belaybot, joining `join` (the stored-channel rejoin path). */
 export const ngircdNetwork = (port: number, join: ReadonlyArray<string> = []): NetworkSettings => ({
