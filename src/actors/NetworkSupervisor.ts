@@ -63,7 +63,8 @@ export const make = Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-  const ids = yield* networks.allIds()
+  // Every stored row and channel in two queries, which the actors take instead of two queries each (Networks.loadAll).
+  const ids = yield* networks.loadAll()
   yield* Effect.forEach(ids, start, { discard: true })
   yield* Effect.logInfo("network supervisor started").pipe(Effect.annotateLogs({ networks: ids.length }))
 
