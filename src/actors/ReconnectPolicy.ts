@@ -26,7 +26,7 @@ export const RECONNECT_CAP: Duration.Duration = Duration.minutes(10)
  * bouncer's whole boot or a restart of its server costs no extra delay, and tests on TestClock need no adjusting),
  * and beyond that one every CONNECT_SPACING, CONNECT_RATE a second. No one-second window then holds more than
  * CONNECT_BURST + CONNECT_RATE − 1 = 59 connects, well under 100 even when a busy event loop runs a few slots late
- * and bunches them.
+ * and bunches them (right after a lag in handling retries, CONNECT_CATCH_UP below adds the lag's slots).
  */
 export const CONNECT_RATE = 50
 export const CONNECT_BURST = 10
