@@ -1,12 +1,13 @@
 /**
- * Networks against a real database (embedded, or TEST_DATABASE_URL): what it keeps in memory — list_networks' rows per
- * account, and the boot snapshot the actors take their rows from — always answers what the tables hold after a write
- * made through it.
+ * Networks (and E2eKeys' part of the boot) against a real database (embedded, or TEST_DATABASE_URL): what they keep
+ * in memory — list_networks' rows per account, and the boot snapshots the actors take their rows and keys from —
+ * always answers what the tables hold after a write made through them.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Accounts } from "../../src/services/Accounts.js"
+import { E2eKeys } from "../../src/services/E2eKeys.js"
 import { Networks } from "../../src/services/Networks.js"
 import { seedNetworks as seed } from "../support/MessageFixtures.js"
 import { describeMode, TestDatabaseLive } from "../support/TestDatabase.js"
@@ -16,7 +17,7 @@ const accountName = (accountId: number) =>
     Effect.map(sql<{ name: string }>`SELECT name FROM accounts WHERE id = ${accountId}`, (rows) => rows[0]!.name))
 
 describe(`Networks on ${describeMode}`, () => {
-  it.layer(Layer.mergeAll(Networks.Default, Accounts.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
+  it.layer(Layer.mergeAll(Networks.Default, Accounts.Default, E2eKeys.Default).pipe(Layer.provideMerge(TestDatabaseLive())), {
     timeout: 120_000
   })((it) => {
     it.scoped("list_networks' rows follow every add, change and removal", () =>
@@ -81,6 +82,26 @@ describe(`Networks on ${describeMode}`, () => {
         yield* networks.rememberChannel(b!, "rfc1459", "#three")
         expect(yield* networks.channels(a!)).toEqual([{ name: "#two", key: null }])
         expect(yield* networks.channels(b!)).toEqual([{ name: "#three", key: null }])
+      }))
+
+    it.scoped("the boot snapshot of end-to-end keys gives what the table holds, and a set or clear after it is read next", () =>
+      Effect.gen(function*() {
+        const { accountId, networkIds: [a, b] } = yield* seed(2)
+        const account = yield* accountName(accountId)
+        const e2e = yield* E2eKeys
+        yield* e2e.set(account, a!, "#Enc", "cbc:channel key")
+        const targets = (networkId: number) =>
+          Effect.map(e2e.forNetwork(networkId), (keys) => [...keys.entries()].map(([folded, k]) => [folded, k.target, k.key.mode]))
+
+        yield* e2e.loadAll([a!, b!])
+        const fromSnapshot = [yield* targets(a!), yield* targets(b!)]
+        expect(fromSnapshot).toEqual([yield* targets(a!), yield* targets(b!)])
+        expect(fromSnapshot).toEqual([[["#enc", "#Enc", "cbc"]], []])
+
+        yield* e2e.loadAll([a!, b!])
+        yield* e2e.clear(account, a!, "#Enc")
+        yield* e2e.set(account, b!, "bob", "cbc:dm key")
+        expect([yield* targets(a!), yield* targets(b!)]).toEqual([[], [["bob", "bob", "cbc"]]])
       }))
   })
 })
