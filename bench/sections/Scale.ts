@@ -189,7 +189,7 @@ export const runScale = async (): Promise<SectionResult> => {
     // 3. Boot with every network stored.
     accepts.length = 0
     const boot0 = performance.now()
-    belay = await startBelay(db.env, { nodeFlags })
+    belay = await startBelay(db.env, { nodeFlags, readyTimeoutMs: 300_000 })
     try {
       const healthy = performance.now() - boot0
       const bootBound = TOTAL * spacing
