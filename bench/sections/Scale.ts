@@ -162,9 +162,12 @@ export const runScale = async (): Promise<SectionResult> => {
   const figures: Array<Figure> = []
   const targets: Array<Target> = []
   const spacing = Duration.toMillis(CONNECT_SPACING)
+  /** What broke, with the tail of Belay's output; the figures measured before it are still reported. */
+  let error: string | undefined
+  let belay: RunningBelay | undefined
   try {
     // 1. The baseline: no network, then BASELINE.
-    let belay = await startBelay(db.env, { nodeFlags })
+    belay = await startBelay(db.env, { nodeFlags })
     let token: string
     let small: Awaited<ReturnType<typeof toolsRatio>>
     let smallList: Awaited<ReturnType<typeof listNetworksLatency>>
@@ -174,7 +177,7 @@ export const runScale = async (): Promise<SectionResult> => {
       none = await idleMemory(belay)
       for (let i = 1; i <= BASELINE; i++) await addNetworkWithAdmin(belay, `n${i}`, fake.server.port)
       await waitUntil(`${BASELINE} networks connected`, 120_000, async () =>
-        connectedCount(await belay.metrics()) === BASELINE || undefined, 200)
+        connectedCount(await belay!.metrics()) === BASELINE || undefined, 200)
       smallList = await listNetworksLatency(belay, token, BASELINE)
       small = await toolsRatio(belay, token)
     } finally {
@@ -198,7 +201,7 @@ export const runScale = async (): Promise<SectionResult> => {
       const firstAccept = nth(accepts, 1) - boot0
       const lastAccept = nth(accepts, TOTAL) - boot0
       await waitUntil(`${TOTAL} networks connected`, 120_000, async () =>
-        connectedCount(await belay.metrics()) === TOTAL || undefined, 500)
+        connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       const allConnected = performance.now() - boot0
       const bootPeak = maxInWindow(accepts, 1000)
       figures.push(
@@ -253,7 +256,7 @@ export const runScale = async (): Promise<SectionResult> => {
       const stormLast = nth(accepts, TOTAL) - t0
       const stormPeak = maxInWindow(accepts, 1000)
       await waitUntil(`${TOTAL} networks connected again`, 120_000, async () =>
-        connectedCount(await belay.metrics()) === TOTAL || undefined, 500)
+        connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       figures.push(
         { name: "storm: first reconnect delay bound (sampled from reconnectSchedule)", value: firstDelay, unit: "ms" },
         { name: `storm: reconnect bound (first delay + N × ${spacing} ms)`, value: stormBound, unit: "ms" },
@@ -280,11 +283,15 @@ export const runScale = async (): Promise<SectionResult> => {
     } finally {
       await belay.stop()
     }
+  } catch (e) {
+    const tail = belay?.output().slice(-3000) ?? ""
+    error = `${e instanceof Error ? (e.stack ?? e.message) : String(e)}\nBelay's output (tail):\n${tail}`
   } finally {
     await fake.close()
     await db.dispose()
   }
   return {
+    ...(error === undefined ? {} : { error }),
     key: "scale",
     title: "H. One node, ten thousand networks",
     seconds: (performance.now() - started) / 1000,
