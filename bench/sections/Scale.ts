@@ -105,7 +105,15 @@ const listNetworksLatency = async (belay: RunningBelay, token: string, expected:
 /** Heap and PSS of an idle Belay (the pool's connections closed), after full collections. */
 const idleMemory = async (belay: RunningBelay) => {
   await sleep(IDLE_SETTLE_MS)
-  return belayMemory(belay)
+  // A fetch on a keep-alive connection the server closed while idle fails once; a dead Belay fails every time.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await belayMemory(belay)
+    } catch (e) {
+      if (attempt === 3) throw e
+      await sleep(1000)
+    }
+  }
 }
 
 /**
