@@ -263,20 +263,20 @@ export const runScale = async (): Promise<SectionResult> => {
       const stormFirst = nth(accepts, 1) - t0
       const stormLast = nth(accepts, TOTAL) - t0
       const stormPeak = maxInWindow(accepts, 1000)
-      await waitUntil(`${TOTAL} networks connected again`, 120_000, async () =>
-        connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       figures.push(
         { name: "storm: first reconnect delay bound (sampled from reconnectSchedule)", value: firstDelay, unit: "ms" },
         { name: `storm: reconnect bound (first delay + N × ${spacing} ms)`, value: stormBound, unit: "ms" },
         { name: "storm: first reconnection accepted after restart", value: stormFirst, unit: "ms" },
         { name: `storm: ${TOTAL}th reconnection accepted after restart`, value: stormLast, unit: "ms" },
-        { name: "storm: all connected again (per /metrics) after", value: performance.now() - t0, unit: "ms" },
         { name: "storm: most reconnections in any 1 s window", value: stormPeak }
       )
       targets.push(
         { name: `storm: last reconnection within reconnect bound + ${BOUND_SLACK_MS} ms`, measured: stormLast, comparator: "<=", target: stormBound + BOUND_SLACK_MS, unit: "ms" },
         { name: "storm: reconnections in any 1 s (≤ a fifth)", measured: stormPeak, comparator: "<=", target: TOTAL / 5 }
       )
+      await waitUntil(`${TOTAL} networks connected again`, 120_000, async () =>
+        connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
+      figures.push({ name: "storm: all connected again (per /metrics) after", value: performance.now() - t0, unit: "ms" })
 
       // Memory, idle, every network connected.
       const all = await idleMemory(belay)
