@@ -148,20 +148,31 @@ export const makeToolHandlers = Effect.gen(function*() {
     return part
   }
 
+  /**
+   * The last list_networks answer per listing (an account's rows, Networks.listing), with the statuses it was made
+   * from: polled while nothing changed, the same answer, its bytes encoded once (ToolCatalog's CallToolResult).
+   */
+  const networkAnswers = new WeakMap<ReadonlyArray<NetworkListing>, {
+    readonly statuses: ReadonlyArray<NetworkStatus>
+    readonly payload: SerializedPayload<ToolPayload<"list_networks">>
+  }>()
+
   const ok = { ok: true } as const
 
   const handlers: ToolHandlerTable = {
     list_networks: (principal) =>
       Effect.flatMap(networks.listing(principal.accountId), (rows) =>
-        Effect.map(
-          Effect.forEach(rows, (n) => control.status(n.id)),
-          (statuses) =>
-            new SerializedPayload<ToolPayload<"list_networks">>(
-              `{"networks":[`,
-              rows.map((n, i) => networkRecord(n, statuses[i]!)),
-              "]}"
-            )
-        )),
+        Effect.map(Effect.forEach(rows, (n) => control.status(n.id)), (statuses) => {
+          const kept = networkAnswers.get(rows)
+          if (kept !== undefined && kept.statuses.every((s, i) => s === statuses[i])) return kept.payload
+          const payload = new SerializedPayload<ToolPayload<"list_networks">>(
+            `{"networks":[`,
+            rows.map((n, i) => networkRecord(n, statuses[i]!)),
+            "]}"
+          )
+          networkAnswers.set(rows, { statuses, payload })
+          return payload
+        })),
 
     list_buffers: (principal, input) =>
       Effect.gen(function*() {
