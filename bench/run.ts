@@ -3,7 +3,7 @@
  * `memory`, `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
  * bench/sections/Listener.ts), `cluster`, `scale` (one node, 10,000 networks, bench/sections/Scale.ts); `irc` means
  * ingest, memory and storm; none means all but `scale` (`cluster` only with DATABASE_URL, which a cluster needs;
- * `scale` only when named: it takes about 9 minutes on its own). `client` drives the web client in Chromium
+ * `scale` only when named: it takes about 15 minutes on its own). `client` drives the web client in Chromium
  * (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
  * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
  * temp dir and says where, and with BENCH_MERGE=1 also puts its sections into latest.* in place of the same sections,
@@ -48,7 +48,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
 /**
  * What a run without arguments (a full run) measures: the cluster only where it can run, on DATABASE_URL; never
- * `scale`, which takes about 9 minutes on its own.
+ * `scale`, which takes about 15 minutes on its own.
  */
 const DEFAULT: ReadonlyArray<Section> = ALL.filter((s) => s !== "scale" && (s !== "cluster" || databaseUrl !== undefined))
 

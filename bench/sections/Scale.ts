@@ -21,7 +21,8 @@
  * the children inherit) and refuses to start below N + 1,024.
  *
  * Takes about N ÷ CONNECT_RATE twice (boot, storm: 200 s each at 10,000) plus four load measurements and the idle
- * waits: about 9 minutes at the defaults, hence not part of a full run (bench/run.ts).
+ * waits: at 10,000 on a busy 2-core machine the boot alone took 208 s and the run up to the storm 11 minutes, so
+ * about 15 minutes in all; hence not part of a full run (bench/run.ts).
  *
  * Concurrency rule: sequential; the fake server's callbacks only append time stamps, read after each phase.
  */
