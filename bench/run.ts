@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
  * `memory`, `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
- * bench/sections/Listener.ts), `cluster`; `irc` means ingest, memory and storm; none means all
- * (`cluster` only with DATABASE_URL, which a cluster needs). `client` drives the web client in Chromium
+ * bench/sections/Listener.ts), `cluster`, `scale` (one node, 10,000 networks, bench/sections/Scale.ts); `irc` means
+ * ingest, memory and storm; none means all but `scale` (`cluster` only with DATABASE_URL, which a cluster needs;
+ * `scale` only when named: it takes about 15 minutes on its own). `client` drives the web client in Chromium
  * (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
  * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
  * temp dir and says where, and with BENCH_MERGE=1 also puts its sections into latest.* in place of the same sections,
@@ -22,6 +23,7 @@
  * BENCH_SOCKETS (default 1,000), BENCH_SOCKET_LINES (default 200), BENCH_SOCKET_RATE (lines a second, default 20),
  * BENCH_LISTENER_CLIENTS (default 100), BENCH_LISTENER_NETWORKS (default 10), BENCH_LISTENER_LINES (default 20,000),
  * BENCH_LISTENER_IDLE (idle clients for the memory reading, default 1,000),
+ * BENCH_SCALE_NETWORKS (default 10,000), BENCH_SCALE_BASELINE (default 100), BENCH_SCALE_PER_ACCOUNT (default 1,000),
  * BENCH_PROFILE=1 (always profile /mcp), BENCH_KEEP=1 (keep the scratch dir).
  *
  * Concurrency rule: sections run one after another; each owns every process it starts and stops it before returning.
@@ -36,15 +38,19 @@ import { runNetworks } from "./sections/Networks.js"
 import { runSearch } from "./sections/Search.js"
 import { runClient } from "./sections/Client.js"
 import { runCluster } from "./sections/Cluster.js"
+import { runScale } from "./sections/Scale.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "listener", "cluster"] as const
+const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "listener", "cluster", "scale"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
-/** What a run without arguments (a full run) measures: the cluster only where it can run, on DATABASE_URL. */
-const DEFAULT: ReadonlyArray<Section> = databaseUrl === undefined ? ALL.filter((s) => s !== "cluster") : ALL
+/**
+ * What a run without arguments (a full run) measures: the cluster only where it can run, on DATABASE_URL; never
+ * `scale`, which takes about 15 minutes on its own.
+ */
+const DEFAULT: ReadonlyArray<Section> = ALL.filter((s) => s !== "scale" && (s !== "cluster" || databaseUrl !== undefined))
 
 const parse = (argv: ReadonlyArray<string>): ReadonlyArray<Section> => {
   if (argv.length === 0) return DEFAULT
@@ -119,6 +125,9 @@ const main = async () => {
   }
   if (sections.includes("cluster")) {
     results.push(...(await repeated("cluster", "G. Several nodes", 1, async () => [await runCluster()])))
+  }
+  if (sections.includes("scale")) {
+    results.push(...(await repeated("scale", "H. One node, ten thousand networks", 1, async () => [await runScale()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),

@@ -20,6 +20,8 @@ const OUTPUT_TAIL = 64 * 1024
 export interface StartOptions {
   /** Extra node flags (e.g. --cpu-prof, --expose-gc, --import). */
   readonly nodeFlags?: ReadonlyArray<string>
+  /** How long Belay may take to answer /healthz (default 60 s): a boot with thousands of networks takes longer. */
+  readonly readyTimeoutMs?: number
 }
 
 /**
@@ -143,7 +145,7 @@ export const startBelay = async (databaseEnv: Record<string, string>, options: S
   }
 
   try {
-    await waitUntil("belay to answer /healthz", 60_000, async () => {
+    await waitUntil("belay to answer /healthz", options.readyTimeoutMs ?? 60_000, async () => {
       if (child.exitCode !== null) throw new Error(`belay exited with ${child.exitCode}:\n${output()}`)
       try {
         const res = await fetch(`${url}/healthz`)

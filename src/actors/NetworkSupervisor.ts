@@ -26,6 +26,7 @@ import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
 
 export const make = Effect.gen(function*() {
   const networks = yield* Networks
+  const e2eKeys = yield* E2eKeys
   const local = yield* LocalActors.make()
   const supervised = yield* FiberMap.make<number>()
 
@@ -63,7 +64,10 @@ export const make = Effect.gen(function*() {
     Effect.forever,
     Effect.forkScoped
   )
-  const ids = yield* networks.allIds()
+  // Every stored row, channel and end-to-end key in three queries, which the actors take instead of three queries
+  // each (Networks.loadAll, E2eKeys.loadAll).
+  const ids = yield* networks.loadAll()
+  yield* e2eKeys.loadAll(ids)
   yield* Effect.forEach(ids, start, { discard: true })
   yield* Effect.logInfo("network supervisor started").pipe(Effect.annotateLogs({ networks: ids.length }))
 

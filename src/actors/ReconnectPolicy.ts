@@ -26,10 +26,18 @@ export const RECONNECT_CAP: Duration.Duration = Duration.minutes(10)
  * bouncer's whole boot or a restart of its server costs no extra delay, and tests on TestClock need no adjusting),
  * and beyond that one every CONNECT_SPACING, CONNECT_RATE a second. No one-second window then holds more than
  * CONNECT_BURST + CONNECT_RATE − 1 = 59 connects, well under 100 even when a busy event loop runs a few slots late
- * and bunches them.
+ * and bunches them (right after a lag in handling retries, CONNECT_CATCH_UP below adds the lag's slots).
  */
 export const CONNECT_RATE = 50
 export const CONNECT_BURST = 10
+/**
+ * How far back the slots of a retry handled late may count from (ConnectThrottle.reserveSince): a busy core handling a
+ * storm's drops hands the throttle its requests late, and their slots count from when they were due, at most this
+ * long ago. Then a one-second window holds at most CONNECT_BURST + CONNECT_CATCH_UP × CONNECT_RATE + CONNECT_RATE
+ * connects (310), and only right after such a lag; a storm of N networks lags about N × the handling of one drop, so
+ * the windows stay under a fifth of N (500 networks: a lag of a few hundred milliseconds, a few dozen slots).
+ */
+export const CONNECT_CATCH_UP: Duration.Duration = Duration.seconds(5)
 /** The spacing between two connects beyond the burst, whole milliseconds (20 ms at 50 a second). */
 export const CONNECT_SPACING: Duration.Duration = Duration.millis(Math.ceil(1000 / CONNECT_RATE))
 /**

@@ -8,7 +8,9 @@
  * versions choose as the default for bare keys. Every set and clear is published on `changes` after the row is
  * written, carrying the parsed key (its secret Redacted), so the running network actor applies it at once without
  * re-reading the store on every message. Concurrency: `changes` is an unbounded PubSub; subscribe before reading
- * `forNetwork` and nothing is missed.
+ * `forNetwork` and nothing is missed. `loadAll` reads every network's keys in one query at boot; each network's entry
+ * is taken once by `forNetwork` and dropped by a set or clear on that network, so what it gives is what the table
+ * holds.
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option, PubSub } from "effect"
@@ -46,6 +48,15 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
     const networks = yield* Networks
     const changes = yield* PubSub.unbounded<E2eKeyChange>()
 
+    type KeyRow = { readonly target: string; readonly targetFolded: string; readonly keyEnc: Uint8Array }
+    /** The boot snapshot (`loadAll`): each started network's keyed rows, taken once; `writes` moves on set and clear. */
+    const snapshot = new Map<number, Array<KeyRow>>()
+    let writes = 0
+    const written = (networkId: number) => {
+      writes++
+      snapshot.delete(networkId)
+    }
+
     const ownedNetwork = (accountName: string, networkId: number) =>
       Effect.gen(function*() {
         const account = yield* accounts.require(accountName)
@@ -63,6 +74,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
       const parsed = parseFishKey(rawKey)
       if (Either.isLeft(parsed)) return yield* new InvalidE2eKey({ message: parsed.left.message })
       yield* ownedNetwork(accountName, networkId)
+      written(networkId)
       const kind = CHANNEL_PREFIXES.includes(target[0] ?? "") ? "channel" : "dm"
       const sealed = box.seal("e2e-key", formatFishKey(parsed.right))
       const rows = yield* sql<{ target: string }>`
@@ -79,6 +91,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
 
     const clear = Effect.fn("E2eKeys.clear")(function*(accountName: string, networkId: number, target: string) {
       yield* ownedNetwork(accountName, networkId)
+      written(networkId)
       const rows = yield* sql<{ target: string }>`
         UPDATE buffers SET e2e_key_enc = NULL
         WHERE network_id = ${networkId} AND target_folded = ${foldCase("rfc1459", target)} AND e2e_key_enc IS NOT NULL
@@ -93,9 +106,11 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
      * written by this version) is left out with a warning rather than failing the network.
      */
     const forNetwork = Effect.fn("E2eKeys.forNetwork")(function*(networkId: number) {
-      const rows = yield* sql<{ target: string; targetFolded: string; keyEnc: Uint8Array }>`
+      const kept = snapshot.get(networkId)
+      snapshot.delete(networkId)
+      const rows = kept ?? (yield* sql<KeyRow>`
         SELECT target, target_folded AS "targetFolded", e2e_key_enc AS "keyEnc" FROM buffers
-        WHERE network_id = ${networkId} AND e2e_key_enc IS NOT NULL`.pipe(Effect.orDie)
+        WHERE network_id = ${networkId} AND e2e_key_enc IS NOT NULL`.pipe(Effect.orDie))
       const keys = new Map<string, E2eKeyEntry>()
       for (const row of rows) {
         const parsed = parseFishKey(box.open("e2e-key", row.keyEnc))
@@ -105,7 +120,21 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
       return keys
     })
 
-    return { set, clear, forNetwork, changes } as const
+    /**
+     * Every keyed target of the networks `networkIds` in one query, kept for their actors' `forNetwork` (at boot,
+     * 10,000 networks: one query instead of 10,000 queued before anything else, health checks included).
+     */
+    const loadAll = Effect.fn("E2eKeys.loadAll")(function*(networkIds: ReadonlyArray<number>) {
+      const before = writes
+      const rows = yield* sql<KeyRow & { readonly networkId: number }>`
+        SELECT network_id AS "networkId", target, target_folded AS "targetFolded", e2e_key_enc AS "keyEnc" FROM buffers
+        WHERE e2e_key_enc IS NOT NULL`.pipe(Effect.orDie)
+      if (writes !== before) return
+      for (const id of networkIds) snapshot.set(id, [])
+      for (const row of rows) snapshot.get(row.networkId)?.push(row)
+    })
+
+    return { set, clear, forNetwork, loadAll, changes } as const
   }),
   dependencies: [Accounts.Default, Networks.Default, SecretBox.Default]
 }) {}

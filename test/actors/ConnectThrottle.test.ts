@@ -3,7 +3,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, TestClock } from "effect"
 import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
-import { CONNECT_BURST, CONNECT_RATE, CONNECT_SPACING, reconnectBound } from "../../src/actors/ReconnectPolicy.js"
+import {
+  CONNECT_BURST,
+  CONNECT_CATCH_UP,
+  CONNECT_RATE,
+  CONNECT_SPACING,
+  reconnectBound
+} from "../../src/actors/ReconnectPolicy.js"
 
 /** The most time stamps inside any half-open window [t, t + windowMs). */
 const maxInWindow = (stamps: ReadonlyArray<number>, windowMs: number) => {
@@ -82,5 +88,37 @@ describe("ConnectThrottle", () => {
       const throttle = yield* ConnectThrottle.make({ burst: 1, spacing: Duration.millis(100) })
       const times = yield* storm(throttle, 5, "1 second")
       expect(times).toEqual([0, 100, 200, 300, 400])
+    }))
+
+  it.effect("a storm handled late: slots count from when the retries were due, so the last is where it would have been", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      // 1,000 retries due at 2 s, their requests handled only at 5 s (the core busy with the drops).
+      yield* TestClock.adjust("5 seconds")
+      const now = yield* Clock.currentTimeMillis
+      const waits = yield* Effect.forEach(Array.from({ length: 1000 }), () => throttle.reserveSince(2000))
+      const slots = waits.map((w) => now + Duration.toMillis(w))
+      // Handled as they were due: the last slot is 2 s + 1,000 spacings back from the burst, not 5 s + that.
+      expect(slots[999]).toBe(2000 + (1000 - CONNECT_BURST) * 20)
+      expect(slots[999]).toBeLessThanOrEqual(2000 + Duration.toMillis(reconnectBound(1000)) - 2000)
+      // Those that fell behind go at once: the lag's slots and the burst; after them, the rate.
+      expect(slots.filter((t) => t === now)).toHaveLength((3000 / 20) + CONNECT_BURST)
+      expect(maxInWindow(slots.filter((t) => t > now), 1000)).toBe(CONNECT_RATE)
+      // The same requests through `reserve` count from 5 s.
+      const late = yield* ConnectThrottle.make()
+      const lateWaits = yield* Effect.forEach(Array.from({ length: 1000 }), () => late.reserve)
+      expect(now + Duration.toMillis(lateWaits[999]!)).toBe(5000 + (1000 - CONNECT_BURST) * 20)
+    }))
+
+  it.effect("catching up is bounded: retries overdue by an hour (a suspended machine) count from CONNECT_CATCH_UP ago", () =>
+    Effect.gen(function*() {
+      const throttle = yield* ConnectThrottle.make()
+      yield* TestClock.adjust("1 hour")
+      const waits = yield* Effect.forEach(Array.from({ length: 1000 }), () => throttle.reserveSince(0))
+      const atOnce = waits.filter(Duration.isZero).length
+      expect(atOnce).toBe(Duration.toMillis(CONNECT_CATCH_UP) / 20 + CONNECT_BURST)
+      // A connect due later than now counts from now.
+      expect(Duration.toMillis(yield* (yield* ConnectThrottle.make()).reserveSince((yield* Clock.currentTimeMillis) + 60_000)))
+        .toBe(0)
     }))
 })

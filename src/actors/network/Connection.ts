@@ -74,11 +74,12 @@ const lockedDown = (a: Actor) =>
  * An attempt is due (boot, retry, connect_network): take a slot from the supervisor's ConnectThrottle, and connect at
  * once when it is free, else wait for it in `backoff`, publishing the slot as `nextRetryAt`.
  */
-export const requestAttempt = (a: Actor) =>
+export const requestAttempt = (a: Actor, dueAt?: number) =>
   Effect.gen(function*() {
     disarm(a, "retry")
     if (!isAllowedHost(a.deps.allowedHosts, a.config.host)) return yield* lockedDown(a)
-    const wait = yield* a.deps.throttle.reserve
+    // A retry counts its slot from when its backoff ended (ConnectThrottle.reserveSince), however late it is handled.
+    const wait = yield* (dueAt === undefined ? a.deps.throttle.reserve : a.deps.throttle.reserveSince(dueAt))
     if (Duration.isZero(wait)) return yield* startAttempt(a)
     const token = ++a.retryToken
     a.nextRetryAt = (yield* now) + Duration.toMillis(wait)
@@ -151,7 +152,7 @@ export const onRetryDue = (a: Actor, token: number, slot: boolean) =>
     ? Effect.void
     : slot
     ? startAttempt(a)
-    : requestAttempt(a)
+    : requestAttempt(a, a.nextRetryAt ?? undefined)
 
 /** Ask the current connection to end; its Closed event then decides what comes next. */
 export const closeSession = (s: Session, reason: string, how: "quit" | "destroy") =>

@@ -15,11 +15,11 @@ import { serverBufferTarget, toIsoTime } from "../../schema/Ids.js"
 import type { ToolByName, ToolInput, ToolName } from "../../schema/McpTools.js"
 import type { Message as MessageSchema } from "../../schema/Message.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import { SerializedPayload } from "../../schema/ToolCatalog.js"
+import { type SerializedPart, serializedPart, SerializedPayload } from "../../schema/ToolCatalog.js"
 import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/Authenticator.js"
 import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
-import { Networks } from "../../services/Networks.js"
+import { type NetworkListing, Networks } from "../../services/Networks.js"
 import { NickNotes, type RelayBotMarks } from "../../services/NickNotes.js"
 import { serializedMessageRecord, toMessageRecord } from "../../services/MessageRecord.js"
 
@@ -131,20 +131,48 @@ export const makeToolHandlers = Effect.gen(function*() {
     return payload
   }
 
+  /**
+   * list_networks' record of a network, serialized once per row and status: the listing keeps its rows until a network
+   * changes (Networks.listing) and an actor publishes a new status object on each change, so an account of 1,000
+   * networks, polled, joins 1,000 strings rather than serializing and escaping 1,000 records each time.
+   */
+  const networkRecords = new WeakMap<NetworkListing, { readonly status: NetworkStatus; readonly part: SerializedPart }>()
+  const networkRecord = (n: NetworkListing, status: NetworkStatus): SerializedPart => {
+    const kept = networkRecords.get(n)
+    if (kept !== undefined && kept.status === status) return kept.part
+    const { state, nick, lastError, nextRetryAt } = status
+    const part = serializedPart(
+      JSON.stringify({ id: n.id, name: n.name, host: n.host, port: n.port, tls: n.tls, state, nick, lastError, nextRetryAt })
+    )
+    networkRecords.set(n, { status, part })
+    return part
+  }
+
+  /**
+   * The last list_networks answer per listing (an account's rows, Networks.listing), with the statuses it was made
+   * from: polled while nothing changed, the same answer, its bytes encoded once (ToolCatalog's CallToolResult).
+   */
+  const networkAnswers = new WeakMap<ReadonlyArray<NetworkListing>, {
+    readonly statuses: ReadonlyArray<NetworkStatus>
+    readonly payload: SerializedPayload<ToolPayload<"list_networks">>
+  }>()
+
   const ok = { ok: true } as const
 
   const handlers: ToolHandlerTable = {
     list_networks: (principal) =>
-      Effect.gen(function*() {
-        const rows = yield* networks.listForAccount(principal.accountId)
-        const out = []
-        for (const n of rows) {
-          const status = yield* control.status(n.id)
-          const { state, nick, lastError, nextRetryAt } = status
-          out.push({ id: n.id, name: n.name, host: n.host, port: n.port, tls: n.tls, state, nick, lastError, nextRetryAt })
-        }
-        return { networks: out }
-      }),
+      Effect.flatMap(networks.listing(principal.accountId), (rows) =>
+        Effect.map(Effect.forEach(rows, (n) => control.status(n.id)), (statuses) => {
+          const kept = networkAnswers.get(rows)
+          if (kept !== undefined && kept.statuses.every((s, i) => s === statuses[i])) return kept.payload
+          const payload = new SerializedPayload<ToolPayload<"list_networks">>(
+            `{"networks":[`,
+            rows.map((n, i) => networkRecord(n, statuses[i]!)),
+            "]}"
+          )
+          networkAnswers.set(rows, { statuses, payload })
+          return payload
+        })),
 
     list_buffers: (principal, input) =>
       Effect.gen(function*() {

@@ -68,6 +68,8 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
 
       // Connected: the fake actors accept commands.
       app.fake.network(networkId).status = { state: "connected", nick: "alice" }
+      // list_networks shows the new status (its records are kept per status, not past a change).
+      expect((yield* call("list_networks")).payload).toMatchObject({ networks: [{ id: networkId, state: "connected", nick: "alice" }] })
       for (const [name, args] of [
         ["send_message", { networkId, target: "#belay", text: "hello" }],
         ["send_action", { networkId, target: "#belay", text: "waves" }],
