@@ -25,6 +25,10 @@
  *   even when that is nothing, and small buffers are slices of Node's shared 8 KiB pool: an idle connection would
  *   keep a whole pool slab alive. `LeanNetTransport` (passed as its `transport` option) keeps an empty shared buffer
  *   instead, or a copy of the partial line in memory of its own.
+ * - Every Client builds its own table of command handlers (`command_handler.handlers`, an Array used as a map of
+ *   some 200 names, so a dictionary of ~6 KiB), though every entry is a module-level function of the library, or a
+ *   closure over module-level data, taking the client's handler as an argument: the same for every client. Each
+ *   client is given the first one's table (`shareCommandTable`); nothing adds handlers after construction.
  */
 import { Context, Duration, Layer } from "effect"
 import IRC from "irc-framework"
@@ -98,8 +102,18 @@ export class LeanNetTransport extends NetTransport {
   }
 }
 
+/** The command handler table every Client gets (see the pitfalls above); the first client's. */
+let commandTable: unknown
+const shareCommandTable = (client: IRC.Client) => {
+  const handler = (client as unknown as { command_handler?: { handlers?: unknown } }).command_handler
+  if (handler === undefined || handler.handlers === undefined) return
+  if (commandTable === undefined) commandTable = handler.handlers
+  else handler.handlers = commandTable
+}
+
 const open = (options: TransportOptions, emit: (event: TransportEvent) => void): IrcConnection => {
   const client = new IRC.Client()
+  shareCommandTable(client)
   // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
   // that the answers go back to the asker (src/listener/UpstreamLabels.ts). Only labelled commands get labelled replies.
   client.requestCap("labeled-response")
