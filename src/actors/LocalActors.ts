@@ -154,22 +154,23 @@ export const make = (options: LocalActorsOptions = {}) =>
     // the network publishes to the feed carries it, so that the IRC listener sends the line only after that row
     // (docs/decisions.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
     const lastConversation = new Map<number, number>()
-    const storeFor = (networkId: number): MessageWriter =>
-      MessageWriter.make({
-        stored: store.stored,
-        flush: store.flush,
-        appended: store.appended,
-        sequenceOf: store.sequenceOf,
-        relay: store.relay,
-        storedHere: store.storedHere,
-        highestAnnounced: store.highestAnnounced,
-        append: (message) =>
-          message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
-            ? Effect.map(store.append(message), () => {
-              lastConversation.set(networkId, store.appended())
-            })
-            : store.append(message)
-      })
+    // One writer for every actor (each message names its network), not one per network: an idle network costs
+    // no closures here.
+    const actorStore: MessageWriter = MessageWriter.make({
+      stored: store.stored,
+      flush: store.flush,
+      appended: store.appended,
+      sequenceOf: store.sequenceOf,
+      relay: store.relay,
+      storedHere: store.storedHere,
+      highestAnnounced: store.highestAnnounced,
+      append: (message) =>
+        message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
+          ? Effect.map(store.append(message), () => {
+            lastConversation.set(message.networkId, store.appended())
+          })
+          : store.append(message)
+    })
 
     const actors = new Map<number, NetworkActor.NetworkActor>()
     const timers = yield* ActorTimers.make
@@ -214,7 +215,7 @@ export const make = (options: LocalActorsOptions = {}) =>
         const actor = yield* NetworkActor.make({
           networkId,
           repo: repoFor(networkId),
-          store: storeFor(networkId),
+          store: actorStore,
           transport,
           allowedHosts: settings.allowedHosts,
           e2e: {
