@@ -187,16 +187,19 @@ export const make = (options: LocalActorsOptions = {}) =>
       Effect.forever,
       Effect.forkScoped
     )
+    // Scope.addFinalizer, not acquireRelease: the latter keeps a snapshot of the fiber's FiberRefs per finalizer for
+    // as long as the network lives (NetworkActor.make says the same of its own finalizers).
     const attachKeys = (networkId: number) => (deliver: (change: E2eKeyChange) => void) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
+      Effect.flatMap(Effect.scope, (scope) =>
+        Effect.uninterruptible(Effect.suspend(() => {
           keySinks.set(networkId, deliver)
-        }),
-        () =>
-          Effect.sync(() => {
-            if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
-          })
-      )
+          return Scope.addFinalizer(
+            scope,
+            Effect.sync(() => {
+              if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
+            })
+          )
+        })))
 
     // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
     const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
@@ -229,7 +232,8 @@ export const make = (options: LocalActorsOptions = {}) =>
           fence: fence === undefined ? undefined : () => fence(networkId)
         })
         actors.set(networkId, actor)
-        yield* Effect.addFinalizer(() =>
+        yield* Scope.addFinalizer(
+          yield* Effect.scope,
           Effect.sync(() => {
             if (actors.get(networkId) === actor) actors.delete(networkId)
           })
