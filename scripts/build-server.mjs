@@ -7,7 +7,7 @@
 // the paths modules resolve from their own location (the web client in dist/client, package.json) stay right.
 // Left out of the bundle: packages that locate files next to themselves or load native code at run time.
 import { build } from "esbuild"
-import { existsSync, rmSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 
 const OUT = "dist/bundle/cli/main.js"
 rmSync("dist/bundle", { recursive: true, force: true })
@@ -30,4 +30,12 @@ await build({
   // CommonJS dependencies bundled into an ES module still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }
 })
+// esbuild escapes non-ASCII characters in strings but leaves them in template literals (the HTML pages' `html`
+// templates: "·", "›", "…"). One such character makes V8 hold the whole bundle's source as a two-byte string: twice
+// its size in the heap for the life of the process. Escaped here as \\uXXXX, which a template literal's cooked
+// value reads back unchanged (Belay's `html` tag reads the cooked strings; nothing in the bundle reads `.raw` of
+// a template holding one of them).
+const text = readFileSync(OUT, "utf8")
+const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+if (ascii !== text) writeFileSync(OUT, ascii)
 process.stderr.write(`belay: server bundled into ${OUT}\n`)
