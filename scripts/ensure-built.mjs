@@ -1,4 +1,5 @@
-// Builds dist/ with tsc when it is missing or older than any file under src/, and the web client (dist/client, by
+// Builds dist/ with tsc when it is missing or older than any file under src/, the server bundle (dist/bundle, by
+// scripts/build-server.mjs) when it is missing or older than dist/cli/main.js, and the web client (dist/client, by
 // scripts/build-client.mjs) when it is missing or older than any file under client/, so that `npm start` and
 // `npm test` work on a fresh clone and stay fast once built.
 import { execFileSync } from "node:child_process"
@@ -20,6 +21,10 @@ const stale = (stamp, inputs) =>
 if (stale("dist/cli/main.js", ["src", "tsconfig.build.json"])) {
   process.stderr.write("belay: building (tsc)…\n")
   execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { stdio: "inherit" })
+}
+if (stale("dist/bundle/cli/main.js", ["dist/cli/main.js", "scripts/build-server.mjs"])) {
+  process.stderr.write("belay: bundling the server (esbuild)…\n")
+  execFileSync(process.execPath, ["scripts/build-server.mjs"], { stdio: "inherit" })
 }
 if (stale("dist/client/manifest.json", ["client", "scripts/build-client.mjs"])) {
   process.stderr.write("belay: building the web client (esbuild)…\n")

@@ -1,20 +1,23 @@
 /**
  * Sections B2 and B3: many idle connected networks in one Belay.
  *
- * B2 memory: Belay runs with `--expose-gc` and a preload that collects garbage on SIGUSR2 (bench/gc-on-signal.ts);
- * heap used and RSS come from its /metrics (`nodejs_heap_size_used_bytes`, `process_resident_memory_bytes`). Baseline:
- * the same process with the account but 0 networks; then 500 networks are added through the admin socket (exactly
- * what `belay network add` sends, without 500 CLI processes) against one fake IRC server that registers every
- * connection; once all 500 are `connected`, per network = (after − baseline) / 500.
+ * B2 memory: what the whole service holds — the proportional set size (PSS) of Belay's process tree, Belay and the
+ * embedded PostgreSQL it runs — after full collections, with no network, with half of BENCH_MEMORY_NETWORKS (default
+ * 100) and with all of them idle and connected; per added network in PSS; and, in the same run, The Lounge 4.5.2
+ * (bench/lib/TheLounge.ts, installed on demand) with no network and with as many, measured the same way. Belay runs
+ * with `--expose-gc` and a preload that collects garbage on SIGUSR2 (bench/gc-on-signal.ts), and so does The Lounge.
+ * Heap used and RSS also come from Belay's /metrics. The networks are added through the admin socket (exactly what
+ * `belay network add` sends) against one fake IRC server in the bench process that registers every connection; The
+ * Lounge's point at a second one, so each side's registrations are counted apart.
  *
- * B3 reconnect storm: with the 500 connected, the fake server restarts (every socket dropped, listening again on the
- * same port at once). Every accepted connection is time-stamped at the fake; the checks are that all 500 come back
- * within the documented bound of src/actors/ReconnectPolicy.ts (`reconnectBound`: the longest first delay, then one
- * connect slot each, N ÷ CONNECT_RATE; the first delay is sampled from `reconnectSchedule` itself and the slots come
- * from the policy's constants, so the bound follows the policy) and that no more than a fifth of them connect in
- * any one-second window.
+ * B3 reconnect storm: with BENCH_NETWORKS (default 500) connected, the fake server restarts (every socket dropped,
+ * listening again on the same port at once). Every accepted connection is time-stamped at the fake; the checks are
+ * that all come back within the documented bound of src/actors/ReconnectPolicy.ts (`reconnectBound`: the longest
+ * first delay, then one connect slot each, N ÷ CONNECT_RATE; the first delay is sampled from `reconnectSchedule`
+ * itself and the slots come from the policy's constants, so the bound follows the policy) and that no more than a
+ * fifth of them connect in any one-second window.
  *
- * Concurrency rule: sequential; the fake server's callbacks only append time stamps, read after each phase.
+ * Concurrency rule: sequential; the fake servers' callbacks only append time stamps or count, read after each phase.
  */
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -28,34 +31,46 @@ import {
   reconnectBound,
   reconnectSchedule
 } from "../../src/actors/ReconnectPolicy.js"
+import { freePort } from "../../test/support/BelayProcess.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { addNetworkWithAdmin, connectedCount, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
-import { databaseMode, freshDatabase, ROOT, sleep, waitUntil } from "../lib/Env.js"
-import { serviceMemory, sum } from "../lib/Memory.js"
+import { databaseMode, freshDatabase, ROOT, scratch, sleep, waitUntil } from "../lib/Env.js"
+import { type ProcessMemory, processTree, processMemory, serviceMemory, sum } from "../lib/Memory.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
+import { LOUNGE_VERSION, loungeNodeVersion, startLounge } from "../lib/TheLounge.js"
 
 const NETWORKS = Number(process.env.BENCH_NETWORKS ?? 500)
+/** Networks of the memory reading (the interface's figure is for 100 idle networks). */
+const MEMORY_NETWORKS = Number(process.env.BENCH_MEMORY_NETWORKS ?? 100)
 const KiB = 1024
 /** Long enough for the database pool's idle connections (10 s) to close before the idle reading. */
 const IDLE_SETTLE_MS = 12_000
 /** Slack on the reconnect bound: noticing the drop, the event loop, and the fake accepting 500 sockets on one core. */
 const BOUND_SLACK_MS = 1000
+/** What bin/belay sets for `serve` (by process.execve) where Node can; the bench sets it itself where Node cannot. */
+const MALLOC_ENV: Record<string, string> = typeof (process as { execve?: unknown }).execve === "function"
+  ? {}
+  : { MALLOC_MMAP_THRESHOLD_: "16384" }
+
+/** SIGUSR2 (→ gc-on-signal.ts: full collections) twice, half a second apart. */
+const collect = async (signal: (s: NodeJS.Signals) => void) => {
+  for (let i = 0; i < 2; i++) {
+    signal("SIGUSR2")
+    await sleep(500)
+  }
+}
 
 /**
- * Heap and RSS after full collections (SIGUSR2 → gc-on-signal.ts), read twice and the second kept; and what the whole
- * service holds (bench/lib/Memory.ts): Belay's process and the embedded PostgreSQL's processes, from /proc.
+ * Heap and RSS after full collections, read from /metrics; and what the whole service holds (bench/lib/Memory.ts):
+ * Belay's process and the embedded PostgreSQL's processes, from /proc.
  */
 const memory = async (belay: RunningBelay) => {
-  let last = { heap: 0, heapTotal: 0, rss: 0 }
-  for (let i = 0; i < 2; i++) {
-    belay.signal("SIGUSR2")
-    await sleep(500)
-    const m = await belay.metrics()
-    last = {
-      heap: m.get("nodejs_heap_size_used_bytes") ?? NaN,
-      heapTotal: m.get("nodejs_heap_size_total_bytes") ?? NaN,
-      rss: m.get("process_resident_memory_bytes") ?? NaN
-    }
+  await collect(belay.signal)
+  const m = await belay.metrics()
+  const last = {
+    heap: m.get("nodejs_heap_size_used_bytes") ?? NaN,
+    heapTotal: m.get("nodejs_heap_size_total_bytes") ?? NaN,
+    rss: m.get("process_resident_memory_bytes") ?? NaN
   }
   if (Number.isNaN(last.heap) || Number.isNaN(last.rss)) throw new Error("/metrics has no process memory gauges")
   return { ...last, service: serviceMemory(belay.pid) }
@@ -63,19 +78,25 @@ const memory = async (belay: RunningBelay) => {
 
 type Reading = Awaited<ReturnType<typeof memory>>
 
-/** Belay's RSS plus the PSS of its PostgreSQL processes: what the service costs the machine. */
-const serviceTotal = (r: Reading) => (r.service === undefined ? NaN : r.service.belay.rss + sum(r.service.postgres, "pss"))
+/** The PSS of Belay's process tree: Belay and its PostgreSQL, what the service costs the machine. */
+const serviceTotal = (r: Reading) => (r.service === undefined ? NaN : r.service.belay.pss + sum(r.service.postgres, "pss"))
+
+/** The PSS of a process tree (The Lounge: one process). */
+const treePss = (pid: number) =>
+  sum(processTree(pid).map(processMemory).filter((p): p is ProcessMemory => p !== undefined), "pss")
+
+const mib = (bytes: number) => bytes / KiB / KiB
 
 /** Where the memory of a reading goes, as figures (MiB). */
 const breakdown = (label: string, r: Reading): Array<Figure> => {
   if (r.service === undefined) return []
   const { belay, postgres } = r.service
-  const mib = (bytes: number) => bytes / KiB / KiB
   const processes = postgres
     .map((p) => `${p.name.replace(/^postgres: /, "").replace(/^\S*\/postgres .*/, "postmaster")} ${mib(p.pss).toFixed(1)}`)
     .join("; ")
   return [
-    { name: `${label}: whole service (Belay RSS + its PostgreSQL's PSS)`, value: mib(serviceTotal(r)), unit: "MiB" },
+    { name: `${label}: whole service (PSS of Belay and its PostgreSQL)`, value: mib(serviceTotal(r)), unit: "MiB" },
+    { name: `${label}: Belay PSS`, value: mib(belay.pss), unit: "MiB" },
     { name: `${label}: Belay RSS`, value: mib(belay.rss), unit: "MiB" },
     { name: `${label}: Belay V8 heap used`, value: mib(r.heap), unit: "MiB" },
     { name: `${label}: Belay V8 heap reserved`, value: mib(r.heapTotal), unit: "MiB" },
@@ -88,6 +109,52 @@ const breakdown = (label: string, r: Reading): Array<Figure> => {
     { name: `${label}: PostgreSQL PSS file-backed (the postgres binary, libraries)`, value: mib(sum(postgres, "pssFile")), unit: "MiB" },
     { name: `${label}: PostgreSQL PSS by process (MiB)`, value: processes }
   ]
+}
+
+/**
+ * The Lounge with no network and with `networks`, each in a fresh home, measured like Belay: PSS of its process tree
+ * after full collections, IDLE_SETTLE_MS after its networks all registered at their own fake IRC server.
+ */
+const loungeMemory = async (networks: number, preload: string) => {
+  const offline = pathToFileURL(Path.join(ROOT, "dist-bench/bench/lounge-offline.js")).href
+  let registered = 0
+  const fake = await startFakeIrcServer({
+    timeout: "60 seconds",
+    onConnection: (connection) => Effect.zipRight(connection.register(), Effect.sync(() => registered++))
+  })
+  const readings: Array<number> = []
+  try {
+    for (const count of [0, networks]) {
+      registered = 0
+      const httpPort = await Effect.runPromise(freePort)
+      const lounge = startLounge({
+        dir: Path.join(scratch(), `thelounge-${count}`),
+        httpPort,
+        ircPort: fake.server.port,
+        networks: count,
+        nodeFlags: ["--expose-gc", "--import", preload, "--import", offline]
+      })
+      try {
+        await waitUntil("The Lounge listening", 60_000, async () =>
+          (await fetch(`http://127.0.0.1:${httpPort}/`).then((r) => r.ok, () => false)) || undefined, 200)
+        // The Lounge spaces its networks' first connects 1 to 2 s apart (its Client.connect): up to 2 s each.
+        await waitUntil(`The Lounge's ${count} networks registered`, count * 2000 + 60_000, async () =>
+          registered >= count || undefined, 200).catch((e) => {
+          throw new Error(`${String(e)}\n${lounge.output()}`)
+        })
+        await sleep(IDLE_SETTLE_MS)
+        await collect(lounge.signal)
+        const pss = treePss(lounge.pid)
+        if (!(pss > 0)) throw new Error(`The Lounge (pid ${lounge.pid}) is not running:\n${lounge.output()}`)
+        readings.push(pss)
+      } finally {
+        await lounge.stop()
+      }
+    }
+  } finally {
+    await fake.close()
+  }
+  return { empty: readings[0]!, full: readings[1]! }
 }
 
 /** The largest number of time stamps inside any window of `windowMs` (sliding, not fixed buckets). */
@@ -127,7 +194,7 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
   const preload = pathToFileURL(Path.join(ROOT, "dist-bench/bench/gc-on-signal.js")).href
   const results: Array<SectionResult> = []
   try {
-    const belay = await startBelay(db.env, { nodeFlags: ["--expose-gc", "--import", preload] })
+    const belay = await startBelay({ ...db.env, ...MALLOC_ENV }, { nodeFlags: ["--expose-gc", "--import", preload] })
     try {
       await createAccount(belay)
       // Idle: the pool closes a connection after 10 s unused (pg's default idleTimeoutMillis), so its backends are
@@ -135,9 +202,6 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
       await sleep(IDLE_SETTLE_MS)
       const before = await memory(belay)
 
-      // Added in two halves with a reading after each: the second half's growth is the marginal cost of a network,
-      // free of one-time costs (code compiled on first use, caches) that the first networks pay.
-      const half = Math.floor(NETWORKS / 2)
       let addMs = 0
       let connectMs = 0
       let added = 0
@@ -149,59 +213,84 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
           connectedCount(await belay.metrics()) === count || undefined, 200)
         connectMs += performance.now() - t
       }
-      await addUpTo(half)
-      await sleep(IDLE_SETTLE_MS)
-      const middle = await memory(belay)
-      await addUpTo(NETWORKS)
-      const connectSeconds = connectMs / 1000
-      const addSeconds = addMs / 1000
-      await sleep(IDLE_SETTLE_MS)
-      const after = await memory(belay)
-      const stats = await Effect.runPromise(fake.server.stats)
-      if (stats.handlerFailures.length > 0) throw new Error(`fake server: ${stats.handlerFailures.slice(0, 3).join("\n")}`)
 
       if (which.memory) {
-        const heapPer = (after.heap - before.heap) / NETWORKS / KiB
-        const rssPer = (after.rss - before.rss) / NETWORKS / KiB
-        const heapMarginal = (after.heap - middle.heap) / (NETWORKS - half) / KiB
-        const rssMarginal = (after.rss - middle.rss) / (NETWORKS - half) / KiB
-        const servicePer = (serviceTotal(after) - serviceTotal(before)) / NETWORKS / KiB
-        const idleTotal = serviceTotal(before) / KiB / KiB
+        // Added in two halves with a reading after each: the second half's growth is the marginal cost of a network,
+        // free of one-time costs (code compiled on first use, caches) that the first networks pay.
+        const half = Math.floor(MEMORY_NETWORKS / 2)
+        await addUpTo(half)
+        await sleep(IDLE_SETTLE_MS)
+        const middle = await memory(belay)
+        await addUpTo(MEMORY_NETWORKS)
+        const connectSeconds = connectMs / 1000
+        const addSeconds = addMs / 1000
+        await sleep(IDLE_SETTLE_MS)
+        const after = await memory(belay)
+        // The Lounge's run failing (it needs Node 22 and the npm registry) leaves Belay's figures standing.
+        const lounge = await loungeMemory(MEMORY_NETWORKS, preload).catch((e: unknown) => ({
+          empty: NaN,
+          full: NaN,
+          error: String(e).split("\n").slice(0, 3).join(" ")
+        }))
+        const heapPer = (after.heap - before.heap) / MEMORY_NETWORKS / KiB
+        const rssPer = (after.rss - before.rss) / MEMORY_NETWORKS / KiB
+        const heapMarginal = (after.heap - middle.heap) / (MEMORY_NETWORKS - half) / KiB
+        const servicePer = (serviceTotal(after) - serviceTotal(before)) / MEMORY_NETWORKS / KiB
+        const serviceMarginal = (serviceTotal(after) - serviceTotal(middle)) / (MEMORY_NETWORKS - half) / KiB
+        const belayPssPer = after.service === undefined || before.service === undefined
+          ? NaN
+          : (after.service.belay.pss - before.service.belay.pss) / MEMORY_NETWORKS / KiB
+        const loungePer = (lounge.full - lounge.empty) / MEMORY_NETWORKS / KiB
+        const idleTotal = mib(serviceTotal(before))
+        const fullTotal = mib(serviceTotal(after))
         results.push({
           key: "memory",
-          title: "B2. Memory: the whole service, and per network",
+          title: "B2. Memory: the whole service, and per network, beside The Lounge",
           seconds: (performance.now() - started) / 1000,
           figures: [
             ...breakdown("idle, 0 networks", before),
-            { name: "networks connected", value: NETWORKS },
+            { name: "networks connected", value: MEMORY_NETWORKS },
             { name: "added through the admin socket in", value: addSeconds, unit: "s" },
             { name: "added and all connected (registered) in", value: connectSeconds, unit: "s" },
-            ...breakdown(`idle, ${NETWORKS} networks`, after),
-            { name: "heap used, 0 networks", value: before.heap / KiB / KiB, unit: "MiB" },
-            { name: `heap used, ${NETWORKS} networks`, value: after.heap / KiB / KiB, unit: "MiB" },
-            { name: "RSS, 0 networks", value: before.rss / KiB / KiB, unit: "MiB" },
-            { name: `RSS, ${NETWORKS} networks`, value: after.rss / KiB / KiB, unit: "MiB" },
+            ...breakdown(`idle, ${half} networks`, middle).slice(0, 4),
+            ...breakdown(`idle, ${MEMORY_NETWORKS} networks`, after),
+            { name: "whole service per network (PSS)", value: servicePer, unit: "KiB" },
+            { name: `marginal whole service per network (PSS, ${half} → ${MEMORY_NETWORKS})`, value: serviceMarginal, unit: "KiB" },
+            { name: "Belay PSS per network", value: belayPssPer, unit: "KiB" },
             { name: "heap per network", value: heapPer, unit: "KiB" },
+            { name: `marginal heap per network (${half} → ${MEMORY_NETWORKS})`, value: heapMarginal, unit: "KiB" },
             { name: "RSS per network", value: rssPer, unit: "KiB" },
-            ...(Number.isNaN(servicePer) ? [] : [{ name: "whole service per network", value: servicePer, unit: "KiB" }]),
-            { name: `marginal heap per network (${half} → ${NETWORKS})`, value: heapMarginal, unit: "KiB" },
-            { name: `marginal RSS per network (${half} → ${NETWORKS})`, value: rssMarginal, unit: "KiB" }
+            ...("error" in lounge ? [{ name: `The Lounge ${LOUNGE_VERSION}: not measured`, value: lounge.error }] : []),
+            { name: `The Lounge ${LOUNGE_VERSION}, 0 networks (PSS)`, value: mib(lounge.empty), unit: "MiB" },
+            { name: `The Lounge ${LOUNGE_VERSION}, ${MEMORY_NETWORKS} networks (PSS)`, value: mib(lounge.full), unit: "MiB" },
+            { name: `The Lounge ${LOUNGE_VERSION} per network (PSS)`, value: loungePer, unit: "KiB" }
           ],
           targets: [
+            ...(Number.isNaN(fullTotal) || Number.isNaN(lounge.full)
+              ? []
+              : [{ name: `whole service with ${MEMORY_NETWORKS} idle networks (PSS) ≤ The Lounge's`, measured: fullTotal, comparator: "<=" as const, target: mib(lounge.full), unit: "MiB" }]),
+            ...(Number.isNaN(servicePer)
+              ? []
+              : [{ name: "whole service per added idle network (PSS)", measured: servicePer, comparator: "<=" as const, target: 32, unit: "KiB" }]),
             ...(Number.isNaN(idleTotal)
               ? []
-              : [{ name: "whole service idle, no network (Belay RSS + PostgreSQL PSS)", measured: idleTotal, comparator: "<=" as const, target: 200, unit: "MiB" }]),
+              : [{ name: "whole service idle, no network (PSS)", measured: idleTotal, comparator: "<=" as const, target: 200, unit: "MiB" }]),
             { name: "heap per network", measured: heapPer, comparator: "<=", target: 64, unit: "KiB" },
             { name: "RSS per network", measured: rssPer, comparator: "<=", target: 160, unit: "KiB" }
           ],
           method: [
-            `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}; the preload only runs gc() on SIGUSR2. Heap used and RSS are read from GET /metrics after two signal-and-collect rounds.`,
-            `The whole service: Belay's RSS plus the proportional set size (PSS, /proc/<pid>/smaps_rollup) of every process under it — the embedded PostgreSQL's postmaster and its children (checkpointer, background writer, WAL writer, autovacuum launcher, logical replication launcher, and any open backend). PSS shares each shared page among the processes mapping it, so the shared buffers (32 MB reserved, counted as touched) and the postgres binary count once. With DATABASE_URL only Belay is counted.`,
-            `Baseline ("idle, 0 networks"): the same process with the account and no network, ${IDLE_SETTLE_MS / 1000} s after the last request, when the database pool has closed its idle connections. Then ${NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); measured ${IDLE_SETTLE_MS / 1000} s after /metrics showed all ${NETWORKS} connected (idle again: the pool's connections closed). Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second), so connecting them all takes at least ${NETWORKS} ÷ ${CONNECT_RATE} s.`,
-            "Per network = (measured − baseline) ÷ networks (the targets). The networks were added in two halves with a reading after the first; the marginal figures divide the second half's growth by its size, leaving out one-time costs (code compiled on first use). The fake server's memory is not in the figure (another process)."
+            `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}${MALLOC_ENV.MALLOC_MMAP_THRESHOLD_ === undefined ? "" : ", with MALLOC_MMAP_THRESHOLD_=16384 in its environment (what bin/belay sets by process.execve on Node 22.15 and later; this Node has no execve)"}; the preload only runs gc() on SIGUSR2. Every reading follows two signal-and-collect rounds; heap used and RSS are read from GET /metrics.`,
+            "The whole service: the proportional set size (PSS, /proc/<pid>/smaps_rollup) of Belay's process tree — Belay and the embedded PostgreSQL's postmaster and its children (checkpointer, background writer, WAL writer, autovacuum launcher, and any open backend). PSS shares each shared page among the processes mapping it, so the shared buffers (as touched), the node and postgres binaries count once. With DATABASE_URL only Belay is counted.",
+            `Baseline ("idle, 0 networks"): the same process with the account and no network, ${IDLE_SETTLE_MS / 1000} s after the last request, when the database pool has closed its idle connections. Then ${MEMORY_NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, in two halves, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); each reading ${IDLE_SETTLE_MS / 1000} s after /metrics showed all connected. Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second).`,
+            "Per network = (reading − baseline) ÷ networks (the targets); the marginal figures divide the second half's growth by its size, leaving out one-time costs (code compiled on first use). The fake servers' memory is not in any figure (the bench process).",
+            `The Lounge ${LOUNGE_VERSION} (bench/lib/TheLounge.ts): installed from the npm registry into bench/.cache/thelounge (irc-framework overridden to 4.14.0, install scripts off, so no sqlite3: text logs only), run on Node ${loungeNodeVersion()} (it needs 22 or later; Belay ran on this bench's Node ${process.version}) as \`node --expose-gc --import bench/gc-on-signal.js --import bench/lounge-offline.js …/thelounge/index.js start\` (the second preload only keeps its failed update check from ending it offline) in private mode with one user whose users/bench.json lists the networks (plain TCP, no channels) to a second fake IRC server; a fresh start with 0 and with ${MEMORY_NETWORKS} networks, each read ${IDLE_SETTLE_MS / 1000} s after all registered, after the same two collections: PSS of its process tree.`
           ]
         })
       }
+
+      if (which.storm) await addUpTo(NETWORKS)
+      const stats = await Effect.runPromise(fake.server.stats)
+      if (stats.handlerFailures.length > 0) throw new Error(`fake server: ${stats.handlerFailures.slice(0, 3).join("\n")}`)
 
       if (which.storm) {
         const stormStarted = performance.now()

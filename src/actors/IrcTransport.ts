@@ -21,9 +21,18 @@
  *   refused CR, LF and NUL already.
  * - The socket error arrives as the argument of `socket close`, never as `socket error`.
  * - One `Client` per connection attempt: `network.options` and CAP state are not reset by a reconnect.
+ * - Its socket class keeps what follows the last line break as a slice of the buffer the last read was joined into,
+ *   even when that is nothing, and small buffers are slices of Node's shared 8 KiB pool: an idle connection would
+ *   keep a whole pool slab alive. `LeanNetTransport` (passed as its `transport` option) keeps an empty shared buffer
+ *   instead, or a copy of the partial line in memory of its own.
+ * - Every Client builds its own table of command handlers (`command_handler.handlers`, an Array used as a map of
+ *   some 200 names, so a dictionary of ~6 KiB), though every entry is a module-level function of the library, or a
+ *   closure over module-level data, taking the client's handler as an argument: the same for every client. Each
+ *   client is given the first one's table (`shareCommandTable`); nothing adds handlers after construction.
  */
 import { Context, Duration, Layer } from "effect"
 import IRC from "irc-framework"
+import NetTransport from "irc-framework/src/transports/net.js"
 import { QUIT_GRACE } from "./ReconnectPolicy.js"
 
 export interface TransportOptions {
@@ -75,8 +84,36 @@ const describeError = (error: unknown): string | null => {
   return String(error)
 }
 
+/** irc-framework's socket class, keeping no slice of a read buffer between reads (see the pitfalls above). */
+const NOTHING = Buffer.alloc(0)
+
+export class LeanNetTransport extends NetTransport {
+  override onSocketData(data: Buffer): void {
+    super.onSocketData(data)
+    const rest = this.incoming_buffer
+    if (rest.length === 0) {
+      this.incoming_buffer = NOTHING
+    } else if (rest.buffer.byteLength !== rest.length) {
+      // A partial line: copied out of the (possibly pooled) buffer it is a slice of.
+      const own = Buffer.allocUnsafeSlow(rest.length)
+      rest.copy(own)
+      this.incoming_buffer = own
+    }
+  }
+}
+
+/** The command handler table every Client gets (see the pitfalls above); the first client's. */
+let commandTable: unknown
+const shareCommandTable = (client: IRC.Client) => {
+  const handler = (client as unknown as { command_handler?: { handlers?: unknown } }).command_handler
+  if (handler === undefined || handler.handlers === undefined) return
+  if (commandTable === undefined) commandTable = handler.handlers
+  else handler.handlers = commandTable
+}
+
 const open = (options: TransportOptions, emit: (event: TransportEvent) => void): IrcConnection => {
   const client = new IRC.Client()
+  shareCommandTable(client)
   // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
   // that the answers go back to the asker (src/listener/UpstreamLabels.ts). Only labelled commands get labelled replies.
   client.requestCap("labeled-response")
@@ -109,7 +146,8 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
       ping_interval: 0,
       ping_timeout: 0,
       enable_echomessage: true,
-      version: null
+      version: null,
+      transport: LeanNetTransport
     })
   } catch (error) {
     closed = true

@@ -154,22 +154,23 @@ export const make = (options: LocalActorsOptions = {}) =>
     // the network publishes to the feed carries it, so that the IRC listener sends the line only after that row
     // (docs/decisions.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
     const lastConversation = new Map<number, number>()
-    const storeFor = (networkId: number): MessageWriter =>
-      MessageWriter.make({
-        stored: store.stored,
-        flush: store.flush,
-        appended: store.appended,
-        sequenceOf: store.sequenceOf,
-        relay: store.relay,
-        storedHere: store.storedHere,
-        highestAnnounced: store.highestAnnounced,
-        append: (message) =>
-          message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
-            ? Effect.map(store.append(message), () => {
-              lastConversation.set(networkId, store.appended())
-            })
-            : store.append(message)
-      })
+    // One writer for every actor (each message names its network), not one per network: an idle network costs
+    // no closures here.
+    const actorStore: MessageWriter = MessageWriter.make({
+      stored: store.stored,
+      flush: store.flush,
+      appended: store.appended,
+      sequenceOf: store.sequenceOf,
+      relay: store.relay,
+      storedHere: store.storedHere,
+      highestAnnounced: store.highestAnnounced,
+      append: (message) =>
+        message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
+          ? Effect.map(store.append(message), () => {
+            lastConversation.set(message.networkId, store.appended())
+          })
+          : store.append(message)
+    })
 
     const actors = new Map<number, NetworkActor.NetworkActor>()
     const timers = yield* ActorTimers.make
@@ -186,16 +187,19 @@ export const make = (options: LocalActorsOptions = {}) =>
       Effect.forever,
       Effect.forkScoped
     )
+    // Scope.addFinalizer, not acquireRelease: the latter keeps a snapshot of the fiber's FiberRefs per finalizer for
+    // as long as the network lives (NetworkActor.make says the same of its own finalizers).
     const attachKeys = (networkId: number) => (deliver: (change: E2eKeyChange) => void) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
+      Effect.flatMap(Effect.scope, (scope) =>
+        Effect.uninterruptible(Effect.suspend(() => {
           keySinks.set(networkId, deliver)
-        }),
-        () =>
-          Effect.sync(() => {
-            if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
-          })
-      )
+          return Scope.addFinalizer(
+            scope,
+            Effect.sync(() => {
+              if (keySinks.get(networkId) === deliver) keySinks.delete(networkId)
+            })
+          )
+        })))
 
     // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
     const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
@@ -214,7 +218,7 @@ export const make = (options: LocalActorsOptions = {}) =>
         const actor = yield* NetworkActor.make({
           networkId,
           repo: repoFor(networkId),
-          store: storeFor(networkId),
+          store: actorStore,
           transport,
           allowedHosts: settings.allowedHosts,
           e2e: {
@@ -228,7 +232,8 @@ export const make = (options: LocalActorsOptions = {}) =>
           fence: fence === undefined ? undefined : () => fence(networkId)
         })
         actors.set(networkId, actor)
-        yield* Effect.addFinalizer(() =>
+        yield* Scope.addFinalizer(
+          yield* Effect.scope,
           Effect.sync(() => {
             if (actors.get(networkId) === actor) actors.delete(networkId)
           })

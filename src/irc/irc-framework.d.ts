@@ -64,6 +64,18 @@ declare module "irc-framework" {
       version?: string | null | undefined
       outgoing_addr?: string | undefined
       socks?: { readonly host: string; readonly port?: number; readonly user?: string; readonly pass?: string } | undefined
+      /** The socket class `Connection` builds per connect (default: src/transports/net.js, `NetTransport` below). */
+      transport?: (new (options: ClientOptions) => NetTransport) | undefined
+    }
+
+    /**
+     * src/transports/net.js: the TCP/TLS socket of one connection attempt. `onSocketData` appends each read to
+     * `incoming_buffer` (Buffer.concat) and emits every complete line; what is left is a slice of that buffer.
+     */
+    class NetTransport {
+      constructor(options: ClientOptions)
+      incoming_buffer: Buffer
+      onSocketData(data: Buffer): void
     }
 
     interface PrefixInfo {
@@ -442,4 +454,10 @@ declare module "irc-framework" {
   }
 
   export = IRC
+}
+
+declare module "irc-framework/src/transports/net.js" {
+  import IRC from "irc-framework"
+  const NetTransport: typeof IRC.NetTransport
+  export = NetTransport
 }

@@ -71,6 +71,10 @@ const MAX_SOCKET_PATH = 107
  *   from asynchronous reads on one or two cores.
  * - maintenance_work_mem 32MB (default 64MB): autovacuum and index builds on history tables, bounded.
  * - autovacuum stays on (the default): statistics and dead rows of the message tables are kept in check.
+ * - max_logical_replication_workers 0: Belay subscribes to no publication, so the logical replication launcher
+ *   (a resident process of ~1.2 MB) is not started; wal_level minimal and max_wal_senders 0: nothing replicates from
+ *   or streams this server's WAL (a backup is a dump or a copy of the stopped data directory), so no WAL sender
+ *   slots are reserved and bulk loads into new tables write less WAL.
  * - listen_addresses empty: no TCP socket at all; unix_socket_permissions 0700: only the server's OS user (and
  *   root) may connect, which is what makes `trust` authentication on the socket safe.
  */
@@ -83,6 +87,9 @@ const serverSettings = (socketDir: string, maxConnections: number): ReadonlyArra
     shared_buffers: "32MB",
     maintenance_work_mem: "32MB",
     io_method: "sync",
+    max_logical_replication_workers: "0",
+    wal_level: "minimal",
+    max_wal_senders: "0",
     // Log lines arrive on stderr and go to Belay's logger, which adds time and level itself.
     logging_collector: "off",
     log_destination: "stderr",

