@@ -3,7 +3,8 @@
  * client is read in the browser too, and the other way round. `MARKREAD <target> timestamp=T` moves the buffer's
  * marker to its newest message at or before T (markers only move forward); ReadMarkers.changes then tells every tab
  * and every IRC client with the capability (LiveEvents.ts), the sender included, as the extension asks. `MARKREAD
- * <target>` answers the marker, or `*` when the buffer has none.
+ * <target>` answers the marker, or `*` when the buffer has none; so does a set whose time names no message (before
+ * the buffer's first, or a buffer without history), which cannot move a marker that is a message (docs/contract.md).
  *
  * Concurrency rule: runs on the connection's session fiber only.
  */
@@ -23,19 +24,23 @@ export const onMarkRead = (deps: ListenerDeps, d: Downstream, params: ReadonlyAr
     if (network === undefined || signedIn === undefined) return fail(d, "MARKREAD", "INVALID_TARGET", [target], "No network bound")
     const status = yield* deps.control.status(network.id)
     const folded = foldCase(status.caseMapping, target)
-    if (stamp === undefined) {
+    /** The marker as stored, to this client alone (a get, or a set that moved nothing). */
+    const answerStored = Effect.gen(function*() {
       const marker = yield* deps.markers.get(network.id, folded)
       const time = Option.flatMap(marker, (m) => Option.fromNullable(m.time))
-      return replyLine(d, {
+      replyLine(d, {
         command: "MARKREAD",
         params: [target, Option.match(time, { onNone: () => "*", onSome: (t) => `timestamp=${timeTag(t)}` })]
       })
-    }
+    })
+    if (stamp === undefined) return yield* answerStored
     const ref = parseReference(stamp)
     if (ref?._tag !== "Time") return fail(d, "MARKREAD", "INVALID_PARAMS", [target, stamp], "Expected timestamp=<ISO 8601>")
     const newest = yield* deps.history.idAtOrBefore(network.id, folded, ref.time)
-    if (Option.isNone(newest)) return fail(d, "MARKREAD", "INVALID_PARAMS", [target, stamp], "No message at or before that time")
+    // A time before every message of the buffer (or a buffer with none) names no message, so the marker cannot move
+    // there; as with a time behind the marker, the client hears the marker as stored rather than an error.
+    if (Option.isNone(newest)) return yield* answerStored
     const moved = yield* deps.markers.set(signedIn.accountId, network.id, folded, newest.value.id)
-    if (Option.isNone(moved)) return fail(d, "MARKREAD", "INVALID_TARGET", [target], "No such buffer")
+    if (Option.isNone(moved)) return yield* answerStored
     // The marker as stored reaches every client through ReadMarkers.changes.
   })

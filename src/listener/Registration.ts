@@ -114,19 +114,25 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
       numeric(d, "905", "SASL message too long")
       return "continue"
     }
-    if (param !== "+" && !d.saslTooLong) d.sasl += param
-    if (d.sasl.length > SASL_PAYLOAD_BYTES * 4 / 3 + 4) {
-      // Kept no further; the rest of this payload is read and dropped, and it fails once it ends.
-      d.sasl = ""
-      d.saslTooLong = true
-    }
-    if (param.length === SASL_CHUNK) return "continue"
     if (d.saslTooLong) {
+      // The exchange already failed (904 below); the rest of its payload is read and dropped. A shorter chunk ends
+      // it, unless it names a mechanism: a client that gave up at the 904 and starts again.
+      if (param.length === SASL_CHUNK) return "continue"
       d.sasl = undefined
       d.saslTooLong = false
+      return param.toUpperCase() === "PLAIN" ? yield* authenticate(deps, d, param) : "continue"
+    }
+    if (param !== "+") d.sasl += param
+    if (d.sasl.length > SASL_PAYLOAD_BYTES * 4 / 3 + 4) {
+      // Kept no further, and failed at once rather than when the payload ends: a client sending without end would
+      // otherwise hear nothing until the registration timeout (sasl-3.1 leaves the bound and its moment to us).
+      // A full chunk means more follows, to be dropped; a shorter one was the payload's last.
+      d.saslTooLong = param.length === SASL_CHUNK
+      d.sasl = d.saslTooLong ? "" : undefined
       numeric(d, "904", "SASL authentication failed: the payload is longer than 10 KiB")
       return "continue"
     }
+    if (param.length === SASL_CHUNK) return "continue"
     const payload = Buffer.from(d.sasl, "base64").toString("utf8")
     d.sasl = undefined
     const [authzid, authcid, password] = payload.split("\u0000")

@@ -20,7 +20,7 @@ import { describeMode } from "../support/TestDatabase.js"
 const NOTIFY = "batch soju.im/bouncer-networks soju.im/bouncer-networks-notify"
 
 describe(`IRC client commands and bounds on ${describeMode}`, () => {
-  it.scopedLive("SASL over 10 KiB fails once and may be retried; an overlong line gets 417; BIND; networks added, changed, removed", () =>
+  it.scopedLive("SASL over 10 KiB fails once, at the bound, and may be retried; an overlong line gets 417; BIND; networks added, changed, removed", () =>
     Effect.gen(function*() {
       const app = yield* startListenerApp()
       const { port, networkId } = app
@@ -38,6 +38,13 @@ describe(`IRC client commands and bounds on ${describeMode}`, () => {
       yield* c.send(...Array.from({ length: chunks }, () => `AUTHENTICATE ${chunk}`), "AUTHENTICATE +", "PING after-sasl")
       const refused = yield* c.until("PONG")
       expect(refused.filter((l) => /^90\d$/.test(l.command)).map((l) => l.command)).toEqual(["904"])
+      // One that never ends is refused once it passes the bound, not left to the registration timeout; the client
+      // may start again with the mechanism while its chunks are still being dropped.
+      yield* c.send("AUTHENTICATE PLAIN")
+      yield* c.next("AUTHENTICATE")
+      yield* c.send(...Array.from({ length: chunks }, () => `AUTHENTICATE ${chunk}`), "PING endless")
+      const endless = yield* c.until("PONG")
+      expect(endless.filter((l) => /^90\d$/.test(l.command)).map((l) => l.command)).toEqual(["904"])
       // Then a good payload signs in.
       yield* c.send("AUTHENTICATE PLAIN")
       yield* c.next("AUTHENTICATE")

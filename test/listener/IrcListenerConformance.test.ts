@@ -8,7 +8,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ClientLine, connectClient, saslPlain } from "../support/IrcTestClient.js"
-import { CAPS, PASSWORD, saslClient, startListenerApp } from "../support/IrcListenerApp.js"
+import { MessageWriter } from "../../src/services/MessageWriter.js"
+import { CAPS, PASSWORD, saslClient, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
 
 const start = startListenerApp()
 import { describeMode } from "../support/TestDatabase.js"
@@ -98,5 +99,25 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       yield* upstream.send(":bob!b@host PRIVMSG #belay :after")
       const rest = yield* c.until((l) => l.command === "PRIVMSG" && l.params[1] === "after")
       expect(rest.filter((l) => l.command === "PRIVMSG").map((l) => l.params[1])).toEqual(["after"])
+    }), 60_000)
+
+  it.scopedLive("MARKREAD with a time that names no message answers the marker as stored, not FAIL", () =>
+    Effect.gen(function*() {
+      const { get, port, upstream } = yield* start
+      const c = yield* welcomedClient(port, "alice/fake", PASSWORD)
+      // A buffer without history, and a time before its first message: the marker (a message) cannot go there.
+      yield* c.send("MARKREAD nobody timestamp=2019-01-04T14:33:26.123Z")
+      expect((yield* c.next((l) => l.command === "MARKREAD" || l.command === "FAIL")).params).toEqual(["nobody", "*"])
+      yield* upstream.send(":bob!b@host PRIVMSG #belay :first")
+      const first = yield* c.next("PRIVMSG")
+      yield* get(MessageWriter).flush
+      yield* c.send("MARKREAD #belay timestamp=2019-01-04T14:33:26.123Z")
+      expect((yield* c.next((l) => l.command === "MARKREAD" || l.command === "FAIL")).params).toEqual(["#belay", "*"])
+      // Once set, a time before every message answers the stored marker too.
+      yield* c.send(`MARKREAD #belay timestamp=${first.tags.time}`)
+      yield* c.next((l) => l.command === "MARKREAD" && l.params[1] !== "*")
+      yield* c.send("MARKREAD #belay timestamp=2019-01-04T14:33:26.123Z")
+      expect((yield* c.next((l) => l.command === "MARKREAD" || l.command === "FAIL")).params)
+        .toEqual(["#belay", `timestamp=${first.tags.time}`])
     }), 60_000)
 })
