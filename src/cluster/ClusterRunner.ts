@@ -19,9 +19,8 @@
  * Concurrency rule: Sharding owns its fibers; this module builds layers and runs one check.
  */
 import { RunnerAddress, RunnerHealth, Runners, ShardingConfig, SocketRunner, SqlMessageStorage, SqlRunnerStorage } from "@effect/cluster"
-import { Socket } from "@effect/platform"
-import { NodeSocket, NodeSocketServer } from "@effect/platform-node"
-import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { NodeClusterSocket } from "@effect/platform-node"
+import { RpcSerialization } from "@effect/rpc"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -42,37 +41,6 @@ export const SHARDING_TIMINGS = {
   // The wait for an entity's requests in flight before its scope closes; then its actor QUITs (QUIT_GRACE).
   entityTerminationTimeout: Duration.seconds(2)
 } as const
-
-/**
- * The runner sockets, both ends, with Nagle's algorithm off (`noDelay`). A node multiplexes every call to another
- * node's networks on one socket; with Nagle on, a request written while an earlier one is unacknowledged waits for
- * that ACK, which the peer delays (delayed ACK, up to 40 ms on Linux) — calls through another node then ran at a
- * fraction of the owner's rate. The cluster's own layers (NodeClusterSocket) open them with the defaults.
- */
-export const runnerClientProtocol = Layer.effect(
-  Runners.RpcClientProtocol,
-  Effect.gen(function*() {
-    const serialization = yield* RpcSerialization.RpcSerialization
-    return (address: RunnerAddress.RunnerAddress) =>
-      Effect.gen(function*() {
-        const socket = yield* NodeSocket.makeNet({
-          openTimeout: 1000,
-          timeout: 5500,
-          host: address.host,
-          port: address.port,
-          noDelay: true
-        })
-        return yield* RpcClient.makeProtocolSocket().pipe(
-          Effect.provideService(Socket.Socket, socket),
-          Effect.provideService(RpcSerialization.RpcSerialization, serialization)
-        )
-      }).pipe(Effect.orDie)
-  })
-)
-
-/** The runner's listening socket (see runnerClientProtocol), on the configured address. */
-const runnerSocketServer = (address: { readonly host: string; readonly port: number }) =>
-  NodeSocketServer.layer({ host: address.host, port: address.port, noDelay: true })
 
 /** Per-session TCP keepalives, so the server notices a dead node's host (not `idle_session_timeout`: see the top). */
 const KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3"
@@ -134,8 +102,8 @@ export const ClusterRunnerLive = (settings: AppSettings, address: { readonly hos
         maxConnections: 4,
         applicationName: "belay-cluster"
       })
-      const clientProtocol = runnerClientProtocol
-      return Layer.provide(SocketRunner.layer, [runnerSocketServer(address), clientProtocol]).pipe(
+      const clientProtocol = NodeClusterSocket.layerClientProtocol
+      return Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, clientProtocol]).pipe(
         Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
         Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
         // Watched: a failed lock operation drops every lock of the node (ShardLockWatch.ts), and the fence must know.
