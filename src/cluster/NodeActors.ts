@@ -3,9 +3,6 @@
  * entity is on this node, and the port's methods over them — the fast path a node takes for a network it owns.
  * The entity (NetworkEntityLive.ts) starts and stops actors here; the reconciler and ClusterNetworkControl only read.
  *
- * The node's RecentPages keep only the pages of the networks supervised here (their history is written here, by
- * this node's MessageWriter), and forget a network's pages when its supervision here starts or ends.
- *
  * The fence (docs/decisions.md "Several nodes", fencing): a network's actor here may open a socket only while this
  * node holds its shard — in Sharding's view and, when the lock storage is watched (ShardLockWatch.ts), as the storage
  * last confirmed it. Each actor asks right before every socket it opens (LocalActors' `fence`), and a sweep — every
@@ -32,7 +29,6 @@ import type { NetworkFeed } from "../services/NetworkFeed.js"
 import type { MessageWriter } from "../services/MessageWriter.js"
 import type { Metrics } from "../services/Metrics.js"
 import type { Networks } from "../services/Networks.js"
-import { RecentPages } from "../services/RecentPages.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { ShardLockWatch } from "./ShardLockWatch.js"
 
@@ -66,7 +62,6 @@ export const NodeActorsLive: Layer.Layer<
   | IrcTransport
   | ClusterEvents
   | NetworkFeed
-  | RecentPages
   | Sharding.Sharding
 > = Layer.scoped(
   NodeActors,
@@ -88,8 +83,6 @@ export const NodeActorsLive: Layer.Layer<
     const quitting = new Map<number, number>()
     const counts = new Map<number, number>()
     const isSupervised = (networkId: number) => counts.has(networkId)
-    const pages = yield* RecentPages
-    pages.restrictTo(isSupervised)
     yield* Effect.addFinalizer(() => local.shutdown)
 
     /** Whether an actor here may keep its socket: its shard lock is confirmed (see the top). */
@@ -117,10 +110,7 @@ export const NodeActorsLive: Layer.Layer<
       supervising: (networkId, supervise) =>
         Effect.acquireUseRelease(
           Effect.sync(() => {
-            const count = (counts.get(networkId) ?? 0) + 1
-            counts.set(networkId, count)
-            // Pages kept from an earlier stay here missed what other nodes stored since.
-            if (count === 1) pages.forget(networkId)
+            counts.set(networkId, (counts.get(networkId) ?? 0) + 1)
           }),
           () => supervise,
           () =>
@@ -128,7 +118,6 @@ export const NodeActorsLive: Layer.Layer<
               const left = (counts.get(networkId) ?? 1) - 1
               if (left > 0) return counts.set(networkId, left)
               counts.delete(networkId)
-              pages.forget(networkId)
             })
         ),
       holds,

@@ -7,7 +7,8 @@
  * with a heartbeat). What is sent, and how a receiving node puts it into the very sources its consumers (MemberEvents
  * and the browser sockets, Web Push, RecentPages, the IRC listener) already read:
  * - stored messages: the owner's batch statement NOTIFYs the batch's networks and id range (MessageBatches.ts); the
- *   receiver reads the rows back and hands them to MessageWriter.relay (RecentPages, then `stored`);
+ *   receiver reads the rows back, shows them to RecentPages (`heard`) and hands them to MessageWriter.relay
+ *   (RecentPages, then `stored`);
  * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), network adds,
  *   edits and removals (Networks.changedElsewhere, flagged `elsewhere` so no second node acts on the actor), each
  *   sent after it was stored here; push subscriptions added or deleted (PushSubscriptions.changedElsewhere counts
@@ -399,6 +400,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
             SELECT ${rowColumns} FROM messages m JOIN buffers b ON b.id = m.buffer_id
             WHERE m.id > ${cursor} ORDER BY m.id LIMIT ${CATCH_UP_PAGE}`
           if (rows.length === 0) return relayedRows
+          pages.heard(rows)
           yield* writer.relay(rows)
           relayedRows += rows.length
           cursor = rows[rows.length - 1]!.id
@@ -445,7 +447,8 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     const onBatch = (networkIds: ReadonlyArray<number>, first: number, last: number) =>
       readBatch(networkIds, first, last).pipe(
-        Effect.flatMap(writer.relay),
+        // Shown to RecentPages first: a row out of order there may never be relayed (AnnouncedMarks; RecentPages.ts).
+        Effect.flatMap((rows) => Effect.zipRight(Effect.sync(() => pages.heard(rows)), writer.relay(rows))),
         // The database did not answer: read everything from this batch on once it does (a catch-up, in order).
         Effect.catchAll((error) =>
           Effect.zipRight(

@@ -13,19 +13,21 @@
  * PubSub: a tab that saw a `message` event and then reads the page finds the message there.
  * At most MAX_MESSAGES in all; the buffer read least recently goes first.
  *
- * Coherence: a buffer's ids grow in the order its rows are stored (one writer stores a
- * network's rows: this process's MessageWriter, or in a cluster the owner node's), so
- * appending only ids above the newest kept one makes a batch that a concurrent load already
- * saw harmless, and a load that raced a batch merges what the batch appended meanwhile. In a
- * cluster, rows stored by another node arrive through MessageWriter.relay once their notice
- * is heard (ClusterEvents.ts); while notices may be lost (the LISTEN connection down or its
- * heartbeat missed) ClusterEvents calls `trust(false)`: everything kept is dropped and nothing
- * is answered or kept until `trust(true)`, after the missed rows were read back
- * (docs/decisions.md "What carries events between nodes"). A cluster node also keeps pages only
- * of the networks it runs (`restrictTo`) and forgets a network's pages when the network comes or
- * goes (`forget`), so a page is never built from rows relayed around a handover; another node's
- * network is read from the database (docs/decisions.md "Several nodes"). A network's pages are
- * dropped when it is removed. Nothing here deletes messages otherwise: history has no retention.
+ * Coherence: a page kept is every row of its buffer from its oldest kept id up (all of them when `complete`). A
+ * buffer's rows mostly arrive in id order — one writer fiber stores a network's rows batch after batch (this process's
+ * MessageWriter, or in a cluster the owner node's) — so appending only ids above the newest kept one makes a batch
+ * that a concurrent load already saw harmless, and a load that raced a batch merges what arrived meanwhile. In a
+ * cluster every node keeps pages of every network it is asked about (docs/decisions.md "Recent pages on every
+ * node"): rows stored by another node arrive through MessageWriter.relay once their notice is heard
+ * (ClusterEvents.ts). Around a handover two writers overlap, and the old owner's last batch may commit after the new
+ * owner's first with lower ids; AnnouncedMarks then keeps it from `stored`. So every row read back from a notice is
+ * shown here first (`heard`), and so is every row stored (`stored`): a row below the newest kept of its buffer and
+ * not kept is out of order, and the buffer's page is dropped — the next read loads it from the database, where the
+ * row has committed. While notices may be lost (the LISTEN
+ * connection down or its heartbeat missed) ClusterEvents calls `trust(false)`: everything kept is dropped and nothing
+ * is answered or kept until `trust(true)`, after the missed rows were read back (docs/decisions.md "What carries
+ * events between nodes"). A network's pages are dropped when it is removed. Nothing here deletes messages otherwise:
+ * history has no retention.
  *
  * A page answered again while its buffer did not change is the same array as before, so that
  * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
@@ -78,8 +80,6 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     let kept = 0
     /** False while rows stored elsewhere may go unheard: nothing is kept or answered. */
     let trusted = true
-    /** Whether this process stores the network's history (every network, unless a cluster node says otherwise). */
-    let writtenHere: (networkId: number) => boolean = () => true
 
     const sizeOf = (entry: Entry) => (entry._tag === "Loaded" ? entry.messages.length : 0)
 
@@ -112,7 +112,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       before: Option.Option<number>,
       limit: number
     ): Option.Option<ReadonlyArray<StoredMessage>> => {
-      if (!trusted || !writtenHere(networkId)) return Option.none()
+      if (!trusted) return Option.none()
       const key = keyOf(networkId, targetFolded)
       const entry = entries.get(key)
       if (entry === undefined || entry._tag === "Loading") return Option.none()
@@ -139,7 +139,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
      * first), or None when another load of it is running.
      */
     const beginLoad = (networkId: number, targetFolded: string, limit: number) => {
-      if (!trusted || !writtenHere(networkId)) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
+      if (!trusted) return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
       const key = keyOf(networkId, targetFolded)
       const current = entries.get(key)
       if (current?._tag === "Loading") return Option.none<(rows: ReadonlyArray<StoredMessage>) => void>()
@@ -154,9 +154,12 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
           entries.delete(key)
           return
         }
-        const newest = rows.length > 0 ? rows[rows.length - 1]!.id : 0
-        const messages = [...rows, ...loading.pending.filter((m) => m.id > newest)]
+        // What arrived while loading and the load did not see; below the load's oldest only when the load was whole.
         const complete = rows.length < limit
+        const seen = new Set(rows.map((m) => m.id))
+        const oldest = rows[0]!.id
+        const missed = loading.pending.filter((m) => !seen.has(m.id) && (complete || m.id > oldest))
+        const messages = missed.length === 0 ? [...rows] : [...rows, ...missed].sort((x, y) => x.id - y.id)
         const trimmed = messages.length > DEPTH ? messages.slice(messages.length - DEPTH) : messages
         const loaded: Loaded = {
           _tag: "Loaded",
@@ -176,20 +179,72 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       if (entries.get(key)?._tag === "Loading") entries.delete(key)
     }
 
+    /** Whether `id` is among `messages` (ids ascending). */
+    const holds = (messages: ReadonlyArray<StoredMessage>, id: number) => {
+      let low = 0
+      let high = messages.length - 1
+      while (low <= high) {
+        const mid = (low + high) >>> 1
+        const at = messages[mid]!.id
+        if (at === id) return true
+        if (at < id) low = mid + 1
+        else high = mid - 1
+      }
+      return false
+    }
+
+    /**
+     * Rows that committed (ids ascending), each checked against its buffer's kept page: one below the newest kept,
+     * not kept and within what the page claims to hold (from its oldest up, or all when complete) arrived out of
+     * order, and the page is dropped (see Coherence). A buffer loading notes them, for the load to merge.
+     */
+    const check = (row: StoredForPage, key: string, entry: Entry): void => {
+      const { targetFolded: _, ...message } = row
+      if (entry._tag === "Loading") {
+        entry.pending.push(message)
+        return
+      }
+      const messages = entry.messages
+      const newest = messages.length > 0 ? messages[messages.length - 1]!.id : 0
+      if (row.id >= newest || holds(messages, row.id)) return
+      if (!entry.complete && messages.length > 0 && row.id < messages[0]!.id) return
+      drop(key)
+    }
+
+    /** Rows another node stored, read back from its notice, before they are relayed (some may never be). */
+    const heard = (rows: ReadonlyArray<StoredForPage>) => {
+      if (entries.size === 0) return
+      for (const row of rows) {
+        const key = keyOf(row.networkId, row.targetFolded)
+        const entry = entries.get(key)
+        if (entry === undefined) continue
+        if (entry._tag === "Loaded") {
+          check(row, key, entry)
+          continue
+        }
+        // Loading: noted once, here or by `stored` if it gets there.
+        if (!entry.pending.some((m) => m.id === row.id)) check(row, key, entry)
+      }
+    }
+
     /** Every row of a stored batch (ids ascending), added to the pages of buffers that are kept. */
     const stored = (rows: ReadonlyArray<StoredForPage>) => {
       if (entries.size === 0) return
       for (const row of rows) {
-        const entry = entries.get(keyOf(row.networkId, row.targetFolded))
+        const key = keyOf(row.networkId, row.targetFolded)
+        const entry = entries.get(key)
         if (entry === undefined) continue
-        const { targetFolded: _, ...message } = row
         if (entry._tag === "Loading") {
-          entry.pending.push(message)
+          if (!entry.pending.some((m) => m.id === row.id)) check(row, key, entry)
           continue
         }
         const messages = entry.messages
         const newest = messages.length > 0 ? messages[messages.length - 1]! : undefined
-        if (newest !== undefined && message.id <= newest.id) continue
+        if (newest !== undefined && row.id <= newest.id) {
+          check(row, key, entry)
+          continue
+        }
+        const { targetFolded: _, ...message } = row
         // The buffer's display name is the one it was created with (MessageWriter keeps it), not this row's spelling.
         messages.push(newest === undefined ? message : { ...message, target: newest.target })
         entry.version++
@@ -230,12 +285,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       abandonLoad,
       stored,
       trust,
-      /** Keep pages only of the networks `predicate` says this process stores the history of (a cluster node). */
-      restrictTo: (predicate: (networkId: number) => boolean) => {
-        writtenHere = predicate
-      },
-      /** Drops the network's pages: its history starts or stops being written here. */
-      forget: forgetNetwork,
+      heard,
       /** Messages kept in all, for tests and metrics. */
       size: () => kept
     } as const

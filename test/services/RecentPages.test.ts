@@ -11,6 +11,7 @@ import { Accounts } from "../../src/services/Accounts.js"
 import { MessageHistory, type StoredMessage } from "../../src/services/MessageHistory.js"
 import { MessageWriter } from "../../src/services/MessageWriter.js"
 import { Networks } from "../../src/services/Networks.js"
+import type { StoredRow } from "../../src/services/MessageRow.js"
 import { DEPTH, RecentPages } from "../../src/services/RecentPages.js"
 import { eventually } from "../support/Eventually.js"
 import { message, seedNetworks as seed, T0 } from "../support/MessageFixtures.js"
@@ -176,38 +177,116 @@ describe(`RecentPages on ${describeMode}`, () => {
         expect(yield* page(net!, "#gone", null, 5)).toEqual([])
       }))
 
-    it.scoped("restricted to the networks written here (a cluster node), others are read from the table", () =>
+    it.scoped("another node's rows keep the page in memory, and it stays right across a handover", () =>
       Effect.gen(function*() {
-        const { networkIds: [here, elsewhere] } = yield* seed(2)
+        const { networkIds: [net] } = yield* seed()
         const writer = yield* MessageWriter
         const pages = yield* RecentPages
-        for (let i = 1; i <= 5; i++) {
-          yield* writer.append(message(here!, "#r", `h${i}`, { time: new Date(T0 + i) }))
-          yield* writer.append(message(elsewhere!, "#r", `e${i}`, { time: new Date(T0 + i) }))
-        }
+        const sql = yield* SqlClient.SqlClient
+        for (let i = 1; i <= 3; i++) yield* writer.append(message(net!, "#h", `seed${i}`, { time: new Date(T0 + i) }))
         yield* writer.flush
-        yield* page(here!, "#r", null, 10)
-        yield* page(elsewhere!, "#r", null, 10)
-        const keptBoth = pages.size()
-        pages.restrictTo((networkId) => networkId === here)
-        try {
-          // Another node stores rows of `elsewhere` straight into the table: this node's answer has them at once.
-          const sql = yield* SqlClient.SqlClient
-          yield* sql`
-            INSERT INTO messages (buffer_id, time, kind, nick, text)
-            SELECT id, now(), 'privmsg', 'other', 'from another node' FROM buffers
-            WHERE network_id = ${elsewhere!} AND target_folded = '#r'`
-          const answered = yield* page(elsewhere!, "#r", null, 10)
-          expect(answered).toEqual(yield* fromTable(elsewhere!, "#r", null, 10))
-          expect(answered.map((m) => m.text)).toContain("from another node")
-          // Forgetting a network drops its pages; the network written here keeps being served from memory.
-          pages.forget(elsewhere!)
-          expect(pages.size()).toBe(keptBoth - 5)
-          expect(yield* page(here!, "#r", null, 10)).toEqual(yield* fromTable(here!, "#r", null, 10))
-          expect(pages.size()).toBe(keptBoth - 5)
-        } finally {
-          pages.restrictTo(() => true)
-        }
+        const [buffer] = yield* sql<{ id: number }>`SELECT id FROM buffers WHERE network_id = ${net!} AND target_folded = '#h'`
+        /** A row another node stores (straight SQL here), with the id it took earlier when given. */
+        const store = (text: string, id?: number) =>
+          (id === undefined
+            ? sql<{ id: number }>`
+              INSERT INTO messages (buffer_id, time, kind, nick, text)
+              VALUES (${buffer!.id}, now(), 'privmsg', 'bob', ${text}) RETURNING id`
+            : sql<{ id: number }>`
+              INSERT INTO messages (id, buffer_id, time, kind, nick, text) OVERRIDING SYSTEM VALUE
+              VALUES (${id}, ${buffer!.id}, now(), 'privmsg', 'bob', ${text}) RETURNING id`).pipe(
+              Effect.map((rows) => rows[0]!.id)
+            )
+        const takeId = Effect.map(
+          sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('messages', 'id'))::int AS id`,
+          (rows) => rows[0]!.id
+        )
+        /**
+         * What ClusterEvents does with another node's notice: the rows read back are shown to RecentPages, then
+         * relayed, those at or below the newest relayed id left out as AnnouncedMarks leaves them out in a cluster.
+         */
+        let announced = 0
+        const relay = (first: number, last: number) =>
+          Effect.gen(function*() {
+            const rows = yield* sql<StoredRow & { targetFolded: string }>`
+              SELECT m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded",
+                     b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption
+              FROM messages m JOIN buffers b ON b.id = m.buffer_id
+              WHERE m.id BETWEEN ${first} AND ${last} AND b.network_id = ${net!} ORDER BY m.id`
+            pages.heard(rows)
+            const fresh = rows.filter((r) => r.id > announced)
+            if (fresh.length > 0) announced = fresh[fresh.length - 1]!.id
+            yield* writer.relay(fresh)
+          })
+        const texts = (rows: ReadonlyArray<StoredMessage>) => rows.map((m) => m.text)
+
+        // Node b writes; this node (not running the network) keeps the page once read, and b's rows reach it.
+        const b1 = yield* store("b1")
+        yield* relay(b1, b1)
+        expect(yield* page(net!, "#h", null, 10)).toEqual(yield* fromTable(net!, "#h", null, 10))
+        const b2 = yield* store("b2")
+        const b3 = yield* store("b3")
+        yield* relay(b2, b3)
+        const kept = pages.page(net!, "#h", Option.none(), 10)
+        expect(Option.map(kept, texts)).toEqual(Option.some(["seed1", "seed2", "seed3", "b1", "b2", "b3"]))
+        expect(Option.getOrThrow(kept)).toEqual(yield* fromTable(net!, "#h", null, 10))
+
+        // A handover to node c: b's last batch took its id first but commits after c's first batch, which is
+        // relayed first; then b's is never relayed (its id is below c's), only heard.
+        const straggler = yield* takeId
+        const c1 = yield* store("c1")
+        yield* relay(c1, c1)
+        expect(Option.map(pages.page(net!, "#h", Option.none(), 10), texts)).toEqual(
+          Option.some(["seed1", "seed2", "seed3", "b1", "b2", "b3", "c1"])
+        )
+        yield* store("b-late", straggler)
+        yield* relay(straggler, straggler)
+        const after = yield* page(net!, "#h", null, 10)
+        expect(texts(after)).toEqual(["seed1", "seed2", "seed3", "b1", "b2", "b3", "b-late", "c1"])
+        expect(after).toEqual(yield* fromTable(net!, "#h", null, 10))
+        // Kept again from that read, and served from memory.
+        expect(pages.page(net!, "#h", Option.none(), 10)).toEqual(Option.some(after))
+
+        // This node takes the network over (its own writer stores), while c's last batch, which took its id before
+        // this node's row, commits after it: heard, never relayed; the page drops it and reads the table again.
+        const late = yield* takeId
+        yield* writer.append(message(net!, "#h", "mine", { time: new Date(T0 + 100) }))
+        yield* writer.flush
+        expect(Option.map(pages.page(net!, "#h", Option.none(), 3), texts)).toEqual(Option.some(["b-late", "c1", "mine"]))
+        yield* store("c-late", late)
+        yield* relay(late, late)
+        expect(pages.page(net!, "#h", Option.none(), 3)).toEqual(Option.none())
+        const taken = yield* page(net!, "#h", null, 4)
+        expect(texts(taken)).toEqual(["b-late", "c1", "c-late", "mine"])
+        expect(taken).toEqual(yield* fromTable(net!, "#h", null, 4))
+      }))
+
+    it.scoped("a row that commits while its buffer loads, below the load's newest, is merged in order", () =>
+      Effect.gen(function*() {
+        const { networkIds: [net] } = yield* seed()
+        const writer = yield* MessageWriter
+        const pages = yield* RecentPages
+        const sql = yield* SqlClient.SqlClient
+        for (let i = 1; i <= 4; i++) yield* writer.append(message(net!, "#l", `l${i}`, { time: new Date(T0 + i) }))
+        yield* writer.flush
+        const rows = yield* fromTable(net!, "#l", null, 10)
+        const [buffer] = yield* sql<{ id: number }>`SELECT id FROM buffers WHERE network_id = ${net!} AND target_folded = '#l'`
+        // The load saw every row but the third; that one commits afterwards, heard from its notice, never relayed.
+        const install = Option.getOrThrow(pages.beginLoad(net!, "#l", 10))
+        yield* sql`DELETE FROM messages WHERE id = ${rows[2]!.id}`
+        const loadSaw = rows.filter((_, i) => i !== 2)
+        yield* sql`
+          INSERT INTO messages (id, buffer_id, time, kind, nick, text) OVERRIDING SYSTEM VALUE
+          VALUES (${rows[2]!.id}, ${buffer!.id}, now(), 'privmsg', 'bob', 'late')`
+        const [late] = yield* sql<StoredRow & { targetFolded: string }>`
+          SELECT m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded",
+                 b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption
+          FROM messages m JOIN buffers b ON b.id = m.buffer_id WHERE m.id = ${rows[2]!.id}`
+        pages.heard([late!])
+        install(loadSaw)
+        const kept = Option.getOrThrow(pages.page(net!, "#l", Option.none(), 10))
+        expect(kept.map((m) => m.text)).toEqual(["l1", "l2", "late", "l4"])
+        expect(kept.map((m) => m.id)).toEqual((yield* fromTable(net!, "#l", null, 10)).map((m) => m.id))
       }))
 
   })
