@@ -12,7 +12,7 @@
  * reported as failed and the others still run).
  *
  * Repetition, so that figures come with their spread: `mcp` loads its million messages once and measures in
- * BENCH_ROUNDS rounds (default 3) inside the section; `ingest`, `memory`/`storm` and `sockets` start from scratch
+ * BENCH_ROUNDS rounds (default 3) inside the section; `ingest`, `memory`/`storm`, `sockets`, `listener` and `cluster` start from scratch
  * BENCH_RUNS times (default 3). Each figure is then the median of its values, shown with their range.
  *
  * Knobs (environment): DATABASE_URL (a PostgreSQL server; a fresh database is created per Belay and dropped after;
@@ -121,10 +121,10 @@ const main = async () => {
   if (sections.includes("client")) results.push(...(await repeated("client", "D. Web client", 1, async () => [await runClient()])))
   if (sections.includes("search")) results.push(...(await repeated("search", "E. Search", 1, async () => [await runSearch()])))
   if (sections.includes("listener")) {
-    results.push(...(await repeated("listener", "F. IRC client listener", 1, async () => [await runListener()])))
+    results.push(...(await repeated("listener", "F. IRC client listener", RUNS, async () => [await runListener()])))
   }
   if (sections.includes("cluster")) {
-    results.push(...(await repeated("cluster", "G. Several nodes", 1, async () => [await runCluster()])))
+    results.push(...(await repeated("cluster", "G. Several nodes", RUNS, async () => [await runCluster()])))
   }
   if (sections.includes("scale")) {
     results.push(...(await repeated("scale", "H. One node, ten thousand networks", 1, async () => [await runScale()])))

@@ -71,11 +71,20 @@ export const parseMetrics = (text: string): Map<string, number> => {
   return out
 }
 
+/**
+ * What bin/belay sets for `serve` by process.execve where Node can (22.15 and later): every Belay the bench starts
+ * runs with it, so that throughput and memory are measured as a user's server runs, whatever Node runs the bench.
+ */
+export const MALLOC_ENV: Record<string, string> = typeof (process as { execve?: unknown }).execve === "function"
+  ? {}
+  : { MALLOC_MMAP_THRESHOLD_: "16384" }
+
 export const startBelay = async (databaseEnv: Record<string, string>, options: StartOptions = {}): Promise<RunningBelay> => {
   const port = await freePort()
   const env: Record<string, string> = {
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",
+    ...MALLOC_ENV,
     ...databaseEnv,
     HOST: "127.0.0.1",
     PORT: String(port)

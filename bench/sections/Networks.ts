@@ -33,7 +33,7 @@ import {
 } from "../../src/actors/ReconnectPolicy.js"
 import { freePort } from "../../test/support/BelayProcess.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
-import { addNetworkWithAdmin, connectedCount, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
+import { addNetworkWithAdmin, connectedCount, createAccount, MALLOC_ENV, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { databaseMode, freshDatabase, ROOT, scratch, sleep, waitUntil } from "../lib/Env.js"
 import { type ProcessMemory, processTree, processMemory, serviceMemory, sum } from "../lib/Memory.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
@@ -47,10 +47,6 @@ const KiB = 1024
 const IDLE_SETTLE_MS = 12_000
 /** Slack on the reconnect bound: noticing the drop, the event loop, and the fake accepting 500 sockets on one core. */
 const BOUND_SLACK_MS = 1000
-/** What bin/belay sets for `serve` (by process.execve) where Node can; the bench sets it itself where Node cannot. */
-const MALLOC_ENV: Record<string, string> = typeof (process as { execve?: unknown }).execve === "function"
-  ? {}
-  : { MALLOC_MMAP_THRESHOLD_: "16384" }
 
 /** SIGUSR2 (→ gc-on-signal.ts: full collections) twice, half a second apart. */
 const collect = async (signal: (s: NodeJS.Signals) => void) => {
@@ -194,7 +190,7 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
   const preload = pathToFileURL(Path.join(ROOT, "dist-bench/bench/gc-on-signal.js")).href
   const results: Array<SectionResult> = []
   try {
-    const belay = await startBelay({ ...db.env, ...MALLOC_ENV }, { nodeFlags: ["--expose-gc", "--import", preload] })
+    const belay = await startBelay(db.env, { nodeFlags: ["--expose-gc", "--import", preload] })
     try {
       await createAccount(belay)
       // Idle: the pool closes a connection after 10 s unused (pg's default idleTimeoutMillis), so its backends are
