@@ -323,6 +323,9 @@ const boundShutdown = () => {
   const onSignal = (signal: NodeJS.Signals) => {
     if (!signalled) {
       signalled = true
+      // Said once, on stderr like the two lines below: an operator (or a test reading the log) can tell a requested
+      // shutdown from one the server began itself.
+      process.stderr.write(`belay: ${signal} received; shutting down\n`)
       setTimeout(() => {
         process.stderr.write(`belay: shutdown did not finish within ${SHUTDOWN_DEADLINE_MS / 1000} s; exiting\n`)
         process.exit(1)
