@@ -1,5 +1,5 @@
 /**
- * Section E: several nodes (docs/decisions.md "Several nodes"), side by side with one process in the same run.
+ * Section G (`cluster`): several nodes (docs/decisions.md "Several nodes"), side by side with one process in the same run.
  *
  * 1. One process (no BELAY_CLUSTER_ADDRESS) and a cluster of two nodes, each on its own fresh database (DATABASE_URL
  *    is required: a cluster needs an external PostgreSQL), each with the bench account and one network on a fake IRC
