@@ -88,7 +88,10 @@ export interface DatabaseEnv {
  */
 export const freshDatabase = async (label: string): Promise<DatabaseEnv> => {
   const dataDir = Path.join(scratch(), `${label}-${++serial}`)
-  Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  // 0711, as the scratch dir: as root, the embedded server's own user must reach the data dir for its cluster to stay
+  // in it (docs/decisions.md "As root, staged binaries and a cluster where the server's user can reach it"), where
+  // runningDatabaseUrl looks for its socket.
+  Fs.mkdirSync(dataDir, { recursive: true, mode: 0o711 })
   const removeDir = () => Fs.rmSync(dataDir, { recursive: true, force: true })
   if (databaseUrl === undefined) {
     return { env: { BELAY_DATA_DIR: dataDir }, dispose: async () => removeDir() }

@@ -203,7 +203,7 @@ export const runCluster = async (): Promise<SectionResult> => {
     ]
     return {
       key: "cluster",
-      title: "E. Several nodes",
+      title: "G. Several nodes",
       seconds: (performance.now() - started) / 1000,
       figures,
       targets,
