@@ -26,7 +26,6 @@ import {
   CONNECT_BURST,
   CONNECT_RATE,
   CONNECT_SPACING,
-  makeStepper,
   RECONNECT_BASE,
   reconnectBound,
   reconnectSchedule
@@ -36,6 +35,7 @@ import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { addNetworkWithAdmin, connectedCount, createAccount, MALLOC_ENV, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { databaseMode, freshDatabase, ROOT, scratch, sleep, waitUntil } from "../lib/Env.js"
 import { type ProcessMemory, processTree, processMemory, serviceMemory, sum } from "../lib/Memory.js"
+import { firstDelayBound, maxInWindow } from "../lib/Storm.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
 import { LOUNGE_VERSION, loungeNodeVersion, startLounge } from "../lib/TheLounge.js"
 
@@ -151,28 +151,6 @@ const loungeMemory = async (networks: number, preload: string) => {
     await fake.close()
   }
   return { empty: readings[0]!, full: readings[1]! }
-}
-
-/** The largest number of time stamps inside any window of `windowMs` (sliding, not fixed buckets). */
-const maxInWindow = (stamps: ReadonlyArray<number>, windowMs: number) => {
-  const sorted = [...stamps].sort((a, b) => a - b)
-  let best = 0
-  let lo = 0
-  for (let hi = 0; hi < sorted.length; hi++) {
-    while (sorted[hi]! - sorted[lo]! >= windowMs) lo++
-    best = Math.max(best, hi - lo + 1)
-  }
-  return best
-}
-
-/** The longest first reconnect delay the policy can choose, sampled (the schedule is jittered). */
-const firstDelayBound = async () => {
-  let max = 0
-  for (let i = 0; i < 2000; i++) {
-    const stepper = await Effect.runPromise(makeStepper(reconnectSchedule))
-    max = Math.max(max, Duration.toMillis(await Effect.runPromise(stepper.next)))
-  }
-  return max
 }
 
 export const runNetworks = async (which: { readonly memory: boolean; readonly storm: boolean }): Promise<Array<SectionResult>> => {
