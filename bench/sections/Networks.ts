@@ -27,8 +27,7 @@ import {
   CONNECT_RATE,
   CONNECT_SPACING,
   RECONNECT_BASE,
-  reconnectBound,
-  reconnectSchedule
+  reconnectBound
 } from "../../src/actors/ReconnectPolicy.js"
 import { freePort } from "../../test/support/BelayProcess.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
