@@ -10,8 +10,8 @@
  *
  * Concurrency rule: socket callbacks only append to the log; the flood runs on one fiber; readers copy the log.
  */
-import * as Net from "node:net"
 import { Effect, type Scope } from "effect"
+import { loopbackSocket } from "./Ngircd.js"
 
 export interface Seen {
   readonly at: number
@@ -70,13 +70,7 @@ export const channelWitness = (
   Effect.gen(function*() {
     const log: Array<Seen> = []
     const rounds: Array<Round> = []
-    const socket = yield* Effect.acquireRelease(
-      Effect.async<Net.Socket, Error>((resume) => {
-        const s = Net.connect({ host: "127.0.0.1", port }, () => resume(Effect.succeed(s)))
-        s.once("error", (e) => resume(Effect.fail(e)))
-      }),
-      (s) => Effect.sync(() => s.destroy())
-    )
+    const socket = yield* loopbackSocket(port)
     socket.on("error", () => {})
     let buffer = ""
     socket.setEncoding("utf8")

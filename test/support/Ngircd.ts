@@ -137,18 +137,22 @@ export interface Peer {
   readonly received: Effect.Effect<ReadonlyArray<string>>
 }
 
+/** A TCP connection to `port` on loopback, destroyed with the scope. */
+export const loopbackSocket = (port: number): Effect.Effect<Net.Socket, Error, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<Net.Socket, Error>((resume) => {
+      const s = Net.connect({ host: "127.0.0.1", port }, () => resume(Effect.succeed(s)))
+      s.once("error", (e) => resume(Effect.fail(e)))
+    }),
+    (s) => Effect.sync(() => s.destroy())
+  )
+
 /** A registered client with nick `nick`, disconnected with the scope. */
 export const peer = (port: number, nick: string): Effect.Effect<Peer, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const lines = yield* Queue.unbounded<string>()
     const log: Array<string> = []
-    const socket = yield* Effect.acquireRelease(
-      Effect.async<Net.Socket, Error>((resume) => {
-        const s = Net.connect({ host: "127.0.0.1", port }, () => resume(Effect.succeed(s)))
-        s.once("error", (e) => resume(Effect.fail(e)))
-      }),
-      (s) => Effect.sync(() => s.destroy())
-    )
+    const socket = yield* loopbackSocket(port)
     let buffer = ""
     socket.setEncoding("utf8")
     socket.on("data", (chunk: string) => {
