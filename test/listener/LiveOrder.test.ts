@@ -8,22 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { HOLD_LIMIT, makeLiveOrder } from "../../src/listener/LiveOrder.js"
-import type { StoredRow } from "../../src/services/MessageRow.js"
 import type { FeedLine } from "../../src/services/NetworkFeed.js"
+import { storedRow } from "../support/MessageFixtures.js"
 
-const row = (id: number, networkId = 1): StoredRow => ({
-  id,
-  networkId,
-  target: "#c",
-  bufferKind: "channel",
-  time: new Date(0),
-  kind: "privmsg",
-  nick: "bob",
-  text: `row ${id}`,
-  numeric: null,
-  self: false,
-  encryption: "plain"
-})
+const row = storedRow
 
 const line = (text: string, after: number | undefined, networkId = 1): FeedLine => ({
   accountId: 1,

@@ -6,22 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { LINE_HOLD_LIMIT, makeClusterLines } from "../../src/services/ClusterLines.js"
-import type { StoredRow } from "../../src/services/MessageRow.js"
 import type { FeedLine } from "../../src/services/NetworkFeed.js"
+import { storedRow } from "../support/MessageFixtures.js"
 
-const row = (id: number, networkId = 1): StoredRow => ({
-  id,
-  networkId,
-  target: "#c",
-  bufferKind: "channel",
-  time: new Date(0),
-  kind: "privmsg",
-  nick: "bob",
-  text: `row ${id}`,
-  numeric: null,
-  self: false,
-  encryption: "plain"
-})
+const row = storedRow
 
 const line = (text: string, after: number, networkId = 1): FeedLine => ({ accountId: 7, networkId, line: text, time: 0, after })
 

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { NewMessage } from "../../src/services/MessageRow.js"
+import type { NewMessage, StoredRow } from "../../src/services/MessageRow.js"
 
 let seq = 0
 
@@ -49,3 +49,18 @@ export const storedTexts = (networkId: number, targetFolded: string) =>
       WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded} ORDER BY m.id`
     return rows.map((r) => r.text)
   })
+
+/** A stored channel row `id` of `networkId`, as MessageWriter announces one: for the live-order tests. */
+export const storedRow = (id: number, networkId = 1): StoredRow => ({
+  id,
+  networkId,
+  target: "#c",
+  bufferKind: "channel",
+  time: new Date(0),
+  kind: "privmsg",
+  nick: "bob",
+  text: `row ${id}`,
+  numeric: null,
+  self: false,
+  encryption: "plain"
+})
