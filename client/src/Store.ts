@@ -1,6 +1,6 @@
-// Store: everything the tab shows — networks, buffers with their messages, members, topics, read markers and unread
-// counts, nick notes — kept from the socket's frames and the REST answers, and the actions the views call. Views
-// subscribe and draw from it; a burst of frames is drawn once (listeners run in a microtask).
+// Store: everything the tab shows — networks, buffers (Buffer.ts) with their messages, members, topics, read markers
+// and unread counts, nick notes — kept from the socket's frames and the REST answers, and the actions the views call.
+// Views subscribe and draw from it; a burst of frames is drawn once (listeners run in a microtask).
 //
 // Order and completeness: a buffer's messages are kept sorted by id and merged by id, so a page of history and the
 // live frames it overlaps never show a line twice. Live messages go into their buffer whether or not its history
@@ -10,46 +10,15 @@
 //
 // Concurrency rule: the browser's one event loop; no method awaits while holding a half-made change.
 import { api } from "./Api.js"
-import { bufferKey, fold, isChannel, serverBuffer } from "./Casemap.js"
+import { type Buffer, countsAsUnread, kindOf, newBuffer, UNREAD_CAP } from "./Buffer.js"
+import { bufferKey, fold, serverBuffer } from "./Casemap.js"
 import { Connection, type ConnectionPhase } from "./Connection.js"
 import { mentions } from "./Highlight.js"
 import { mergeById } from "./MergeById.js"
 import { bufferHash, parseHash, type Route } from "./Route.js"
-import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, Member, MessageRecord, NetworkDetails, NetworkState } from "./Protocol.js"
+import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, MessageRecord, NetworkDetails, NetworkState } from "./Protocol.js"
 
 export const PAGE = 150
-const UNREAD_CAP = 999
-
-export interface Topic {
-  readonly topic: string
-  readonly setBy: string | null
-  readonly setAt: string | null
-}
-
-export interface Buffer {
-  readonly key: string
-  readonly networkId: number
-  target: string
-  kind: BufferKind
-  /** Sorted by id, without repeats. */
-  messages: ReadonlyArray<MessageRecord>
-  /** The newest page of history was merged in. */
-  loaded: boolean
-  loading: boolean
-  /** Older history may exist before `messages[0]`. */
-  hasOlder: boolean
-  loadingOlder: boolean
-  lastMessageId: number | null
-  readMessageId: number | null
-  /** Messages up to this id were counted by the server; live ones past it are counted here. */
-  countedThrough: number | null
-  unread: number
-  highlights: number
-  joined: boolean
-  topic: Topic | null
-  /** Folded nick → member. */
-  members: ReadonlyMap<string, Member>
-}
 
 export interface Network {
   readonly id: number
@@ -77,11 +46,6 @@ const sameRoute = (a: string, b: string) => {
   if (x === null || y === null || x.view !== y.view) return false
   return x.view !== "buffer" || y.view !== "buffer" || x.networkId === y.networkId && fold(x.target) === fold(y.target)
 }
-
-const countsAsUnread = (m: MessageRecord) => !m.self && (m.kind === "privmsg" || m.kind === "action" || m.kind === "notice")
-
-const kindOf = (target: string): BufferKind =>
-  target.startsWith(":server:") ? "server" : isChannel(target) ? "channel" : "query"
 
 export class Store {
   readonly connection: Connection
@@ -161,25 +125,7 @@ export class Store {
     const key = bufferKey(networkId, target)
     let buffer = this.buffers.get(key)
     if (buffer === undefined) {
-      buffer = {
-        key,
-        networkId,
-        target,
-        kind,
-        messages: [],
-        loaded: false,
-        loading: false,
-        hasOlder: true,
-        loadingOlder: false,
-        lastMessageId: null,
-        readMessageId: null,
-        countedThrough: null,
-        unread: 0,
-        highlights: 0,
-        joined: false,
-        topic: null,
-        members: new Map()
-      }
+      buffer = newBuffer(key, networkId, target, kind)
       this.buffers.set(key, buffer)
     }
     return buffer

@@ -36,7 +36,7 @@
  *   integrity, program limit) must not wedge the writer: such a batch is retried row by
  *   row and only the refused rows are dropped, each with a warning. NUL, which a
  *   PostgreSQL text cannot hold, is replaced by U+FFFD at append.
- * - Stored rows are announced on `stored` with their ids, one batch at a time in id order,
+ * - Stored rows are announced on `stored` (StoredAnnouncer.ts) with their ids, one batch at a time in id order,
  *   after the statement that stored them has committed (the member's open tabs and Web Push
  *   hear of them there; docs/decisions.md "The browser WebSocket"). A PubSub without
  *   subscribers drops them; the writer never waits for a subscriber.
@@ -69,14 +69,14 @@ import {
   Queue,
   Schedule
 } from "effect"
-import { AnnouncedMarks } from "./AnnouncedMarks.js"
 import { EventChannel, EVENTS_CHANNEL } from "./EventChannel.js"
 import { BATCH_KEY_CONSTRAINT, committedBatch, insertBatch, newKey, type Unsure } from "./MessageBatches.js"
 import { bufferKey, type NewMessage, type PendingRow, type StoredRow, toPendingRow } from "./MessageRow.js"
 import { Metrics } from "./Metrics.js"
 import { Networks } from "./Networks.js"
-import { RecentPages, type StoredForPage } from "./RecentPages.js"
+import { RecentPages } from "./RecentPages.js"
 import { answered, classify, describeFailure, violatedConstraint } from "./StatementFailure.js"
+import { StoredAnnouncer } from "./StoredAnnouncer.js"
 
 export interface MessageWriterOptions {
   /** A batch goes out as soon as this many rows are pending. */
@@ -105,10 +105,6 @@ const SHUTDOWN_RETRY = "250 millis"
 /** A batch's NOTIFY lists its networks only while the list stays this short (payloads stay under 8000 bytes). */
 const MAX_NOTICE_NETWORKS_CHARS = 5000
 
-const STORED_METRIC = "belay_messages_stored_total"
-const STORED_HELP = "Messages stored in the database."
-
-
 const makeWriter = (options: MessageWriterOptions) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -122,10 +118,7 @@ const makeWriter = (options: MessageWriterOptions) =>
 
     const inbox = yield* Queue.bounded<PendingRow>(options.bufferRows)
     const stored = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
-    /** Batches published by `relay`: stored by another node. */
-    const relayed = new WeakSet<ReadonlyArray<StoredRow>>()
-    /** The append order of each announced batch's rows (see the module comment); weak, so batches go with their readers. */
-    const sequences = new WeakMap<ReadonlyArray<StoredRow>, ReadonlyArray<number>>()
+    const announcer = new StoredAnnouncer(stored, metrics, pages, channel.cluster)
     /** Open while the inbox has room; appenders that found it full wait on it. */
     const room = yield* Effect.makeLatch(true)
     const bufferIds = new Map<string, number>()
@@ -262,10 +255,6 @@ const makeWriter = (options: MessageWriterOptions) =>
         for (const b of created) bufferIds.set(bufferKey(b.networkId, b.targetFolded), b.id)
       })
 
-    /** Cluster mode: what was announced already, per network (AnnouncedMarks.ts). */
-    const marks = new AnnouncedMarks(channel.cluster)
-    const unannounced = <R extends StoredRow>(rows: ReadonlyArray<R>): ReadonlyArray<R> => marks.fresh(rows)
-
     /** The batch's NOTIFY: its networks, unless listing them would not fit a payload (then every row of the range). */
     const batchNotice = (rows: ReadonlyArray<PendingRow>) => {
       const networkIds = Array.from(new Set(rows.map((r) => r.networkId)))
@@ -276,53 +265,13 @@ const makeWriter = (options: MessageWriterOptions) =>
       }
     }
 
-    /** Counts the rows as stored and announces them with their ids (in id order). */
-    const announce = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
-      Effect.suspend(() => {
-        metrics.increment(STORED_METRIC, STORED_HELP, {}, rows.length)
-        const storedRows = rows.map((r, i): StoredRow => ({
-          id: ids[i]!,
-          networkId: r.networkId,
-          target: r.target,
-          bufferKind: r.bufferKind,
-          time: r.time,
-          kind: r.kind,
-          nick: r.nick,
-          text: r.text,
-          numeric: r.numeric,
-          self: r.self,
-          encryption: r.encryption
-        }))
-        if (channel.cluster) {
-          const fresh = unannounced(storedRows.map((row, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
-          const batch = fresh.map(({ targetFolded: _, ...row }): StoredRow => row)
-          const seqOf = new Map(storedRows.map((row, i) => [row.id, rows[i]!.seq] as const))
-          sequences.set(batch, batch.map((row) => seqOf.get(row.id)!))
-          return publishStored(fresh, batch)
-        }
-        // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
-        pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
-        sequences.set(storedRows, rows.map((r) => r.seq))
-        return PubSub.publish(stored, storedRows)
-      })
-
-    /** Into the newest pages, then on `stored`: whoever hears of a row and then reads its buffer's newest page finds it. */
-    const publishStored = (
-      forPages: ReadonlyArray<StoredRow & { readonly targetFolded: string }>,
-      batch: ReadonlyArray<StoredRow>
-    ) => {
-      if (batch.length === 0) return Effect.void
-      pages.stored(forPages.map(({ bufferKind: _, ...row }): StoredForPage => row))
-      return PubSub.publish(stored, batch)
-    }
-
     /** A batch found committed after all: announced when its rows are all still there. */
     const recovered = (rows: ReadonlyArray<PendingRow>, ids: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         yield* Effect.logInfo("a batch whose commit was not confirmed had been stored; not storing it again").pipe(
           Effect.annotateLogs({ rows: rows.length })
         )
-        if (ids.length === rows.length) yield* announce(rows, ids)
+        if (ids.length === rows.length) yield* announcer.announce(rows, ids)
       })
 
     /**
@@ -346,7 +295,7 @@ const makeWriter = (options: MessageWriterOptions) =>
           raw: r.raw
         }))
         const notice = channel.cluster ? batchNotice(rows) : undefined
-        yield* announce(rows, yield* insertBatch(sql, values, key, writerId, notice))
+        yield* announcer.announce(rows, yield* insertBatch(sql, values, key, writerId, notice))
       }).pipe(
         Effect.catchAll((error) =>
           violatedConstraint(Cause.fail(error)) === BATCH_KEY_CONSTRAINT
@@ -551,36 +500,22 @@ const makeWriter = (options: MessageWriterOptions) =>
       })
     )
 
-    /**
-     * Rows another node stored (ids ascending; ClusterEvents read them back): into the newest pages, then announced on
-     * `stored` like this writer's own, each row once (`unannounced`).
-     */
-    const relay = (rows: ReadonlyArray<StoredRow & { readonly targetFolded: string }>): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const fresh = unannounced(rows)
-        const batch = fresh.map(({ targetFolded: _, ...row }): StoredRow => row)
-        relayed.add(batch)
-        return publishStored(fresh, batch)
-      })
-
-    /** Whether a batch heard on `stored` was stored by this node (not relayed from another). */
-    const storedHere = (batch: ReadonlyArray<StoredRow>): boolean => !relayed.has(batch)
-
     /** How many rows were appended so far: the number of the row appended last (see the module comment). */
     const appended = (): number => enqueued
-    /** Each row's number in append order, for a batch this writer announced on `stored`; undefined for any other. */
-    const sequenceOf = (batch: ReadonlyArray<StoredRow>): ReadonlyArray<number> | undefined => sequences.get(batch)
 
     return {
       append,
       flush,
       stored,
       appended,
-      sequenceOf,
-      relay,
-      storedHere,
+      /** Each row's number in append order, for a batch this writer announced on `stored`; undefined for any other. */
+      sequenceOf: announcer.sequenceOf,
+      /** Rows another node stored (ids ascending), announced on `stored` like this writer's own (StoredAnnouncer). */
+      relay: announcer.relay,
+      /** Whether a batch heard on `stored` was stored by this node (not relayed from another). */
+      storedHere: announcer.storedHere,
       /** Cluster mode: the newest id announced on `stored` (0 before any); a lower bound for a catch-up. */
-      highestAnnounced: (): number => marks.highest
+      highestAnnounced: (): number => announcer.highest
     }
   })
 

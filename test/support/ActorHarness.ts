@@ -1,6 +1,7 @@
 /**
  * Builds one NetworkActor against a FakeIrcServer with in-memory ports (a NetworkRepo over plain state, the
- * MemoryMessageStore), plus the waits actor tests need. Everything is scoped to the test.
+ * MemoryMessageStore), plus the waits actor tests need (its own, and the fake server's as seen from the actor: a
+ * connection registered, none arriving). Everything is scoped to the test.
  *
  * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
  * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
@@ -15,7 +16,7 @@ import type { NetworkStatus } from "../../src/schema/Network.js"
 import type { NetworkConfig, StoredChannel } from "../../src/services/Networks.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../../src/services/E2eKeys.js"
 import type { FishKey } from "../../src/services/crypto/Fish.js"
-import type { FakeIrcServer } from "./FakeIrcServer.js"
+import * as FakeIrcServer from "./FakeIrcServer.js"
 import * as MemoryMessageStore from "./MemoryMessageStore.js"
 
 const liveClock = Clock.make()
@@ -81,7 +82,7 @@ export const memoryRepo = (config: NetworkConfig, initialChannels: ReadonlyArray
   }
 }
 
-export const networkConfig = (server: FakeIrcServer, overrides: Partial<NetworkConfig> = {}): NetworkConfig => ({
+export const networkConfig = (server: FakeIrcServer.FakeIrcServer, overrides: Partial<NetworkConfig> = {}): NetworkConfig => ({
   id: 1,
   accountId: 1,
   name: "fake",
@@ -136,7 +137,7 @@ export interface HarnessOptions {
   readonly fence?: () => boolean
 }
 
-export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) =>
+export const startActor = (server: FakeIrcServer.FakeIrcServer, options: HarnessOptions = {}) =>
   Effect.gen(function*() {
     const store = options.store ?? (yield* MemoryMessageStore.make)
     const repo = memoryRepo(networkConfig(server, options.config), options.channels)
@@ -208,3 +209,33 @@ export const startActor = (server: FakeIrcServer, options: HarnessOptions = {}) 
     }
     return harness
   })
+
+/** A fresh fake server and an actor started against it. */
+export const startWithServer = (serverOptions: FakeIrcServer.FakeIrcServerOptions = {}, harness: HarnessOptions = {}) =>
+  Effect.gen(function*() {
+    const server = yield* FakeIrcServer.make(serverOptions)
+    const h = yield* startActor(server, harness)
+    return { server, h }
+  })
+
+/** Next connection, registered as `nick` (default: what the client asked for), and the actor connected. */
+export const registered = (
+  server: FakeIrcServer.FakeIrcServer,
+  h: Harness,
+  options: { readonly nick?: string; readonly isupport?: ReadonlyArray<string>; readonly register?: FakeIrcServer.RegisterOptions } = {}
+) =>
+  Effect.gen(function*() {
+    const conn = yield* server.nextConnection()
+    const registration = yield* conn.register(options.nick, options.isupport, options.register)
+    yield* h.waitState("connected")
+    return { conn, registration }
+  })
+
+/** No new connection arrives within `ms` of real time. */
+export const noConnectionWithin = (server: FakeIrcServer.FakeIrcServer, ms: number) =>
+  server.nextConnection(Duration.millis(ms)).pipe(
+    Effect.flatMap((c) => Effect.fail(new Error(`unexpected connection #${c.id}`))),
+    Effect.catchTag("FakeIrcError", () => Effect.void)
+  )
+
+export const stateOf = (h: Harness) => Effect.map(h.actor.status.get, (s) => s.state)

@@ -1,7 +1,8 @@
 // BufferView: the active buffer — its name and topic, the log, the member list of a channel, the note panel of a
 // nick, and the composer.
 import { useState } from "preact/hooks"
-import type { Buffer, Store } from "../Store.js"
+import type { Buffer } from "../Buffer.js"
+import type { Store } from "../Store.js"
 import { Composer } from "./Composer.js"
 import { MemberList } from "./MemberList.js"
 import { MessageLog } from "./MessageLog.js"

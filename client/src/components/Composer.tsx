@@ -3,10 +3,11 @@
 // when there is nothing to complete; Up and Down walk the lines sent before. The draft is the buffer's (Drafts): kept
 // across reloads and shared with the other tabs.
 import { Component, createRef } from "preact"
+import type { Buffer } from "../Buffer.js"
 import { fold } from "../Casemap.js"
 import { COMMANDS, parseInput } from "../Commands.js"
 import { onDraftChange, readDraft, writeDraft } from "../Drafts.js"
-import type { Buffer, Store } from "../Store.js"
+import type { Store } from "../Store.js"
 
 export interface ComposerProps {
   readonly store: Store

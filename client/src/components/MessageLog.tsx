@@ -2,10 +2,10 @@
 // joins and parts (Rows). It stays at the newest line while the member is there, keeps the lines under the eye still
 // when older history is put above them, and asks for older history when scrolled near the top (or with the button).
 import { Component, createRef } from "preact"
+import type { Buffer } from "../Buffer.js"
 import { mentions } from "../Highlight.js"
 import type { MessageRecord } from "../Protocol.js"
 import { rows } from "../Rows.js"
-import type { Buffer } from "../Store.js"
 import { MessageLine } from "./MessageLine.js"
 
 export interface MessageLogProps {

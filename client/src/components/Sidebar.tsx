@@ -1,6 +1,7 @@
 // Sidebar: the "Buffers" navigation — each network (its server buffer, named by the network, with its connection
 // state) and its channels and conversations, named by their target, with unread and highlight counts beside them.
-import type { Buffer, Network, Store } from "../Store.js"
+import type { Buffer } from "../Buffer.js"
+import type { Network, Store } from "../Store.js"
 import { bufferHash } from "../Route.js"
 
 const STATE_LABEL: Readonly<Record<string, string>> = {

@@ -4,15 +4,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { FENCE_RECHECK } from "../../../src/actors/network/Connection.js"
-import { startActor } from "../../support/ActorHarness.js"
+import { noConnectionWithin, startActor } from "../../support/ActorHarness.js"
 import * as FakeIrcServer from "../../support/FakeIrcServer.js"
-
-/** No new connection arrives within `ms` of real time. */
-const noConnectionWithin = (server: FakeIrcServer.FakeIrcServer, ms: number) =>
-  server.nextConnection(Duration.millis(ms)).pipe(
-    Effect.flatMap((c) => Effect.fail(new Error(`unexpected connection #${c.id}`))),
-    Effect.catchTag("FakeIrcError", () => Effect.void)
-  )
 
 describe("NetworkActor: the fence", () => {
   it.scoped("opens no socket while the fence is shut, and connects once it opens", () =>

@@ -1,5 +1,6 @@
 // Registration.fallbackNick: the nicks tried after 433 while registering, within NICKLEN (a table of cases). The rest
-// of registration (welcome, burst, regain) runs against the scripted fake IRC server in NetworkActor.test.ts.
+// of registration (welcome, burst, regain) runs against the scripted fake IRC server in
+// NetworkActor.lifecycle.test.ts.
 import { describe, expect, it } from "@effect/vitest"
 import { fallbackNick } from "../../../src/actors/network/Registration.js"
 
