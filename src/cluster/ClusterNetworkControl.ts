@@ -143,14 +143,16 @@ export const make = Effect.gen(function*() {
     return Effect.as(FiberSet.run(asks, answer), asking)
   }
 
+  const freshMs = Duration.toMillis(STATUS_FRESH)
+  const servedMs = Duration.toMillis(STATUS_SERVED)
   // Written without a generator: every history read asks it (the case mapping), and a kept answer is synchronous.
   const status = (networkId: number): Effect.Effect<NetworkStatus> =>
     isHere(networkId) ? here.status(networkId) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
       let entry = statuses.get(networkId)
       if (entry === undefined) statuses.set(networkId, entry = { status: undefined, at: 0, asking: undefined })
       const age = now - entry.at
-      if (entry.status !== undefined && age < Duration.toMillis(STATUS_SERVED)) {
-        return age >= Duration.toMillis(STATUS_FRESH) && entry.asking === undefined
+      if (entry.status !== undefined && age < servedMs) {
+        return age >= freshMs && entry.asking === undefined
           ? Effect.as(ask(networkId, entry), entry.status)
           : Effect.succeed(entry.status)
       }
