@@ -146,8 +146,9 @@ export const make = Effect.gen(function*() {
   const freshMs = Duration.toMillis(STATUS_FRESH)
   const servedMs = Duration.toMillis(STATUS_SERVED)
   // Written without a generator: every history read asks it (the case mapping), and a kept answer is synchronous.
+  // Where the network runs is looked at when the read runs, not when it is built (a read may be run again).
   const status = (networkId: number): Effect.Effect<NetworkStatus> =>
-    isHere(networkId) ? here.status(networkId) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    Effect.suspend(() => isHere(networkId) ? here.status(networkId) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
       let entry = statuses.get(networkId)
       if (entry === undefined) statuses.set(networkId, entry = { status: undefined, at: 0, asking: undefined })
       const age = now - entry.at
@@ -157,7 +158,7 @@ export const make = Effect.gen(function*() {
           : Effect.succeed(entry.status)
       }
       return entry.asking !== undefined ? Deferred.await(entry.asking) : Effect.flatMap(ask(networkId, entry), Deferred.await)
-    })
+    }))
 
   const service: NetworkControlService = {
     status,
