@@ -10,13 +10,19 @@
  * `timeout` — never a hang and never a second vocabulary of errors.
  *
  * Reads: `status` (list_networks, and the case mapping every history read renders names with) of a network owned
- * elsewhere is asked of its owner and kept for STATUS_FRESH, so a burst of reads costs one round trip; a command sent
- * through this node forgets it, so the next read sees what the command did. An owner that cannot be reached reads
- * `offline`. `statuses` is this node's networks.
+ * elsewhere is asked of its owner and kept (docs/decisions.md "A remote network's status"). A read answers the kept
+ * status at once while it is younger than STATUS_SERVED; once it is older than STATUS_FRESH that read also starts one
+ * ask of the owner in the background (at most one per network at a time), so a burst of reads never waits for a round
+ * trip and the owner is asked about once a second however many read. A read with nothing to answer waits for the ask
+ * in flight, or starts one. A command sent through this node forgets the kept status, and an ask that was already
+ * under way keeps its answer only if nothing was forgotten meanwhile, so the next read waits for the owner and sees
+ * what the command did. An owner that cannot be reached reads `offline`. `statuses` is this node's networks.
  *
- * Concurrency rule: any fiber may call any method; the status cache is a plain Map written in single steps.
+ * Concurrency rule: any fiber may call any method; the status cache is a plain Map whose entries are changed in single
+ * synchronous steps, an entry's identity standing for what was kept when an ask began. Asks run in the layer's scope,
+ * not the reader's, so a reader that goes away does not cancel the answer others wait for.
  */
-import { Cause, Clock, Duration, Effect, Layer, Option } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, FiberId, FiberSet, Layer, Option } from "effect"
 import * as LocalActors from "../actors/LocalActors.js"
 import { NetworkControl, type NetworkControlService } from "../actors/NetworkApi.js"
 import { COMMAND_TIMEOUT } from "../actors/ReconnectPolicy.js"
@@ -25,10 +31,23 @@ import { NotConnected, Timeout } from "../schema/ToolErrors.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 
-/** How long a status read from another node's network is reused. */
+/** How long a status read from another node's network is reused without asking its owner again. */
 export const STATUS_FRESH = Duration.seconds(1)
+/**
+ * The oldest kept status a read answers with while a newer one is asked (an ask bounded by READ_TIMEOUT, after
+ * STATUS_FRESH): past it, the read waits for the owner, so a network read again after a quiet spell is not shown as
+ * it was then.
+ */
+export const STATUS_SERVED = Duration.seconds(5)
 /** Reads that have an answer without the owner (status, view, the end-to-end checks) wait for it this long at most. */
 export const READ_TIMEOUT = Duration.seconds(3)
+
+interface StatusEntry {
+  status: NetworkStatus | undefined
+  /** When `status` was answered (Clock, ms). */
+  at: number
+  asking: Deferred.Deferred<NetworkStatus> | undefined
+}
 
 const CLUSTER_ERRORS: ReadonlySet<string> = new Set(["MailboxFull", "AlreadyProcessingMessage", "PersistenceError"])
 
@@ -45,7 +64,12 @@ export const make = Effect.gen(function*() {
   const owner = (networkId: number) => makeClient(entityIdOf(networkId))
   const isHere = (networkId: number) => local.running(networkId) !== undefined
 
-  const statuses = new Map<number, { readonly status: NetworkStatus; readonly at: number }>()
+  const asks = yield* FiberSet.make()
+  /**
+   * Per network owned elsewhere: the status last answered by its owner (none before the first answer) and when, and
+   * the ask under way. `remote` deletes the entry: an ask stores its answer only into the entry it began with.
+   */
+  const statuses = new Map<number, StatusEntry>()
 
   /**
    * A call to the network's owner, bounded by `bound`: the tool failures it answers pass through; a cluster failure,
@@ -89,21 +113,52 @@ export const make = Effect.gen(function*() {
       )
     )
 
+  /**
+   * Starts an ask of the owner into `entry` (which must be in `statuses`), marked at once as under way; the effect
+   * returned forks it into `asks`. Its answer is kept only if the entry was not forgotten meanwhile.
+   */
+  const ask = (networkId: number, entry: StatusEntry): Effect.Effect<Deferred.Deferred<NetworkStatus>> => {
+    const asking = Deferred.unsafeMake<NetworkStatus>(FiberId.none)
+    entry.asking = asking
+    const kept = entry.status
+    // Unreachable: offline, keeping the names it last had (history renders nicks with its case mapping).
+    const unreachable = Effect.sync((): NetworkStatus => ({
+      ...LocalActors.offlineStatus(networkId),
+      ...(kept === undefined ? {} : { caseMapping: kept.caseMapping, channelTypes: kept.channelTypes })
+    }))
+    const answer = read(networkId, owner(networkId).Status(), unreachable).pipe(
+      Effect.flatMap((answered) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          entry.asking = undefined
+          if (statuses.get(networkId) === entry) {
+            entry.status = answered
+            entry.at = now
+          }
+          return Deferred.succeed(asking, answered)
+        })
+      ),
+      // Interrupted (the node stops): whoever waits is released with what an unreachable owner reads.
+      Effect.onInterrupt(() => Effect.flatMap(unreachable, (offline) => Deferred.succeed(asking, offline)))
+    )
+    return Effect.as(FiberSet.run(asks, answer), asking)
+  }
+
+  const freshMs = Duration.toMillis(STATUS_FRESH)
+  const servedMs = Duration.toMillis(STATUS_SERVED)
+  // Written without a generator: every history read asks it (the case mapping), and a kept answer is synchronous.
+  // Where the network runs is looked at when the read runs, not when it is built (a read may be run again).
   const status = (networkId: number): Effect.Effect<NetworkStatus> =>
-    Effect.gen(function*() {
-      if (isHere(networkId)) return yield* here.status(networkId)
-      const now = yield* Clock.currentTimeMillis
-      const kept = statuses.get(networkId)
-      if (kept !== undefined && now - kept.at < Duration.toMillis(STATUS_FRESH)) return kept.status
-      // Unreachable: offline, keeping the names it last had (history renders nicks with its case mapping).
-      const unreachable = Effect.sync((): NetworkStatus => ({
-        ...LocalActors.offlineStatus(networkId),
-        ...(kept === undefined ? {} : { caseMapping: kept.status.caseMapping, channelTypes: kept.status.channelTypes })
-      }))
-      const answered = yield* read(networkId, owner(networkId).Status(), unreachable)
-      statuses.set(networkId, { status: answered, at: yield* Clock.currentTimeMillis })
-      return answered
-    })
+    Effect.suspend(() => isHere(networkId) ? here.status(networkId) : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      let entry = statuses.get(networkId)
+      if (entry === undefined) statuses.set(networkId, entry = { status: undefined, at: 0, asking: undefined })
+      const age = now - entry.at
+      if (entry.status !== undefined && age < servedMs) {
+        return age >= freshMs && entry.asking === undefined
+          ? Effect.as(ask(networkId, entry), entry.status)
+          : Effect.succeed(entry.status)
+      }
+      return entry.asking !== undefined ? Deferred.await(entry.asking) : Effect.flatMap(ask(networkId, entry), Deferred.await)
+    }))
 
   const service: NetworkControlService = {
     status,
@@ -186,4 +241,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** NetworkControl on a cluster node: over NodeActors and the cluster's Sharding. */
-export const ClusterNetworkControlLive = Layer.effect(NetworkControl, make)
+export const ClusterNetworkControlLive = Layer.scoped(NetworkControl, make)
