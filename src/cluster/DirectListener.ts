@@ -13,9 +13,9 @@
  * closes the listener and every connection, and interrupts the commands still running.
  */
 import * as Net from "node:net"
-import { Context, Effect, type Either, Exit, Fiber, Layer, Option, Runtime, type Scope } from "effect"
+import { Context, Effect, Either, Exit, Fiber, Layer, Option, Runtime, type Scope } from "effect"
 import type { NetworkControlService } from "../actors/NetworkApi.js"
-import type { ToolFailure } from "../schema/ToolErrors.js"
+import { NotConnected, type ToolFailure } from "../schema/ToolErrors.js"
 import { AppConfig } from "../services/AppConfig.js"
 import { SecretBox } from "../services/SecretBox.js"
 import {
@@ -80,11 +80,12 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
         running.add(fiber)
         fiber.addObserver((exit) => {
           running.delete(fiber)
-          if (Exit.isSuccess(exit)) {
-            const either = exit.value
-            send(either._tag === "Right" ? { id, ok: true } : { id, error: encodeFailure(either.left) })
-          }
-          // A defect or interruption answers nothing: the caller's bound answers for it (`timeout`).
+          // A defect or an interruption on the way is no tool failure: `not-connected`, as on the entity path
+          // (ClusterNetworkControl's `remote`), rather than a caller left to its bound.
+          const failure = Exit.isSuccess(exit)
+            ? Either.getLeft(exit.value)
+            : Option.some(new NotConnected({ networkId: network }))
+          send(Option.isSome(failure) ? { id, error: encodeFailure(failure.value) } : { id, ok: true })
         })
       }
 

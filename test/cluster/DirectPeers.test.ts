@@ -8,7 +8,7 @@ import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
 import { listen } from "../../src/cluster/DirectListener.js"
 import { make as makePeers } from "../../src/cluster/DirectPeers.js"
 import { type DirectCommand, LineReader, MAX_FRAME } from "../../src/cluster/DirectWire.js"
-import { SendQueueFull } from "../../src/schema/ToolErrors.js"
+import { NotConnected, SendQueueFull } from "../../src/schema/ToolErrors.js"
 
 const SAY: DirectCommand = { _tag: "Say", kind: "privmsg", target: "#belay", text: "hello" }
 
@@ -69,6 +69,15 @@ describe("DirectPeers over DirectListener", () => {
       expect(failed._tag === "failed" && failed.error).toBeInstanceOf(SendQueueFull)
       expect(failed._tag === "failed" && failed.error.message).toBe(full.message)
       expect(said).toEqual([[7, "hello"], [7, "full"]])
+    }))
+
+  it.scopedLive("a defect on the owner answers not-connected at once, as the entity path does", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(secret, controlOf(() => Effect.dieMessage("broken")))
+      const peers = yield* makePeers(secret)
+      const outcome = yield* peers.call(listener.address, 7, SAY)
+      expect(outcome._tag === "failed" && outcome.error).toBeInstanceOf(NotConnected)
     }))
 
   it.scopedLive("carries calls at once on one connection, each answered by its id", () =>
