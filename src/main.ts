@@ -21,6 +21,8 @@ import { Data, Effect, FiberRef, HashSet, Layer, Logger, Option } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
 import { ClusterNetworkControlLive } from "./cluster/ClusterNetworkControl.js"
 import { ClusterRunnerLive } from "./cluster/ClusterRunner.js"
+import { DirectListenerLive } from "./cluster/DirectListener.js"
+import { DirectPeersLive } from "./cluster/DirectPeers.js"
 import { NetworkChangeRelayLive } from "./cluster/NetworkChangeRelay.js"
 import { NetworkEntityLive } from "./cluster/NetworkEntityLive.js"
 import { NetworkReconcilerLive } from "./cluster/NetworkReconciler.js"
@@ -166,11 +168,12 @@ export const NetworkActorsLive = NetworkSupervisorLive.pipe(Layer.provide(IrcTra
 /**
  * This process as one node of the cluster at `address` (docs/decisions.md "Several nodes"). Built in this order and
  * closed in the reverse: the runner (after the secret key check; the shard locks are released last), this node's
- * actors, then the entities, reconciler, change relay and the port. So on shutdown every entity of the node closes
+ * actors, its direct command channel (listener and peers), then the entities, reconciler, change relay and the port. So on shutdown every entity of the node closes
  * (its network QUITs) before its shard lock is given up, and the history is flushed after them.
  */
 export const clusterActors = (settings: AppSettings, address: { readonly host: string; readonly port: number }) =>
   Layer.mergeAll(ClusterNetworkControlLive, NetworkEntityLive, NetworkReconcilerLive, NetworkChangeRelayLive).pipe(
+    Layer.provide(Layer.mergeAll(DirectListenerLive, DirectPeersLive)),
     Layer.provide(NodeActorsLive),
     Layer.provide(ClusterRunnerLive(settings, address)),
     Layer.provide(IrcTransportLive)

@@ -18,9 +18,13 @@
  * under way keeps its answer only if nothing was forgotten meanwhile, so the next read waits for the owner and sees
  * what the command did. An owner that cannot be reached reads `offline`. `statuses` is this node's networks.
  *
- * Concurrency rule: any fiber may call any method; the status cache is a plain Map whose entries are changed in single
- * synchronous steps, an entry's identity standing for what was kept when an ask began. Asks run in the layer's scope,
- * not the reader's, so a reader that goes away does not cancel the answer others wait for.
+ * Commands (say, raw, join, part, nick, away, whois, set_topic) to a network owned elsewhere go straight to the
+ * owner's direct listener (DirectPeers.ts, DirectListener.ts), whose address the owner's entity gives and this node
+ * keeps per network; the listener runs them only while the network runs there, else the call takes the entity path.
+ *
+ * Concurrency rule: any fiber may call any method; the status and listener caches are plain Maps whose entries are
+ * changed in single synchronous steps, a status entry's identity standing for what was kept when an ask began. Asks
+ * run in the layer's scope, not the reader's, so a reader that goes away does not cancel the answer others wait for.
  */
 import { Cause, Clock, Deferred, Duration, Effect, FiberId, FiberSet, Layer, Option } from "effect"
 import * as LocalActors from "../actors/LocalActors.js"
@@ -28,6 +32,8 @@ import { NetworkControl, type NetworkControlService } from "../actors/NetworkApi
 import { COMMAND_TIMEOUT } from "../actors/ReconnectPolicy.js"
 import type { NetworkStatus } from "../schema/Network.js"
 import { NotConnected, Timeout } from "../schema/ToolErrors.js"
+import { DirectPeers } from "./DirectPeers.js"
+import type { DirectAddress, DirectCommand } from "./DirectWire.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 
@@ -41,6 +47,8 @@ export const STATUS_FRESH = Duration.seconds(1)
 export const STATUS_SERVED = Duration.seconds(5)
 /** Reads that have an answer without the owner (status, view, the end-to-end checks) wait for it this long at most. */
 export const READ_TIMEOUT = Duration.seconds(3)
+/** How long an owner's "no direct listener" (its actor not running yet) is believed before it is asked again. */
+export const DIRECT_NONE_FRESH = Duration.seconds(1)
 
 interface StatusEntry {
   status: NetworkStatus | undefined
@@ -61,6 +69,8 @@ const isClusterFailure = (u: unknown): u is ClusterFailure =>
 export const make = Effect.gen(function*() {
   const { control: here, local } = yield* NodeActors
   const makeClient = yield* NetworkEntity.client
+  // Absent on the cluster's in-memory test runner: commands then take the entity path only.
+  const peers = yield* Effect.serviceOption(DirectPeers)
   const owner = (networkId: number) => makeClient(entityIdOf(networkId))
   const isHere = (networkId: number) => local.running(networkId) !== undefined
 
@@ -99,6 +109,61 @@ export const make = Effect.gen(function*() {
       duration: bound,
       onTimeout: () => new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(bound) })
     })
+  }
+
+  /** Per network: the owner's direct listener as its entity last told (null: none, kept DIRECT_NONE_FRESH). */
+  const directs = new Map<number, { readonly address: DirectAddress | null; readonly at: number }>()
+  const forget = (networkId: number) => Effect.sync(() => directs.delete(networkId))
+
+  /** The owner's direct listener: cached, else asked of the owner itself (its entity answers, fenced). */
+  const directOf = (networkId: number): Effect.Effect<DirectAddress | null, ClusterFailure> =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const kept = directs.get(networkId)
+      if (kept !== undefined && (kept.address !== null || now - kept.at < Duration.toMillis(DIRECT_NONE_FRESH))) {
+        return kept.address
+      }
+      const address = yield* owner(networkId).DirectAddress()
+      directs.set(networkId, { address, at: now })
+      return address
+    })
+
+  /**
+   * A command to another node's network (docs/decisions.md "Several nodes", the direct path): straight to its owner's
+   * listener when the owner gave one, through the entity otherwise, bounded as `remote`. The listener refusing
+   * (`notHere`: the network is not running there now) or never getting the command (`unsent`) sends this call
+   * through the entity; a connection lost after the command was written is `not-connected`, as the owner may have
+   * run it. Every failure of the channel, and the bound, forget the cached listener.
+   */
+  const command = <E>(
+    networkId: number,
+    direct: DirectCommand,
+    entity: () => Effect.Effect<void, E | ClusterFailure>
+  ): Effect.Effect<void, Exclude<E, ClusterFailure> | NotConnected | Timeout> => {
+    // The entity's client is made only when the call takes that path: making it is work too.
+    const viaEntity = Effect.suspend(entity)
+    if (Option.isNone(peers)) return remote(networkId, viaEntity)
+    const call = peers.value.call
+    type Answer = Effect.Effect<void, E | ClusterFailure | NotConnected>
+    const attempt: Answer = Effect.flatMap(
+      directOf(networkId),
+      (address): Answer =>
+        address === null ? viaEntity : Effect.flatMap(call(address, networkId, direct), (outcome): Answer => {
+          switch (outcome._tag) {
+            case "done":
+              return Effect.void
+            // The owner ran the same port method the entity's handler runs, so its failure is one of E.
+            case "failed":
+              return Effect.fail(outcome.error as E)
+            case "notHere":
+            case "unsent":
+              return Effect.zipRight(forget(networkId), viaEntity)
+            case "lost":
+              return Effect.zipRight(forget(networkId), Effect.fail(new NotConnected({ networkId })))
+          }
+        })
+    )
+    return remote(networkId, Effect.onInterrupt(attempt, () => forget(networkId)))
   }
 
   /** A read with an answer of its own when the owner cannot give one within READ_TIMEOUT. */
@@ -181,25 +246,43 @@ export const make = Effect.gen(function*() {
     say: (networkId, kind, target, text) =>
       isHere(networkId)
         ? here.say(networkId, kind, target, text)
-        : remote(networkId, owner(networkId).Say({ kind, target, text })),
+        : command(networkId, { _tag: "Say", kind, target, text }, () => owner(networkId).Say({ kind, target, text })),
     raw: (networkId, line) =>
-      isHere(networkId) ? here.raw(networkId, line) : remote(networkId, owner(networkId).Raw({ line })),
+      isHere(networkId)
+        ? here.raw(networkId, line)
+        : command(networkId, { _tag: "Raw", line }, () => owner(networkId).Raw({ line })),
     join: (networkId, channel, key) =>
       isHere(networkId)
         ? here.join(networkId, channel, key)
-        : remote(networkId, owner(networkId).Join({ channel, key: Option.getOrNull(key) })),
+        : command(
+          networkId,
+          { _tag: "Join", channel, key: Option.getOrNull(key) },
+          () => owner(networkId).Join({ channel, key: Option.getOrNull(key) })
+        ),
     part: (networkId, channel, reason) =>
       isHere(networkId)
         ? here.part(networkId, channel, reason)
-        : remote(networkId, owner(networkId).Part({ channel, reason: Option.getOrNull(reason) })),
+        : command(
+          networkId,
+          { _tag: "Part", channel, reason: Option.getOrNull(reason) },
+          () => owner(networkId).Part({ channel, reason: Option.getOrNull(reason) })
+        ),
     nick: (networkId, nick) =>
-      isHere(networkId) ? here.nick(networkId, nick) : remote(networkId, owner(networkId).Nick({ nick })),
+      isHere(networkId)
+        ? here.nick(networkId, nick)
+        : command(networkId, { _tag: "Nick", nick }, () => owner(networkId).Nick({ nick })),
     away: (networkId, message) =>
       isHere(networkId)
         ? here.away(networkId, message)
-        : remote(networkId, owner(networkId).Away({ message: Option.getOrNull(message) })),
+        : command(
+          networkId,
+          { _tag: "Away", message: Option.getOrNull(message) },
+          () => owner(networkId).Away({ message: Option.getOrNull(message) })
+        ),
     whois: (networkId, nick) =>
-      isHere(networkId) ? here.whois(networkId, nick) : remote(networkId, owner(networkId).Whois({ nick })),
+      isHere(networkId)
+        ? here.whois(networkId, nick)
+        : command(networkId, { _tag: "Whois", nick }, () => owner(networkId).Whois({ nick })),
     connect: (networkId, reconnect) =>
       isHere(networkId)
         ? here.connect(networkId, reconnect)
@@ -213,7 +296,7 @@ export const make = Effect.gen(function*() {
     setTopic: (networkId, channel, topic) =>
       isHere(networkId)
         ? here.setTopic(networkId, channel, topic)
-        : remote(networkId, owner(networkId).SetTopic({ channel, topic })),
+        : command(networkId, { _tag: "SetTopic", channel, topic }, () => owner(networkId).SetTopic({ channel, topic })),
     modeList: (networkId, channel, letter) =>
       isHere(networkId)
         ? here.modeList(networkId, channel, letter)

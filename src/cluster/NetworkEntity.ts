@@ -1,8 +1,8 @@
 /**
  * NetworkEntity: the cluster's entity of one IRC network (entity id `String(networkId)`), and its protocol — one RPC
  * per method of the `NetworkControl` port (src/actors/NetworkApi.ts) plus the node-internal ones: `Start` (the
- * reconciler's wake-up), `Reload` (the stored network changed), `Stop` (it was removed) and `KeysChanged` (an
- * end-to-end key was written on some node). docs/decisions.md "Several nodes" says why one entity per network.
+ * reconciler's wake-up), `Reload` (the stored network changed), `Stop` (it was removed), `KeysChanged` (an
+ * end-to-end key was written on some node) and `DirectAddress` (where the owner takes commands directly). docs/decisions.md "Several nodes" says why one entity per network.
  *
  * Nothing is `Persisted`: a command is answered by the network's owner now or fails (the caller's bound maps that to
  * `not-connected` / `timeout`), and no row outlives a node (docs/decisions.md: keepAlive rows are consumed; the
@@ -32,6 +32,7 @@ import {
   Timeout,
   UnknownNetwork
 } from "../schema/ToolErrors.js"
+import { DirectAddress } from "./DirectWire.js"
 
 /** The entity type's name, part of every entity address (and of the cluster's storage rows). */
 export const NETWORK_ENTITY_TYPE = "Network"
@@ -68,6 +69,8 @@ export const NetworkEntity = Entity.make(NETWORK_ENTITY_TYPE, [
   Rpc.make("Reload", { payload: { reconnect: Schema.Boolean } }),
   Rpc.make("Stop"),
   Rpc.make("KeysChanged", { payload: { target } }),
+  // The owner's direct command listener, while the network's actor runs there (DirectListener.ts); null otherwise.
+  Rpc.make("DirectAddress", { success: Schema.NullOr(DirectAddress) }),
   // The port
   Rpc.make("Status", { success: NetworkStatus }),
   Rpc.make("Upstream", { success: Schema.OptionFromNullOr(UpstreamView) }),

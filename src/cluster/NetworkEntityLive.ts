@@ -19,6 +19,7 @@ import type { NetworkEvent } from "../schema/SocketFrame.js"
 import { type NotConnected, UnknownNetwork } from "../schema/ToolErrors.js"
 import { E2eKeys } from "../services/E2eKeys.js"
 import { Networks } from "../services/Networks.js"
+import { DirectListener } from "./DirectListener.js"
 import { NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 
@@ -27,7 +28,9 @@ const isNotConnected = (e: unknown): e is NotConnected =>
 
 export const NetworkEntityLive = NetworkEntity.toLayer(
   Effect.gen(function*() {
-    const { closing, control, local, supervising } = yield* NodeActors
+    const { closing, control, holds, local, supervising } = yield* NodeActors
+    // Absent on the cluster's in-memory test runner: every command then takes the entity path.
+    const direct = yield* Effect.serviceOption(DirectListener)
     const e2e = yield* E2eKeys
     const networks = yield* Networks
     const sharding = yield* Sharding.Sharding
@@ -119,6 +122,14 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
           return FiberHandle.clear(handle)
         }),
       KeysChanged: ({ payload }) => Effect.zipRight(ensure, keysChanged(payload.target)),
+      // Answered by the owner, fenced as the listener is: null while the actor does not run here (yet).
+      DirectAddress: () =>
+        Effect.zipRight(
+          ensure,
+          Effect.sync(() =>
+            Option.isSome(direct) && local.running(networkId) !== undefined && holds(networkId) ? direct.value.address : null
+          )
+        ),
       Status: () => Effect.zipRight(ensure, control.status(networkId)),
       Upstream: () => Effect.zipRight(ensure, control.upstream(networkId)),
       View: () => Effect.zipRight(ensure, view),

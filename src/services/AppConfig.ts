@@ -44,6 +44,11 @@ export interface AppSettings {
    * alone, as before.
    */
   readonly clusterAddress: Option.Option<{ readonly host: string; readonly port: number }>
+  /**
+   * BELAY_CLUSTER_DIRECT_PORT: the port of the node's direct command channel, on the host of BELAY_CLUSTER_ADDRESS
+   * (docs/contract.md "Settings"); 0, the default, a free port (the other nodes learn it from the network's owner).
+   */
+  readonly clusterDirectPort: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -114,15 +119,18 @@ const strictBoolean = (name: string) =>
     })
   )
 
-const port = Config.string("PORT").pipe(
-  Config.withDefault("8080"),
-  Config.mapOrFail((s) => {
-    const n = /^\d+$/.test(s) ? Number(s) : NaN
-    return Number.isInteger(n) && n >= 0 && n <= 65535
-      ? Either.right(n)
-      : Either.left(invalid("PORT", `PORT must be a port number between 0 and 65535, got ${JSON.stringify(s)}`))
-  })
-)
+const portNumber = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((s) => {
+      const n = /^\d+$/.test(s) ? Number(s) : NaN
+      return Number.isInteger(n) && n >= 0 && n <= 65535
+        ? Either.right(n)
+        : Either.left(invalid(name, `${name} must be a port number between 0 and 65535, got ${JSON.stringify(s)}`))
+    })
+  )
+
+const port = portNumber("PORT", "8080")
 
 /** `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address (`[::1]:7001`). */
 const clusterAddress = Config.option(Config.string("BELAY_CLUSTER_ADDRESS")).pipe(
@@ -187,7 +195,8 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   ircPlaintext: strictBoolean("BELAY_IRC_PLAINTEXT"),
   logLevel,
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT")),
-  clusterAddress
+  clusterAddress,
+  clusterDirectPort: portNumber("BELAY_CLUSTER_DIRECT_PORT", "0")
 }).pipe(
   Config.mapOrFail((s) => {
     // docs/decisions.md: a hosted deployment needs a fixed issuer and the

@@ -7,7 +7,9 @@
  * A key is stored normalized (`cbc:…`/`ecb:…`, Fish.formatFishKey) so its cipher mode is explicit whatever later
  * versions choose as the default for bare keys. Every set and clear is published on `changes` after the row is
  * written, carrying the parsed key (its secret Redacted), so the running network actor applies it at once without
- * re-reading the store on every message. Concurrency: `changes` is an unbounded PubSub; subscribe before reading
+ * re-reading the store on every message; on a cluster node set and clear also wait (bounded) until the network's
+ * owner has it (`deliverBy`), so a key change is in effect when `belay channel encrypt|decrypt` returns, as in one
+ * process. Concurrency: `changes` is an unbounded PubSub; subscribe before reading
  * `forNetwork` and nothing is missed. `loadAll` reads every network's keys in one query at boot; each network's entry
  * is taken once by `forNetwork` and dropped by a set or clear on that network, so what it gives is what the table
  * holds.
@@ -47,6 +49,14 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
     const accounts = yield* Accounts
     const networks = yield* Networks
     const changes = yield* PubSub.unbounded<E2eKeyChange>()
+    /**
+     * How a change reaches the network where it runs before set/clear return (`deliverBy`; a cluster node: its
+     * owner, which may be another node). Alone, the actors here hear `changes` directly.
+     */
+    let deliver: (change: E2eKeyChange) => Effect.Effect<void> = () => Effect.void
+    const deliverBy = (to: (change: E2eKeyChange) => Effect.Effect<void>) =>
+      Effect.acquireRelease(Effect.sync(() => void (deliver = to)), () => Effect.sync(() => void (deliver = () => Effect.void)))
+    const published = (change: E2eKeyChange) => Effect.zipRight(PubSub.publish(changes, change), Effect.suspend(() => deliver(change)))
 
     type KeyRow = { readonly target: string; readonly targetFolded: string; readonly keyEnc: Uint8Array }
     /** The boot snapshot (`loadAll`): each started network's keyed rows, taken once; `writes` moves on set and clear. */
@@ -82,7 +92,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
         VALUES (${networkId}, ${target}, ${foldCase("rfc1459", target)}, ${kind}, ${sealed})
         ON CONFLICT (network_id, target_folded) DO UPDATE SET e2e_key_enc = EXCLUDED.e2e_key_enc
         RETURNING target`.pipe(Effect.orDie)
-      yield* PubSub.publish(changes, { networkId, target: rows[0]?.target ?? target, key: parsed.right })
+      yield* published({ networkId, target: rows[0]?.target ?? target, key: parsed.right })
       // The key is never logged; its mode is not secret and says which clients can read the channel.
       yield* Effect.logInfo("end-to-end encryption enabled").pipe(
         Effect.annotateLogs({ networkId, target, mode: parsed.right.mode })
@@ -96,7 +106,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
         UPDATE buffers SET e2e_key_enc = NULL
         WHERE network_id = ${networkId} AND target_folded = ${foldCase("rfc1459", target)} AND e2e_key_enc IS NOT NULL
         RETURNING target`.pipe(Effect.orDie)
-      for (const row of rows) yield* PubSub.publish(changes, { networkId, target: row.target })
+      for (const row of rows) yield* published({ networkId, target: row.target })
       yield* Effect.logInfo("end-to-end encryption disabled").pipe(Effect.annotateLogs({ networkId, target }))
       return rows.length > 0
     })
@@ -134,7 +144,7 @@ export class E2eKeys extends Effect.Service<E2eKeys>()("belay/E2eKeys", {
       for (const row of rows) snapshot.get(row.networkId)?.push(row)
     })
 
-    return { set, clear, forNetwork, loadAll, changes } as const
+    return { set, clear, forNetwork, loadAll, changes, deliverBy } as const
   }),
   dependencies: [Accounts.Default, Networks.Default, SecretBox.Default]
 }) {}

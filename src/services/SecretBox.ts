@@ -21,11 +21,17 @@ interface Sealer {
   readonly seal: (purpose: SecretPurpose, plaintext: string) => Buffer
   /** Throws (a defect where it is called) only if the key changed or the row was tampered with. */
   readonly open: (purpose: SecretPurpose, sealed: Uint8Array) => string
+  /**
+   * A 32-byte key for one other use of the same secret (HKDF-SHA256, `purpose` as its info), e.g. the cluster nodes'
+   * direct channel, which every node with the same BELAY_SECRET_KEY derives alike and nothing else can.
+   */
+  readonly derive: (purpose: string) => Buffer
 }
 
 const makeSealer = (key: Buffer): Sealer => {
   if (key.length !== 32) throw new Error("secret key must be 32 bytes")
   return {
+    derive: (purpose) => Buffer.from(Crypto.hkdfSync("sha256", key, Buffer.alloc(0), `belay ${purpose}`, 32)),
     seal: (purpose, plaintext) => {
       const nonce = Crypto.randomBytes(12)
       const cipher = Crypto.createCipheriv("aes-256-gcm", key, nonce)

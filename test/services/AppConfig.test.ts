@@ -42,7 +42,9 @@ describe("AppConfig", () => {
     ["cluster address without a port", { BELAY_CLUSTER_ADDRESS: "node1", DATABASE_URL: "postgres://db/belay" }, "BELAY_CLUSTER_ADDRESS"],
     ["cluster address port out of range", { BELAY_CLUSTER_ADDRESS: "node1:70000", DATABASE_URL: "postgres://db/belay" }, "BELAY_CLUSTER_ADDRESS"],
     ["cluster address without DATABASE_URL", { BELAY_CLUSTER_ADDRESS: "node1:7001", BELAY_SECRET_KEY: "k" }, "DATABASE_URL"],
-    ["cluster address without BELAY_SECRET_KEY", { BELAY_CLUSTER_ADDRESS: "node1:7001", DATABASE_URL: "postgres://db/belay" }, "BELAY_SECRET_KEY"]
+    ["cluster address without BELAY_SECRET_KEY", { BELAY_CLUSTER_ADDRESS: "node1:7001", DATABASE_URL: "postgres://db/belay" }, "BELAY_SECRET_KEY"],
+    ["a direct port out of range", { BELAY_CLUSTER_DIRECT_PORT: "70000" }, "BELAY_CLUSTER_DIRECT_PORT"],
+    ["a direct port that is no number", { BELAY_CLUSTER_DIRECT_PORT: "next" }, "BELAY_CLUSTER_DIRECT_PORT"]
   ] as const)("refuses %s with one line naming the variable", ([, env, variable]) =>
     Effect.gen(function*() {
       const result = yield* load(env)
@@ -62,6 +64,12 @@ describe("AppConfig", () => {
         .toEqual(Option.some({ host: "10.0.0.7", port: 34431 }))
       expect((yield* settingsFrom({ ...node, BELAY_CLUSTER_ADDRESS: "[fd00::7]:34431" })).clusterAddress)
         .toEqual(Option.some({ host: "fd00::7", port: 34431 }))
+    }))
+
+  it.effect("BELAY_CLUSTER_DIRECT_PORT is a port; unset, 0 (a free port)", () =>
+    Effect.gen(function*() {
+      expect((yield* settingsFrom({})).clusterDirectPort).toBe(0)
+      expect((yield* settingsFrom({ BELAY_CLUSTER_DIRECT_PORT: "7101" })).clusterDirectPort).toBe(7101)
     }))
 
   it.effect("a hosted deployment starts with PUBLIC_BASE_URL and BELAY_SERVER_NAME", () =>

@@ -1,0 +1,150 @@
+/**
+ * DirectPeers: the caller's end of the direct command channel (DirectWire.ts; docs/decisions.md "Several nodes", the
+ * direct path): one persistent, authenticated TCP connection per other node's listener, opened on first use and
+ * forgotten when it closes, carrying any number of requests at once (each with its id).
+ *
+ * A call's outcome says what the caller may do next: `done` and `failed` (a tool failure) are the owner's answer;
+ * `notHere` (the listener does not run the network) and `unsent` (no authenticated connection came up, so the command
+ * never left this node) let the caller take the entity path; `lost` (the connection closed after the command was
+ * written) does not, as the owner may have run it: that call is `not-connected`. A call has no bound of its own: the
+ * caller's (COMMAND_TIMEOUT) interrupts it, which forgets it.
+ *
+ * Concurrency rule: the connections' callbacks run on the event loop, one at a time; the peer table and each
+ * connection's pending table are plain Maps changed only there and by a call's registration and interruption.
+ */
+import * as Net from "node:net"
+import { Context, Effect, Layer } from "effect"
+import type { ToolFailure } from "../schema/ToolErrors.js"
+import { SecretBox } from "../services/SecretBox.js"
+import {
+  CHANNEL_KEY_PURPOSE,
+  decodeFailure,
+  type DirectAddress,
+  type DirectCommand,
+  frame,
+  HANDSHAKE_TIMEOUT_MS,
+  LineReader,
+  nonce,
+  proof,
+  proofMatches
+} from "./DirectWire.js"
+
+export type DirectOutcome =
+  | { readonly _tag: "done" }
+  | { readonly _tag: "failed"; readonly error: ToolFailure }
+  | { readonly _tag: "notHere" }
+  | { readonly _tag: "unsent" }
+  | { readonly _tag: "lost" }
+
+export interface DirectPeersService {
+  readonly call: (address: DirectAddress, networkId: number, command: DirectCommand) => Effect.Effect<DirectOutcome>
+}
+
+export class DirectPeers extends Context.Tag("belay/cluster/DirectPeers")<DirectPeers, DirectPeersService>() {}
+
+interface Pending {
+  readonly resolve: (outcome: DirectOutcome) => void
+  /** Written to an authenticated connection: its loss may have left the command run. */
+  sent: boolean
+  readonly line: string
+}
+
+interface Peer {
+  readonly socket: Net.Socket
+  ready: boolean
+  readonly pending: Map<number, Pending>
+}
+
+const NOT_HERE: DirectOutcome = { _tag: "notHere" }
+const DONE: DirectOutcome = { _tag: "done" }
+
+/** The peers of this node, for the scope's life (closing it closes every connection). */
+export const make = (secret: Buffer) =>
+  Effect.gen(function*() {
+    const peers = new Map<string, Peer>()
+    let nextId = 0
+
+    const open = (address: DirectAddress, name: string): Peer => {
+      const socket = Net.connect({ host: address.host, port: address.port })
+      const peer: Peer = { socket, ready: false, pending: new Map() }
+      peers.set(name, peer)
+      socket.setNoDelay(true)
+      // A peer whose host died sends no FIN: the keepalive closes the connection (its calls are bounded meanwhile).
+      socket.setKeepAlive(true, 10_000)
+      socket.setEncoding("utf8")
+      const handshake = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS)
+      const mine = nonce()
+      let theirs: string | undefined
+
+      const onReply = (value: unknown) => {
+        const reply = value as { readonly id?: unknown; readonly ok?: unknown; readonly notHere?: unknown; readonly error?: unknown }
+        const pending = typeof reply.id === "number" ? peer.pending.get(reply.id) : undefined
+        if (pending === undefined) return
+        peer.pending.delete(reply.id as number)
+        if (reply.ok === true) return pending.resolve(DONE)
+        if (reply.notHere === true) return pending.resolve(NOT_HERE)
+        const error = decodeFailure(reply.error)
+        // An answer this node cannot read is no tool failure: as if the connection had gone.
+        pending.resolve(error._tag === "Right" ? { _tag: "failed", error: error.right } : { _tag: "lost" })
+      }
+
+      const reader = new LineReader((value) => {
+        if (peer.ready) return onReply(value)
+        const greeting = value as { readonly hello?: unknown; readonly proof?: unknown }
+        if (theirs === undefined && typeof greeting.hello === "string") {
+          theirs = greeting.hello
+          socket.write(frame({ nonce: mine, proof: proof(secret, "caller", theirs, mine) }))
+          return
+        }
+        if (theirs === undefined || !proofMatches(proof(secret, "listener", mine, theirs), greeting.proof)) {
+          socket.destroy()
+          return
+        }
+        peer.ready = true
+        clearTimeout(handshake)
+        for (const pending of peer.pending.values()) {
+          pending.sent = true
+          socket.write(pending.line)
+        }
+      })
+      socket.on("data", (chunk: string) => {
+        if (!reader.feed(chunk)) socket.destroy()
+      })
+      socket.on("error", () => socket.destroy())
+      socket.on("close", () => {
+        clearTimeout(handshake)
+        if (peers.get(name) === peer) peers.delete(name)
+        for (const pending of peer.pending.values()) pending.resolve({ _tag: pending.sent ? "lost" : "unsent" })
+        peer.pending.clear()
+      })
+      return peer
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const peer of peers.values()) peer.socket.destroy()
+      })
+    )
+
+    const service: DirectPeersService = {
+      call: (address, networkId, command) =>
+        Effect.async<DirectOutcome>((resume) => {
+          const name = `${address.host}:${address.port}`
+          const peer = peers.get(name) ?? open(address, name)
+          const id = ++nextId
+          const line = frame({ id, network: networkId, command })
+          const pending: Pending = { resolve: (outcome) => resume(Effect.succeed(outcome)), sent: peer.ready, line }
+          peer.pending.set(id, pending)
+          if (peer.ready) peer.socket.write(line)
+          return Effect.sync(() => {
+            peer.pending.delete(id)
+          })
+        })
+    }
+    return service
+  })
+
+export const DirectPeersLive = Layer.scoped(
+  DirectPeers,
+  Effect.flatMap(SecretBox, (box) => make(box.derive(CHANNEL_KEY_PURPOSE)))
+)

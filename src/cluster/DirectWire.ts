@@ -1,0 +1,130 @@
+/**
+ * DirectWire: the protocol of the direct command channel between cluster nodes (docs/decisions.md "Several nodes",
+ * the direct path): the commands it carries, how a frame is written and read, the handshake's proofs, and the one
+ * place a command becomes a call on the owner's port.
+ *
+ * - Frames are JSON texts, one per line (`\n`; JSON.stringify never writes a raw newline), at most MAX_FRAME bytes.
+ * - Handshake, both ways (each side proves it holds the key derived from the shared BELAY_SECRET_KEY): the listener
+ *   sends `{"hello": nonceL}`, the caller answers `{"nonce": nonceC, "proof": HMAC(key, "caller", nonceL, nonceC)}`,
+ *   the listener `{"proof": HMAC(key, "listener", nonceC, nonceL)}`; a wrong proof closes the connection.
+ * - Then requests `{"id", "network", "command"}` and replies `{"id", "ok": true}`, `{"id", "error": ToolFailure}`
+ *   or `{"id", "notHere": true}` (the listener does not run the network now: the caller takes the entity path).
+ *
+ * Concurrency rule: pure values and functions; the LineReader belongs to the one socket whose data it is fed.
+ */
+import * as Crypto from "node:crypto"
+import { Effect, Option, Schema } from "effect"
+import type { NetworkControlService } from "../actors/NetworkApi.js"
+import { ToolFailure } from "../schema/ToolErrors.js"
+
+/** The longest frame either side accepts; a longer one closes the connection (an IRC line is at most 8 KiB). */
+export const MAX_FRAME = 64 * 1024
+
+/** A caller or listener that has not proved the key within this long is dropped. */
+export const HANDSHAKE_TIMEOUT_MS = 5_000
+
+/** Where a node's listener is reached (DirectListener.ts). */
+export const DirectAddress = Schema.Struct({ host: Schema.String, port: Schema.Number })
+export type DirectAddress = typeof DirectAddress.Type
+
+/** The key of the channel: derived from BELAY_SECRET_KEY for this use only (SecretBox `derive`). */
+export const CHANNEL_KEY_PURPOSE = "cluster-direct-channel"
+
+const key = Schema.NullOr(Schema.String)
+
+/** The commands the direct path carries: the writes a tool call makes, each answered by the owner's actor. */
+export const DirectCommand = Schema.Union(
+  Schema.TaggedStruct("Say", {
+    kind: Schema.Literal("privmsg", "action", "notice"),
+    target: Schema.String,
+    text: Schema.String
+  }),
+  Schema.TaggedStruct("Raw", { line: Schema.String }),
+  Schema.TaggedStruct("Join", { channel: Schema.String, key }),
+  Schema.TaggedStruct("Part", { channel: Schema.String, reason: key }),
+  Schema.TaggedStruct("Nick", { nick: Schema.String }),
+  Schema.TaggedStruct("Away", { message: key }),
+  Schema.TaggedStruct("Whois", { nick: Schema.String }),
+  Schema.TaggedStruct("SetTopic", { channel: Schema.String, topic: Schema.String })
+)
+export type DirectCommand = typeof DirectCommand.Type
+
+export const DirectRequest = Schema.Struct({
+  id: Schema.Number,
+  network: Schema.Number,
+  command: DirectCommand
+})
+export type DirectRequest = typeof DirectRequest.Type
+
+export const decodeRequest = Schema.decodeUnknownEither(DirectRequest)
+export const encodeFailure = Schema.encodeSync(ToolFailure)
+export const decodeFailure = Schema.decodeUnknownEither(ToolFailure)
+
+/** The owner's port method a command stands for: the same calls the entity's handlers make (NetworkEntityLive.ts). */
+export const execute = (
+  control: NetworkControlService,
+  networkId: number,
+  command: DirectCommand
+): Effect.Effect<void, ToolFailure> => {
+  switch (command._tag) {
+    case "Say":
+      return control.say(networkId, command.kind, command.target, command.text)
+    case "Raw":
+      return control.raw(networkId, command.line)
+    case "Join":
+      return control.join(networkId, command.channel, Option.fromNullable(command.key))
+    case "Part":
+      return control.part(networkId, command.channel, Option.fromNullable(command.reason))
+    case "Nick":
+      return control.nick(networkId, command.nick)
+    case "Away":
+      return control.away(networkId, Option.fromNullable(command.message))
+    case "Whois":
+      return control.whois(networkId, command.nick)
+    case "SetTopic":
+      return control.setTopic(networkId, command.channel, command.topic)
+  }
+}
+
+export const nonce = (): string => Crypto.randomBytes(16).toString("hex")
+
+/** One side's proof: who speaks (so a proof cannot be reflected back), then both nonces, the speaker's peer's first. */
+export const proof = (secret: Buffer, speaker: "caller" | "listener", theirs: string, mine: string): string =>
+  Crypto.createHmac("sha256", secret).update(`${speaker}\n${theirs}\n${mine}`).digest("hex")
+
+/** Constant-time comparison of a proof received with the one expected. */
+export const proofMatches = (expected: string, received: unknown): boolean => {
+  if (typeof received !== "string" || received.length !== expected.length) return false
+  return Crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(received))
+}
+
+/** A frame: one JSON text and its newline. */
+export const frame = (value: unknown): string => `${JSON.stringify(value)}\n`
+
+/**
+ * Splits a socket's data into parsed frames. `feed` answers false when a frame is longer than MAX_FRAME or is not
+ * JSON: the socket is then closed, as its peer speaks something else.
+ */
+export class LineReader {
+  private buffered = ""
+  constructor(private readonly onFrame: (value: unknown) => void) {}
+
+  feed(chunk: string): boolean {
+    let text = this.buffered + chunk
+    let newline = text.indexOf("\n")
+    while (newline !== -1) {
+      const line = text.slice(0, newline)
+      text = text.slice(newline + 1)
+      let value: unknown
+      try {
+        value = JSON.parse(line)
+      } catch {
+        return false
+      }
+      this.onFrame(value)
+      newline = text.indexOf("\n")
+    }
+    this.buffered = text
+    return Buffer.byteLength(text) <= MAX_FRAME
+  }
+}

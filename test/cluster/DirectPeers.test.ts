@@ -1,0 +1,178 @@
+// The direct command channel between nodes (src/cluster/DirectWire.ts, DirectListener.ts, DirectPeers.ts) on loopback
+// sockets: frames, the handshake, the fence's refusal, and what a caller is told when the listener goes away.
+import * as Crypto from "node:crypto"
+import * as Net from "node:net"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Scope } from "effect"
+import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
+import { listen } from "../../src/cluster/DirectListener.js"
+import { make as makePeers } from "../../src/cluster/DirectPeers.js"
+import { type DirectCommand, LineReader, MAX_FRAME } from "../../src/cluster/DirectWire.js"
+import { NotConnected, SendQueueFull } from "../../src/schema/ToolErrors.js"
+
+const SAY: DirectCommand = { _tag: "Say", kind: "privmsg", target: "#belay", text: "hello" }
+
+/** A port whose `say` is `say`; the channel carries no other method in these tests. */
+const controlOf = (say: NetworkControlService["say"]): NetworkControlService =>
+  // Only `say` is reached: the listener calls the one method the command names (DirectWire's `execute`).
+  ({ say }) as unknown as NetworkControlService
+
+/** A listener in its own scope (closed by `close`), accepting what `accepts` says, over `control`. */
+const startListener = (
+  secret: Buffer,
+  control: NetworkControlService,
+  accepts: (networkId: number) => boolean = () => true
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const listener = yield* listen({ host: "127.0.0.1", port: 0, secret, accepts, control }).pipe(
+      Scope.extend(scope)
+    )
+    return { address: listener.address, close: Scope.close(scope, Exit.void) }
+  })
+
+describe("LineReader", () => {
+  it("hands over one value per line, whatever the chunks", () => {
+    const seen: Array<unknown> = []
+    const reader = new LineReader((value) => seen.push(value))
+    expect(reader.feed("{\"a\":1}\n{\"b\"")).toBe(true)
+    expect(reader.feed(":2}\n")).toBe(true)
+    expect(seen).toEqual([{ a: 1 }, { b: 2 }])
+  })
+
+  it("refuses what is not JSON and a frame past MAX_FRAME", () => {
+    expect(new LineReader(() => {}).feed("hello\n")).toBe(false)
+    expect(new LineReader(() => {}).feed("x".repeat(MAX_FRAME + 1))).toBe(false)
+  })
+})
+
+describe("DirectPeers over DirectListener", () => {
+  it.scopedLive("runs the command on the owner's port and brings its tool failure back as itself", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const said: Array<[number, string]> = []
+      const full = new SendQueueFull({ networkId: 7, waiting: 64, capacity: 64, lines: 1, seconds: 128 })
+      const listener = yield* startListener(
+        secret,
+        controlOf((networkId, _kind, _target, text) =>
+          Effect.suspend(() => {
+            said.push([networkId, text])
+            return text === "full" ? Effect.fail(full) : Effect.void
+          })
+        )
+      )
+      const peers = yield* makePeers(secret)
+      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
+      const failed = yield* peers.call(listener.address, 7, { ...SAY, text: "full" })
+      expect(failed._tag).toBe("failed")
+      expect(failed._tag === "failed" && failed.error).toBeInstanceOf(SendQueueFull)
+      expect(failed._tag === "failed" && failed.error.message).toBe(full.message)
+      expect(said).toEqual([[7, "hello"], [7, "full"]])
+    }))
+
+  it.scopedLive("a defect on the owner answers not-connected at once, as the entity path does", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(secret, controlOf(() => Effect.dieMessage("broken")))
+      const peers = yield* makePeers(secret)
+      const outcome = yield* peers.call(listener.address, 7, SAY)
+      expect(outcome._tag === "failed" && outcome.error).toBeInstanceOf(NotConnected)
+    }))
+
+  it.scopedLive("carries calls at once on one connection, each answered by its id", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(
+        secret,
+        controlOf((networkId) => networkId === 1 ? Effect.sleep("50 millis") : Effect.fail(new SendQueueFull({ networkId, waiting: 1, capacity: 1, lines: 1, seconds: 2 })))
+      )
+      const peers = yield* makePeers(secret)
+      const [slow, fast] = yield* Effect.all([peers.call(listener.address, 1, SAY), peers.call(listener.address, 2, SAY)], {
+        concurrency: "unbounded"
+      })
+      expect(slow).toEqual({ _tag: "done" })
+      expect(fast._tag).toBe("failed")
+    }))
+
+  it.scopedLive("a caller without the key is refused before anything runs", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const listener = yield* startListener(
+        Crypto.randomBytes(32),
+        controlOf(() => Effect.sync(() => void calls++))
+      )
+      const stranger = yield* makePeers(Crypto.randomBytes(32))
+      expect(yield* stranger.call(listener.address, 7, SAY)).toEqual({ _tag: "unsent" })
+      expect(calls).toBe(0)
+    }))
+
+  it.scopedLive("a request before the handshake closes the connection unanswered", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const listener = yield* startListener(Crypto.randomBytes(32), controlOf(() => Effect.sync(() => void calls++)))
+      const received = yield* Effect.async<string>((resume) => {
+        let text = ""
+        const socket = Net.connect(listener.address.port, listener.address.host, () => {
+          socket.write(`${JSON.stringify({ id: 1, network: 7, command: SAY })}\n`)
+        })
+        socket.setEncoding("utf8")
+        socket.on("data", (chunk: string) => (text += chunk))
+        socket.on("error", () => {})
+        socket.on("close", () => resume(Effect.succeed(text)))
+      })
+      // Only the listener's greeting came back; the connection was then closed.
+      expect(received.trim().split("\n").map((l) => Object.keys(JSON.parse(l)))).toEqual([["hello"]])
+      expect(calls).toBe(0)
+    }))
+
+  it.scopedLive("a listener whose node does not run the network (or lost it) answers notHere and runs nothing", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      let held = true
+      let calls = 0
+      const listener = yield* startListener(secret, controlOf(() => Effect.sync(() => void calls++)), () => held)
+      const peers = yield* makePeers(secret)
+      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
+      held = false
+      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "notHere" })
+      expect(calls).toBe(1)
+    }))
+
+  it.scopedLive("nobody listening: unsent, so the caller may take the entity path", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(secret, controlOf(() => Effect.void))
+      yield* listener.close
+      const peers = yield* makePeers(secret)
+      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "unsent" })
+    }))
+
+  it.scopedLive("the listener gone mid-call: lost (the command may have run), and the next call connects again", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const arrived = yield* Deferred.make<void>()
+      const listener = yield* startListener(secret, controlOf(() => Effect.zipRight(Deferred.succeed(arrived, undefined), Effect.never)))
+      const peers = yield* makePeers(secret)
+      const call = yield* Effect.fork(peers.call(listener.address, 7, SAY))
+      yield* Deferred.await(arrived)
+      yield* listener.close
+      expect(yield* call.await).toEqual(Exit.succeed({ _tag: "lost" }))
+
+      const next = yield* startListener(secret, controlOf(() => Effect.void))
+      expect(yield* peers.call(next.address, 7, SAY)).toEqual({ _tag: "done" })
+    }))
+
+  it.scopedLive("a call interrupted by its bound leaves the connection serving the next", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(
+        secret,
+        controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void)
+      )
+      const peers = yield* makePeers(secret)
+      const bounded = yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }).pipe(Effect.timeout("100 millis"), Effect.exit)
+      expect(Exit.isFailure(bounded)).toBe(true)
+      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
+    }))
+})
