@@ -30,8 +30,7 @@ import {
   Option,
   PubSub,
   Queue,
-  Scope,
-  SubscriptionRef
+  Scope
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
@@ -322,14 +321,14 @@ export const make = (options: LocalActorsOptions = {}) =>
       Effect.suspend(() => {
         const actor = actors.get(networkId)
         if (actor === undefined) return Effect.void
-        return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: actor.reconfigure }))
+        return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: (config) => actor.reconfigure(config) }))
       })
 
     metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
       Effect.gen(function*() {
         const counts = new Map<NetworkState, number>(STATES.map((s) => [s, 0]))
         for (const actor of actors.values()) {
-          const { state } = yield* SubscriptionRef.get(actor.status)
+          const { state } = yield* actor.status.get
           counts.set(state, (counts.get(state) ?? 0) + 1)
         }
         return STATES.map((state) => [{ state }, counts.get(state) ?? 0] as const)
@@ -385,7 +384,7 @@ export const make = (options: LocalActorsOptions = {}) =>
         Effect.gen(function*() {
           const actor = actors.get(networkId)
           if (actor === undefined) return { caseMapping: defaultISupport.caseMapping, statusMsg: defaultISupport.statusMsg }
-          const { caseMapping } = yield* SubscriptionRef.get(actor.status)
+          const { caseMapping } = yield* actor.status.get
           return { caseMapping, statusMsg: yield* actor.statusMsg }
         })
 
@@ -415,14 +414,14 @@ export const make = (options: LocalActorsOptions = {}) =>
         status: (networkId) =>
           Effect.suspend(() => {
             const actor = actors.get(networkId)
-            return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
+            return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : actor.status.get
           }),
         upstream: (networkId) =>
           Effect.suspend(() => {
             const actor = actors.get(networkId)
             return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
           }),
-        statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
+        statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => actor.status.get)),
         view: (networkId, deliver) =>
           Effect.gen(function*() {
             const actor = actors.get(networkId)

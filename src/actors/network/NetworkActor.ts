@@ -19,13 +19,13 @@
  * unbounded inbox (Inbox.ts), and the dispatcher (`run`, `dispatch` below) is the only code that reads or changes
  * the actor's state. Timers are entries in the supervisor's ActorTimers, whose one fiber only enqueues when they
  * are due. The only other fibers are Persistence's writer and channel reader, which exist while they have work.
- * Other services read the public status from a SubscriptionRef and talk to the actor only through the supervisor.
+ * Other services read the public status from a StatusCell and talk to the actor only through the supervisor.
  *
  * Memory: an idle connected actor is one fiber (the supervisor runs `run` in the fiber that supervises the
  * network), one inbox and its state. Every Effect fiber costs kilobytes (its FiberRefs are copied at fork), so
  * nothing here forks a fiber that lives while the network idles.
  */
-import { Cause, Data, Deferred, Effect, Exit, Option, Queue, Scope, SubscriptionRef } from "effect"
+import { Cause, Data, Deferred, Effect, Exit, Option, Queue, Scope } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
@@ -45,6 +45,7 @@ import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as Outbound from "./Outbound.js"
 import { drainUnsaved } from "./Persistence.js"
 import { afterBurst, onChannelsLoaded, onRegainDue } from "./Registration.js"
+import { StatusCell } from "./StatusCell.js"
 import { disarmAll } from "./Timers.js"
 
 export type { ActorDeps, E2eKeySource, NetworkRepo } from "./ActorDeps.js"
@@ -55,7 +56,7 @@ export class NetworkGone extends Data.TaggedError("NetworkGone")<{ readonly netw
 
 export interface NetworkActor {
   readonly networkId: number
-  readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
+  readonly status: StatusCell
   /** STATUSMSG of the network (for send_raw's end-to-end guard); "" before ISUPPORT. */
   readonly statusMsg: Effect.Effect<string>
   /** The registered connection as the server sees it (NetworkApi.UpstreamView); None while not connected. */
@@ -162,6 +163,74 @@ const release = (a: Actor) =>
   })
 
 /**
+ * The actor as the supervisor sees it. A class, so its methods live on the prototype: an object literal of closures
+ * would cost every network a closure, its context and an Effect per method for as long as it lives.
+ */
+class Handle implements NetworkActor {
+  constructor(private readonly a: Actor, private readonly died: Deferred.Deferred<never, unknown>) {}
+
+  get networkId() {
+    return this.a.networkId
+  }
+
+  get status() {
+    return this.a.status
+  }
+
+  get statusMsg() {
+    const a = this.a
+    return Effect.sync(() => a.isupport.statusMsg)
+  }
+
+  get upstream() {
+    const a = this.a
+    return Effect.sync(() => {
+      const s = connected(a)
+      if (s === undefined) return Option.none()
+      return Option.some<UpstreamView>({
+        nick: s.nick,
+        user: s.user ?? null,
+        host: s.host ?? null,
+        isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
+        caps: [...s.caps],
+        away: a.awayMessage !== null
+      })
+    })
+  }
+
+  offer(command: Command) {
+    return Effect.asVoid(Queue.offer(this.a.inbox, command))
+  }
+
+  reconfigure(config: NetworkConfig) {
+    return Effect.asVoid(Queue.offer(this.a.inbox, { _tag: "Reconfigure", config }))
+  }
+
+  view(deliver: (events: ReadonlyArray<NetworkEvent>) => void, done: Deferred.Deferred<void>) {
+    return Effect.asVoid(Queue.offer(this.a.inbox, { _tag: "View", deliver, done }))
+  }
+
+  get await() {
+    return Effect.orDie(Deferred.await(this.died))
+  }
+
+  get sever() {
+    const a = this.a
+    return Effect.sync(() => {
+      const s = a.session
+      if (s === undefined) return false
+      s.connection.destroy()
+      return true
+    })
+  }
+
+  get run(): Effect.Effect<never> {
+    const a = this.a
+    return Effect.forever(Effect.flatMap(Queue.take(a.inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
+  }
+}
+
+/**
  * Builds the actor in the caller's scope: reads the network's config and end-to-end keys, attaches to the key
  * changes, and queues its Start. Nothing runs until `run` does (the supervisor runs it in its own fiber).
  */
@@ -183,7 +252,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       deps,
       config,
       inbox,
-      status: yield* SubscriptionRef.make<NetworkStatus>({
+      status: new StatusCell({
         networkId,
         state: "offline",
         nick: null,
@@ -230,34 +299,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))
     )
     yield* Queue.offer(inbox, { _tag: "Start" })
-    return {
-      networkId,
-      status: a.status,
-      statusMsg: Effect.sync(() => a.isupport.statusMsg),
-      upstream: Effect.sync(() => {
-        const s = connected(a)
-        if (s === undefined) return Option.none()
-        return Option.some<UpstreamView>({
-          nick: s.nick,
-          user: s.user ?? null,
-          host: s.host ?? null,
-          isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
-          caps: [...s.caps],
-          away: a.awayMessage !== null
-        })
-      }),
-      offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
-      reconfigure: (config) => Effect.asVoid(Queue.offer(inbox, { _tag: "Reconfigure", config })),
-      view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),
-      await: Effect.orDie(Deferred.await(died)),
-      sever: Effect.sync(() => {
-        const s = a.session
-        if (s === undefined) return false
-        s.connection.destroy()
-        return true
-      }),
-      run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
-    } satisfies NetworkActor
+    return new Handle(a, died)
   })
 
 /** `make`, with the dispatcher forked into the same scope (tests; the supervisor runs `run` itself). */
