@@ -25,7 +25,7 @@
  * network), one inbox and its state. Every Effect fiber costs kilobytes (its FiberRefs are copied at fork), so
  * nothing here forks a fiber that lives while the network idles.
  */
-import { Cause, Data, Deferred, Effect, Exit, Option, Queue, Scope } from "effect"
+import { Cause, Data, Deferred, Effect, Exit, Option, Scope } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
@@ -40,6 +40,7 @@ import * as Connection from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
 import { onTransport, onWhoTimeout } from "./Inbound.js"
 import type { Command, Input } from "./Inbox.js"
+import { InputQueue } from "./InputQueue.js"
 import * as LiveView from "./LiveView.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as Outbound from "./Outbound.js"
@@ -199,15 +200,15 @@ class Handle implements NetworkActor {
   }
 
   offer(command: Command) {
-    return Effect.asVoid(Queue.offer(this.a.inbox, command))
+    return this.a.inbox.offer(command)
   }
 
   reconfigure(config: NetworkConfig) {
-    return Effect.asVoid(Queue.offer(this.a.inbox, { _tag: "Reconfigure", config }))
+    return this.a.inbox.offer({ _tag: "Reconfigure", config })
   }
 
   view(deliver: (events: ReadonlyArray<NetworkEvent>) => void, done: Deferred.Deferred<void>) {
-    return Effect.asVoid(Queue.offer(this.a.inbox, { _tag: "View", deliver, done }))
+    return this.a.inbox.offer({ _tag: "View", deliver, done })
   }
 
   get await() {
@@ -226,7 +227,12 @@ class Handle implements NetworkActor {
 
   get run(): Effect.Effect<never> {
     const a = this.a
-    return Effect.forever(Effect.flatMap(Queue.take(a.inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
+    // A loop of its own rather than Effect.forever, whose two frames (and a yield per input) would stay on the idle
+    // fiber's stack: while the inbox is empty, the stack holds only the `take` continuation. The fiber still yields
+    // to others after a run of operations (Effect's scheduler), so a busy network cannot starve the rest.
+    const loop: Effect.Effect<never> = Effect.flatMap(a.inbox.take, (input) =>
+      Effect.flatMap(Effect.zipRight(dispatch(a, input), observe(a)), () => loop))
+    return loop
   }
 }
 
@@ -240,7 +246,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const loaded = yield* deps.repo.config
     if (Option.isNone(loaded)) return yield* new NetworkGone({ networkId })
     const config: NetworkConfig = loaded.value
-    const inbox = yield* Queue.unbounded<Input>()
+    const inbox = new InputQueue<Input>()
     // Keys are known before anything can be sent: without them a message to an encrypted channel would go out in
     // plaintext. Attaching first means a key set while they are read is applied afterwards, never lost.
     yield* deps.e2e.attach((change) => {
@@ -298,7 +304,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     yield* Scope.addFinalizerExit(scope, (exit) =>
       Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))
     )
-    yield* Queue.offer(inbox, { _tag: "Start" })
+    inbox.unsafeOffer({ _tag: "Start" })
     return new Handle(a, died)
   })
 
