@@ -291,19 +291,20 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       channelsReader: undefined,
       viewed: undefined
     }
-    // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted, then the drain
-    // writes what is left, then `release` says QUIT. Added to the scope itself rather than with Effect.addFinalizer,
-    // which keeps a snapshot of the fiber's FiberRefs per finalizer (about 1 KiB each for as long as the network
-    // lives); they run in the fiber that closes the scope, the supervising one, with the same log annotations.
-    const scope = a.scope
-    yield* Scope.addFinalizer(scope, release(a))
-    yield* Scope.addFinalizer(scope, drainUnsaved(a))
-    // `await` ends when the scope closes, which the supervisor does with the dispatcher's exit as soon as `run` ends
-    // (no frame around `run` for it: the dispatcher's fiber keeps its stack while the network idles).
+    // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted; then this one:
+    // `await` ends (the supervisor closes the scope with the dispatcher's exit as soon as `run` ends, so no frame
+    // around `run` is needed for it: the dispatcher's fiber keeps its stack while the network idles), the drain
+    // writes what is left, and `release` says QUIT even if the drain failed. Added to the scope itself rather than
+    // with Effect.addFinalizer, which keeps a snapshot of the fiber's FiberRefs per finalizer (about 1 KiB each for
+    // as long as the network lives), and as one closure that builds its effects when it runs: built up front, the
+    // drain's timeout, log annotation and error handler cost an idle network a dozen closures (heap snapshots).
+    // It runs in the fiber that closes the scope, the supervising one, with the same log annotations.
     const died = yield* Deferred.make<never, unknown>()
-    yield* Scope.addFinalizerExit(scope, (exit) =>
-      Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))
-    )
+    yield* Scope.addFinalizerExit(a.scope, (exit) =>
+      Effect.zipRight(
+        Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped")),
+        Effect.ensuring(drainUnsaved(a), release(a))
+      ))
     inbox.unsafeOffer({ _tag: "Start" })
     return new Handle(a, died)
   })
