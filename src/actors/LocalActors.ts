@@ -249,17 +249,20 @@ export const make = (options: LocalActorsOptions = {}) =>
 
     /**
      * One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit
-     * (the dispatcher only ends by failing or being interrupted), which is returned.
+     * (the dispatcher only ends by failing or being interrupted), which is returned. Built first, then run: the
+     * frames left on the stack while the network idles then hold `actor.run`, not the effects that built the actor.
      */
     const runActor = (networkId: number): Effect.Effect<Exit.Exit<never, NetworkActor.NetworkGone>> =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(Scope.make(), (scope) =>
-          Effect.matchCauseEffect(restore(Effect.flatMap(Scope.extend(startActor(networkId), scope), (actor) => actor.run)), {
-            onFailure: (cause) =>
-              Effect.map(Effect.exit(Scope.close(scope, Exit.failCause(cause))), (closed) =>
-                Exit.failCause(Exit.isFailure(closed) ? Cause.sequential(cause, closed.cause) : cause)),
-            onSuccess: (never) => never
-          })))
+        Effect.flatMap(Scope.make(), (scope) => {
+          const closeWith = (cause: Cause.Cause<NetworkActor.NetworkGone>) =>
+            Effect.map(Effect.exit(Scope.close(scope, Exit.failCause(cause))), (closed) =>
+              Exit.failCause(Exit.isFailure(closed) ? Cause.sequential(cause, closed.cause) : cause))
+          return Effect.flatMap(Effect.exit(restore(Scope.extend(startActor(networkId), scope))), (built) =>
+            Exit.isFailure(built)
+              ? closeWith(built.cause)
+              : Effect.matchCauseEffect(restore(built.value.run), { onFailure: closeWith, onSuccess: (never) => never }))
+        }))
 
     /** What follows an actor's end: true to start it again (after the backoff), false to stop supervising it. */
     const afterLife = (exit: Exit.Exit<never, NetworkActor.NetworkGone>, startedAt: number, restarts: Stepper) =>
