@@ -39,6 +39,7 @@ import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
 import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
+import type { CaseMapping } from "../irc/CaseMapping.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import type { NetworkState, NetworkStatus } from "../schema/Network.js"
@@ -125,6 +126,33 @@ export interface LocalActors {
   readonly control: (isSupervised: (networkId: number) => boolean) => NetworkControlService
 }
 
+/**
+ * One network's rows in Networks, for its actor. A class, so that an idle network keeps one small object rather than
+ * a closure per method; the effects are built when asked for (a getter), as an `Effect.fn` call captures a stack
+ * trace for its span, which an actor holding the effect would keep alive.
+ */
+class NetworkRepoOf implements NetworkActor.NetworkRepo {
+  constructor(private readonly networks: Networks, private readonly networkId: number) {}
+  get config() {
+    return this.networks.config(this.networkId)
+  }
+  get channels() {
+    return this.networks.channels(this.networkId)
+  }
+  rememberChannel(mapping: CaseMapping, name: string, key?: string | null) {
+    return this.networks.rememberChannel(this.networkId, mapping, name, key)
+  }
+  forgetChannel(mapping: CaseMapping, name: string) {
+    return this.networks.forgetChannel(this.networkId, mapping, name)
+  }
+  setEnabled(enabled: boolean) {
+    return this.networks.setEnabled(this.networkId, enabled)
+  }
+  setAwayMessage(message: string | null) {
+    return this.networks.setAwayMessage(this.networkId, message)
+  }
+}
+
 export const make = (options: LocalActorsOptions = {}) =>
   Effect.gen(function*() {
     const networks = yield* Networks
@@ -200,15 +228,7 @@ export const make = (options: LocalActorsOptions = {}) =>
           )
         })))
 
-    // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
-    const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
-      config: Effect.suspend(() => networks.config(networkId)),
-      channels: Effect.suspend(() => networks.channels(networkId)),
-      rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
-      forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
-      setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
-      setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
-    })
+    const repoFor = (networkId: number): NetworkActor.NetworkRepo => new NetworkRepoOf(networks, networkId)
 
     const { fence } = options
     /** Builds the network's actor in `scope` and registers it until the scope closes. */
