@@ -30,8 +30,7 @@ import {
   Option,
   PubSub,
   Queue,
-  Scope,
-  SubscriptionRef
+  Scope
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
@@ -40,6 +39,7 @@ import { MessageWriter } from "../services/MessageWriter.js"
 import { Metrics } from "../services/Metrics.js"
 import { NetworkFeed } from "../services/NetworkFeed.js"
 import { Networks } from "../services/Networks.js"
+import type { CaseMapping } from "../irc/CaseMapping.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import type { NetworkState, NetworkStatus } from "../schema/Network.js"
@@ -126,6 +126,33 @@ export interface LocalActors {
   readonly control: (isSupervised: (networkId: number) => boolean) => NetworkControlService
 }
 
+/**
+ * One network's rows in Networks, for its actor. A class, so that an idle network keeps one small object rather than
+ * a closure per method; the effects are built when asked for (a getter), as an `Effect.fn` call captures a stack
+ * trace for its span, which an actor holding the effect would keep alive.
+ */
+class NetworkRepoOf implements NetworkActor.NetworkRepo {
+  constructor(private readonly networks: Networks, private readonly networkId: number) {}
+  get config() {
+    return this.networks.config(this.networkId)
+  }
+  get channels() {
+    return this.networks.channels(this.networkId)
+  }
+  rememberChannel(mapping: CaseMapping, name: string, key?: string | null) {
+    return this.networks.rememberChannel(this.networkId, mapping, name, key)
+  }
+  forgetChannel(mapping: CaseMapping, name: string) {
+    return this.networks.forgetChannel(this.networkId, mapping, name)
+  }
+  setEnabled(enabled: boolean) {
+    return this.networks.setEnabled(this.networkId, enabled)
+  }
+  setAwayMessage(message: string | null) {
+    return this.networks.setAwayMessage(this.networkId, message)
+  }
+}
+
 export const make = (options: LocalActorsOptions = {}) =>
   Effect.gen(function*() {
     const networks = yield* Networks
@@ -201,15 +228,7 @@ export const make = (options: LocalActorsOptions = {}) =>
           )
         })))
 
-    // Effects built lazily: an `Effect.fn` call captures a stack trace for its span, which an actor would keep alive.
-    const repoFor = (networkId: number): NetworkActor.NetworkRepo => ({
-      config: Effect.suspend(() => networks.config(networkId)),
-      channels: Effect.suspend(() => networks.channels(networkId)),
-      rememberChannel: (mapping, name, key) => networks.rememberChannel(networkId, mapping, name, key),
-      forgetChannel: (mapping, name) => networks.forgetChannel(networkId, mapping, name),
-      setEnabled: (enabled) => networks.setEnabled(networkId, enabled),
-      setAwayMessage: (message) => networks.setAwayMessage(networkId, message)
-    })
+    const repoFor = (networkId: number): NetworkActor.NetworkRepo => new NetworkRepoOf(networks, networkId)
 
     const { fence } = options
     /** Builds the network's actor in `scope` and registers it until the scope closes. */
@@ -243,16 +262,27 @@ export const make = (options: LocalActorsOptions = {}) =>
 
     // The supervising fiber of a network also runs its dispatcher, so whatever wraps `actor.run` stays on that
     // fiber's stack for as long as the network idles. Hence flat combinators below rather than Effect.scoped, a
-    // generator around the run and annotateLogs: the frames they left cost about 5 KiB per network (heap snapshots;
-    // an idle network's budget is 64 KiB in all).
+    // generator around the run and annotateLogs, and the scope closed by hand rather than with acquireUseRelease
+    // inside Effect.exit: while idle the fiber holds five frames (the life's continuation, the mask and its restore,
+    // the exit handler, the dispatcher's `take`) where it held fifteen, each a closure, its context and an Effect
+    // (heap snapshots; an idle network is budgeted 32 KiB of the whole service).
 
-    /** One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit. */
-    const runActor = (networkId: number): Effect.Effect<never, NetworkActor.NetworkGone> =>
-      Effect.acquireUseRelease(
-        Scope.make(),
-        (scope) => Effect.flatMap(Scope.extend(startActor(networkId), scope), (actor) => actor.run),
-        (scope, exit) => Scope.close(scope, exit)
-      )
+    /**
+     * One actor lifetime: built in its own scope, registered, its dispatcher run here; the scope closes with its exit
+     * (the dispatcher only ends by failing or being interrupted), which is returned. Built first, then run: the
+     * frames left on the stack while the network idles then hold `actor.run`, not the effects that built the actor.
+     */
+    const runActor = (networkId: number): Effect.Effect<Exit.Exit<never, NetworkActor.NetworkGone>> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Scope.make(), (scope) => {
+          const closeWith = (cause: Cause.Cause<NetworkActor.NetworkGone>) =>
+            Effect.map(Effect.exit(Scope.close(scope, Exit.failCause(cause))), (closed) =>
+              Exit.failCause(Exit.isFailure(closed) ? Cause.sequential(cause, closed.cause) : cause))
+          return Effect.flatMap(Effect.exit(restore(Scope.extend(startActor(networkId), scope))), (built) =>
+            Exit.isFailure(built)
+              ? closeWith(built.cause)
+              : Effect.matchCauseEffect(restore(built.value.run), { onFailure: closeWith, onSuccess: (never) => never }))
+        }))
 
     /** What follows an actor's end: true to start it again (after the backoff), false to stop supervising it. */
     const afterLife = (exit: Exit.Exit<never, NetworkActor.NetworkGone>, startedAt: number, restarts: Stepper) =>
@@ -276,7 +306,7 @@ export const make = (options: LocalActorsOptions = {}) =>
     const supervise = (networkId: number) =>
       Effect.flatMap(makeStepper(actorRestartSchedule), (restarts) => {
         const life: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
-          Effect.flatMap(Effect.exit(runActor(networkId)), (exit) =>
+          Effect.flatMap(runActor(networkId), (exit) =>
             Effect.flatMap(afterLife(exit, startedAt, restarts), (again) => (again ? life : Effect.void))))
         // The fiber is this network's alone: its log annotation is set once, leaving no frame behind.
         const annotate = FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("networkId", networkId))
@@ -322,14 +352,14 @@ export const make = (options: LocalActorsOptions = {}) =>
       Effect.suspend(() => {
         const actor = actors.get(networkId)
         if (actor === undefined) return Effect.void
-        return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: actor.reconfigure }))
+        return Effect.flatMap(networks.config(networkId), Option.match({ onNone: () => Effect.void, onSome: (config) => actor.reconfigure(config) }))
       })
 
     metrics.registerGauge("belay_connections", "IRC networks by connection state.", () =>
       Effect.gen(function*() {
         const counts = new Map<NetworkState, number>(STATES.map((s) => [s, 0]))
         for (const actor of actors.values()) {
-          const { state } = yield* SubscriptionRef.get(actor.status)
+          const { state } = yield* actor.status.get
           counts.set(state, (counts.get(state) ?? 0) + 1)
         }
         return STATES.map((state) => [{ state }, counts.get(state) ?? 0] as const)
@@ -385,7 +415,7 @@ export const make = (options: LocalActorsOptions = {}) =>
         Effect.gen(function*() {
           const actor = actors.get(networkId)
           if (actor === undefined) return { caseMapping: defaultISupport.caseMapping, statusMsg: defaultISupport.statusMsg }
-          const { caseMapping } = yield* SubscriptionRef.get(actor.status)
+          const { caseMapping } = yield* actor.status.get
           return { caseMapping, statusMsg: yield* actor.statusMsg }
         })
 
@@ -415,14 +445,14 @@ export const make = (options: LocalActorsOptions = {}) =>
         status: (networkId) =>
           Effect.suspend(() => {
             const actor = actors.get(networkId)
-            return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : SubscriptionRef.get(actor.status)
+            return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : actor.status.get
           }),
         upstream: (networkId) =>
           Effect.suspend(() => {
             const actor = actors.get(networkId)
             return actor === undefined ? Effect.succeed(Option.none()) : actor.upstream
           }),
-        statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => SubscriptionRef.get(actor.status))),
+        statuses: Effect.suspend(() => Effect.forEach([...actors.values()], (actor) => actor.status.get)),
         view: (networkId, deliver) =>
           Effect.gen(function*() {
             const actor = actors.get(networkId)

@@ -6,7 +6,7 @@
  * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
  * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
  */
-import { Clock, Deferred, Duration, Effect, Option, Stream, SubscriptionRef } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Stream } from "effect"
 import * as ActorTimers from "../../src/actors/ActorTimers.js"
 import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
 import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
@@ -178,7 +178,7 @@ export const startActor = (server: FakeIrcServer.FakeIrcServer, options: Harness
         timeout
       ).pipe(
         Effect.catchAll((e) =>
-          Effect.flatMap(SubscriptionRef.get(actor.status), (s) =>
+          Effect.flatMap(actor.status.get, (s) =>
             Effect.fail(new Error(`${e.message}; last status ${JSON.stringify(s)}`)))
         )
       )

@@ -12,7 +12,7 @@
  * Memory: an idle connected actor is one fiber, one inbox and these records; everything else is module-level
  * functions over them, with no closures per actor.
  */
-import { Clock, Effect, type Fiber, type Queue, type Scope, SubscriptionRef } from "effect"
+import { Clock, Effect, type Fiber, type Scope } from "effect"
 import { type CaseMappedMap, equalsFolded } from "../../irc/CaseMapping.js"
 import type { ISupport } from "../../irc/ISupport.js"
 import type { ModeList, ModeListLetter } from "../../schema/ChannelMode.js"
@@ -27,6 +27,8 @@ import type { ActorDeps } from "./ActorDeps.js"
 import type * as Channels from "./ChannelState.js"
 import type * as E2e from "./E2eCodec.js"
 import type { Gated, Input, Reply } from "./Inbox.js"
+import type { InputQueue } from "./InputQueue.js"
+import type { StatusCell } from "./StatusCell.js"
 import type * as ModeLists from "./ModeListRequests.js"
 import type { Outbound } from "./Outbound.js"
 
@@ -85,8 +87,8 @@ export interface Actor {
   readonly deps: ActorDeps
   /** The stored settings; replaced whole by a Reconfigure input (a change that keeps the connection). */
   config: NetworkConfig
-  readonly inbox: Queue.Queue<Input>
-  readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
+  readonly inbox: InputQueue<Input>
+  readonly status: StatusCell
   /** The actor's scope: the writer and the channel reader are forked into it. */
   readonly scope: Scope.Scope
   readonly backoff: Stepper
@@ -151,7 +153,7 @@ export const publish = (a: Actor) =>
       channelTypes: a.isupport.chanTypes
     }
     a.deps.events?.status(a.config.accountId, a.config.name, status)
-    return SubscriptionRef.set(a.status, status)
+    return a.status.set(status)
   })
 
 /** Moves the connection state machine (Connection.ts), logging every transition with its reason, and publishes. */

@@ -19,13 +19,13 @@
  * unbounded inbox (Inbox.ts), and the dispatcher (`run`, `dispatch` below) is the only code that reads or changes
  * the actor's state. Timers are entries in the supervisor's ActorTimers, whose one fiber only enqueues when they
  * are due. The only other fibers are Persistence's writer and channel reader, which exist while they have work.
- * Other services read the public status from a SubscriptionRef and talk to the actor only through the supervisor.
+ * Other services read the public status from a StatusCell and talk to the actor only through the supervisor.
  *
  * Memory: an idle connected actor is one fiber (the supervisor runs `run` in the fiber that supervises the
  * network), one inbox and its state. Every Effect fiber costs kilobytes (its FiberRefs are copied at fork), so
  * nothing here forks a fiber that lives while the network idles.
  */
-import { Cause, Data, Deferred, Effect, Exit, Option, Queue, Scope, SubscriptionRef } from "effect"
+import { Cause, Data, Deferred, Effect, Exit, Option, Scope } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
@@ -40,11 +40,13 @@ import * as Connection from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
 import { onTransport, onWhoTimeout } from "./Inbound.js"
 import type { Command, Input } from "./Inbox.js"
+import { InputQueue } from "./InputQueue.js"
 import * as LiveView from "./LiveView.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as Outbound from "./Outbound.js"
 import { drainUnsaved } from "./Persistence.js"
 import { afterBurst, onChannelsLoaded, onRegainDue } from "./Registration.js"
+import { StatusCell } from "./StatusCell.js"
 import { disarmAll } from "./Timers.js"
 
 export type { ActorDeps, E2eKeySource, NetworkRepo } from "./ActorDeps.js"
@@ -55,7 +57,7 @@ export class NetworkGone extends Data.TaggedError("NetworkGone")<{ readonly netw
 
 export interface NetworkActor {
   readonly networkId: number
-  readonly status: SubscriptionRef.SubscriptionRef<NetworkStatus>
+  readonly status: StatusCell
   /** STATUSMSG of the network (for send_raw's end-to-end guard); "" before ISUPPORT. */
   readonly statusMsg: Effect.Effect<string>
   /** The registered connection as the server sees it (NetworkApi.UpstreamView); None while not connected. */
@@ -162,6 +164,79 @@ const release = (a: Actor) =>
   })
 
 /**
+ * The actor as the supervisor sees it. A class, so its methods live on the prototype: an object literal of closures
+ * would cost every network a closure, its context and an Effect per method for as long as it lives.
+ */
+class Handle implements NetworkActor {
+  constructor(private readonly a: Actor, private readonly died: Deferred.Deferred<never, unknown>) {}
+
+  get networkId() {
+    return this.a.networkId
+  }
+
+  get status() {
+    return this.a.status
+  }
+
+  get statusMsg() {
+    const a = this.a
+    return Effect.sync(() => a.isupport.statusMsg)
+  }
+
+  get upstream() {
+    const a = this.a
+    return Effect.sync(() => {
+      const s = connected(a)
+      if (s === undefined) return Option.none()
+      return Option.some<UpstreamView>({
+        nick: s.nick,
+        user: s.user ?? null,
+        host: s.host ?? null,
+        isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
+        caps: [...s.caps],
+        away: a.awayMessage !== null
+      })
+    })
+  }
+
+  offer(command: Command) {
+    return this.a.inbox.offer(command)
+  }
+
+  reconfigure(config: NetworkConfig) {
+    return this.a.inbox.offer({ _tag: "Reconfigure", config })
+  }
+
+  view(deliver: (events: ReadonlyArray<NetworkEvent>) => void, done: Deferred.Deferred<void>) {
+    return this.a.inbox.offer({ _tag: "View", deliver, done })
+  }
+
+  get await() {
+    return Effect.orDie(Deferred.await(this.died))
+  }
+
+  get sever() {
+    const a = this.a
+    return Effect.sync(() => {
+      const s = a.session
+      if (s === undefined) return false
+      s.connection.destroy()
+      return true
+    })
+  }
+
+  get run(): Effect.Effect<never> {
+    const a = this.a
+    // A loop of its own rather than Effect.forever, whose two frames (and a yield per input) would stay on the idle
+    // fiber's stack: while the inbox is empty, the stack holds only the `take` continuation. The fiber still yields
+    // to others after a run of operations (Effect's scheduler), so a busy network cannot starve the rest.
+    const loop: Effect.Effect<never> = Effect.flatMap(a.inbox.take, (input) =>
+      Effect.flatMap(Effect.zipRight(dispatch(a, input), observe(a)), () => loop))
+    return loop
+  }
+}
+
+/**
  * Builds the actor in the caller's scope: reads the network's config and end-to-end keys, attaches to the key
  * changes, and queues its Start. Nothing runs until `run` does (the supervisor runs it in its own fiber).
  */
@@ -171,7 +246,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     const loaded = yield* deps.repo.config
     if (Option.isNone(loaded)) return yield* new NetworkGone({ networkId })
     const config: NetworkConfig = loaded.value
-    const inbox = yield* Queue.unbounded<Input>()
+    const inbox = new InputQueue<Input>()
     // Keys are known before anything can be sent: without them a message to an encrypted channel would go out in
     // plaintext. Attaching first means a key set while they are read is applied afterwards, never lost.
     yield* deps.e2e.attach((change) => {
@@ -183,7 +258,7 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       deps,
       config,
       inbox,
-      status: yield* SubscriptionRef.make<NetworkStatus>({
+      status: new StatusCell({
         networkId,
         state: "offline",
         nick: null,
@@ -216,48 +291,22 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
       channelsReader: undefined,
       viewed: undefined
     }
-    // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted, then the drain
-    // writes what is left, then `release` says QUIT. Added to the scope itself rather than with Effect.addFinalizer,
-    // which keeps a snapshot of the fiber's FiberRefs per finalizer (about 1 KiB each for as long as the network
-    // lives); they run in the fiber that closes the scope, the supervising one, with the same log annotations.
-    const scope = a.scope
-    yield* Scope.addFinalizer(scope, release(a))
-    yield* Scope.addFinalizer(scope, drainUnsaved(a))
-    // `await` ends when the scope closes, which the supervisor does with the dispatcher's exit as soon as `run` ends
-    // (no frame around `run` for it: the dispatcher's fiber keeps its stack while the network idles).
+    // Finalizers run in reverse order: the writer (forked later, so closed first) is interrupted; then this one:
+    // `await` ends (the supervisor closes the scope with the dispatcher's exit as soon as `run` ends, so no frame
+    // around `run` is needed for it: the dispatcher's fiber keeps its stack while the network idles), the drain
+    // writes what is left, and `release` says QUIT even if the drain failed. Added to the scope itself rather than
+    // with Effect.addFinalizer, which keeps a snapshot of the fiber's FiberRefs per finalizer (about 1 KiB each for
+    // as long as the network lives), and as one closure that builds its effects when it runs: built up front, the
+    // drain's timeout, log annotation and error handler cost an idle network a dozen closures (heap snapshots).
+    // It runs in the fiber that closes the scope, the supervising one, with the same log annotations.
     const died = yield* Deferred.make<never, unknown>()
-    yield* Scope.addFinalizerExit(scope, (exit) =>
-      Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))
-    )
-    yield* Queue.offer(inbox, { _tag: "Start" })
-    return {
-      networkId,
-      status: a.status,
-      statusMsg: Effect.sync(() => a.isupport.statusMsg),
-      upstream: Effect.sync(() => {
-        const s = connected(a)
-        if (s === undefined) return Option.none()
-        return Option.some<UpstreamView>({
-          nick: s.nick,
-          user: s.user ?? null,
-          host: s.host ?? null,
-          isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
-          caps: [...s.caps],
-          away: a.awayMessage !== null
-        })
-      }),
-      offer: (command) => Effect.asVoid(Queue.offer(inbox, command)),
-      reconfigure: (config) => Effect.asVoid(Queue.offer(inbox, { _tag: "Reconfigure", config })),
-      view: (deliver, done) => Effect.asVoid(Queue.offer(inbox, { _tag: "View", deliver, done })),
-      await: Effect.orDie(Deferred.await(died)),
-      sever: Effect.sync(() => {
-        const s = a.session
-        if (s === undefined) return false
-        s.connection.destroy()
-        return true
-      }),
-      run: Effect.forever(Effect.flatMap(Queue.take(inbox), (input) => Effect.zipRight(dispatch(a, input), observe(a))))
-    } satisfies NetworkActor
+    yield* Scope.addFinalizerExit(a.scope, (exit) =>
+      Effect.zipRight(
+        Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped")),
+        Effect.ensuring(drainUnsaved(a), release(a))
+      ))
+    inbox.unsafeOffer({ _tag: "Start" })
+    return new Handle(a, died)
   })
 
 /** `make`, with the dispatcher forked into the same scope (tests; the supervisor runs `run` itself). */

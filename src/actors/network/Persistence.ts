@@ -12,7 +12,7 @@
  * except the writer and reader fibers: the writer shares `unsaved`/`writing` with the dispatcher one synchronous step
  * at a time, and the reader only enqueues.
  */
-import { Effect, Fiber, Queue, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { CaseMappedMap } from "../../irc/CaseMapping.js"
 import { serverBufferTarget } from "../../schema/Ids.js"
 import type { NewMessage } from "../../services/MessageRow.js"
@@ -164,7 +164,7 @@ const readChannels = (a: Actor, session: number) =>
     Effect.sandbox,
     Effect.tapError((cause) => Effect.logWarning("could not read the stored channels; retrying", cause)),
     Effect.retry({ schedule: CHANNELS_SCHEDULE }),
-    Effect.flatMap((channels) => Queue.offer(a.inbox, { _tag: "ChannelsLoaded", session, channels })),
+    Effect.flatMap((channels) => a.inbox.offer({ _tag: "ChannelsLoaded", session, channels })),
     Effect.ignore
   )
 
