@@ -2,8 +2,10 @@
  * Sections B2 and B3: many idle connected networks in one Belay.
  *
  * B2 memory: what the whole service holds — the proportional set size (PSS) of Belay's process tree, Belay and the
- * embedded PostgreSQL it runs — after full collections, with no network, with half of BENCH_MEMORY_NETWORKS (default
- * 100) and with all of them idle and connected; per added network in PSS; and, in the same run, The Lounge 4.5.2
+ * embedded PostgreSQL it runs — after full collections, with no network, with BENCH_MEMORY_NETWORKS (default 100) idle
+ * and connected, and with BENCH_MEMORY_MARGIN_NETWORKS (default 300); per added network in PSS, from 0 to 100 (one-time
+ * costs included: code compiled on first use, binary pages first touched, V8 growing its heap) and from 100 to 300
+ * (what one more idle network costs, the target); and, in the same run, The Lounge 4.5.2
  * (bench/lib/TheLounge.ts, installed on demand) with no network and with as many, measured the same way. Belay runs
  * with `--expose-gc` and a preload that collects garbage on SIGUSR2 (bench/gc-on-signal.ts), and so does The Lounge.
  * Heap used and RSS also come from Belay's /metrics. The networks are added through the admin socket (exactly what
@@ -41,6 +43,11 @@ import { LOUNGE_VERSION, loungeNodeVersion, startLounge } from "../lib/TheLounge
 const NETWORKS = Number(process.env.BENCH_NETWORKS ?? 500)
 /** Networks of the memory reading (the interface's figure is for 100 idle networks). */
 const MEMORY_NETWORKS = Number(process.env.BENCH_MEMORY_NETWORKS ?? 100)
+/**
+ * Networks of the marginal reading. Two hundred more than the first reading: with 50 (the first half of 100, as this
+ * section measured before) single jumps of a process's memory were as large as what was measured.
+ */
+const MARGIN_NETWORKS = Number(process.env.BENCH_MEMORY_MARGIN_NETWORKS ?? 300)
 const KiB = 1024
 /** Long enough for the database pool's idle connections (10 s) to close before the idle reading. */
 const IDLE_SETTLE_MS = 12_000
@@ -188,17 +195,18 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
       }
 
       if (which.memory) {
-        // Added in two halves with a reading after each: the second half's growth is the marginal cost of a network,
-        // free of one-time costs (code compiled on first use, caches) that the first networks pay.
-        const half = Math.floor(MEMORY_NETWORKS / 2)
-        await addUpTo(half)
-        await sleep(IDLE_SETTLE_MS)
-        const middle = await memory(belay)
+        // The interface's reading at MEMORY_NETWORKS, then MARGIN_NETWORKS: the growth past the first reading is what
+        // one more network costs, free of the one-time costs the first networks pay (code compiled on first use, the
+        // binaries' pages first touched, V8 growing its heap).
         await addUpTo(MEMORY_NETWORKS)
         const connectSeconds = connectMs / 1000
         const addSeconds = addMs / 1000
         await sleep(IDLE_SETTLE_MS)
         const after = await memory(belay)
+        await addUpTo(MARGIN_NETWORKS)
+        await sleep(IDLE_SETTLE_MS)
+        const more = await memory(belay)
+        const margin = MARGIN_NETWORKS - MEMORY_NETWORKS
         // The Lounge's run failing (it needs Node 22 and the npm registry) leaves Belay's figures standing.
         const lounge = await loungeMemory(MEMORY_NETWORKS, preload).catch((e: unknown) => ({
           empty: NaN,
@@ -207,9 +215,9 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
         }))
         const heapPer = (after.heap - before.heap) / MEMORY_NETWORKS / KiB
         const rssPer = (after.rss - before.rss) / MEMORY_NETWORKS / KiB
-        const heapMarginal = (after.heap - middle.heap) / (MEMORY_NETWORKS - half) / KiB
+        const heapMarginal = (more.heap - after.heap) / margin / KiB
         const servicePer = (serviceTotal(after) - serviceTotal(before)) / MEMORY_NETWORKS / KiB
-        const serviceMarginal = (serviceTotal(after) - serviceTotal(middle)) / (MEMORY_NETWORKS - half) / KiB
+        const serviceMarginal = (serviceTotal(more) - serviceTotal(after)) / margin / KiB
         const belayPssPer = after.service === undefined || before.service === undefined
           ? NaN
           : (after.service.belay.pss - before.service.belay.pss) / MEMORY_NETWORKS / KiB
@@ -225,13 +233,13 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
             { name: "networks connected", value: MEMORY_NETWORKS },
             { name: "added through the admin socket in", value: addSeconds, unit: "s" },
             { name: "added and all connected (registered) in", value: connectSeconds, unit: "s" },
-            ...breakdown(`idle, ${half} networks`, middle).slice(0, 4),
             ...breakdown(`idle, ${MEMORY_NETWORKS} networks`, after),
-            { name: "whole service per network (PSS)", value: servicePer, unit: "KiB" },
-            { name: `marginal whole service per network (PSS, ${half} → ${MEMORY_NETWORKS})`, value: serviceMarginal, unit: "KiB" },
+            ...breakdown(`idle, ${MARGIN_NETWORKS} networks`, more).slice(0, 4),
+            { name: `whole service per network (PSS, 0 → ${MEMORY_NETWORKS})`, value: servicePer, unit: "KiB" },
+            { name: `marginal whole service per network (PSS, ${MEMORY_NETWORKS} → ${MARGIN_NETWORKS})`, value: serviceMarginal, unit: "KiB" },
             { name: "Belay PSS per network", value: belayPssPer, unit: "KiB" },
             { name: "heap per network", value: heapPer, unit: "KiB" },
-            { name: `marginal heap per network (${half} → ${MEMORY_NETWORKS})`, value: heapMarginal, unit: "KiB" },
+            { name: `marginal heap per network (${MEMORY_NETWORKS} → ${MARGIN_NETWORKS})`, value: heapMarginal, unit: "KiB" },
             { name: "RSS per network", value: rssPer, unit: "KiB" },
             ...("error" in lounge ? [{ name: `The Lounge ${LOUNGE_VERSION}: not measured`, value: lounge.error }] : []),
             { name: `The Lounge ${LOUNGE_VERSION}, 0 networks (PSS)`, value: mib(lounge.empty), unit: "MiB" },
@@ -242,9 +250,9 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
             ...(Number.isNaN(fullTotal) || Number.isNaN(lounge.full)
               ? []
               : [{ name: `whole service with ${MEMORY_NETWORKS} idle networks (PSS) ≤ The Lounge's`, measured: fullTotal, comparator: "<=" as const, target: mib(lounge.full), unit: "MiB" }]),
-            ...(Number.isNaN(servicePer)
+            ...(Number.isNaN(serviceMarginal)
               ? []
-              : [{ name: "whole service per added idle network (PSS)", measured: servicePer, comparator: "<=" as const, target: 32, unit: "KiB" }]),
+              : [{ name: `whole service per added idle network (PSS, ${MEMORY_NETWORKS} → ${MARGIN_NETWORKS})`, measured: serviceMarginal, comparator: "<=" as const, target: 32, unit: "KiB" }]),
             ...(Number.isNaN(idleTotal)
               ? []
               : [{ name: "whole service idle, no network (PSS)", measured: idleTotal, comparator: "<=" as const, target: 200, unit: "MiB" }]),
@@ -254,8 +262,8 @@ export const runNetworks = async (which: { readonly memory: boolean; readonly st
           method: [
             `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}${MALLOC_ENV.MALLOC_MMAP_THRESHOLD_ === undefined ? "" : ", with MALLOC_MMAP_THRESHOLD_=16384 in its environment (what bin/belay sets by process.execve on Node 22.15 and later; this Node has no execve)"}; the preload only runs gc() on SIGUSR2. Every reading follows two signal-and-collect rounds; heap used and RSS are read from GET /metrics.`,
             "The whole service: the proportional set size (PSS, /proc/<pid>/smaps_rollup) of Belay's process tree — Belay and the embedded PostgreSQL's postmaster and its children (checkpointer, background writer, WAL writer, autovacuum launcher, and any open backend). PSS shares each shared page among the processes mapping it, so the shared buffers (as touched), the node and postgres binaries count once. With DATABASE_URL only Belay is counted.",
-            `Baseline ("idle, 0 networks"): the same process with the account and no network, ${IDLE_SETTLE_MS / 1000} s after the last request, when the database pool has closed its idle connections. Then ${MEMORY_NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, in two halves, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); each reading ${IDLE_SETTLE_MS / 1000} s after /metrics showed all connected. Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second).`,
-            "Per network = (reading − baseline) ÷ networks (the targets); the marginal figures divide the second half's growth by its size, leaving out one-time costs (code compiled on first use). The fake servers' memory is not in any figure (the bench process).",
+            `Baseline ("idle, 0 networks"): the same process with the account and no network, ${IDLE_SETTLE_MS / 1000} s after the last request, when the database pool has closed its idle connections. Then ${MEMORY_NETWORKS} networks (plain TCP, no channels) were added through the admin socket with the request \`belay network add\` sends, then more up to ${MARGIN_NETWORKS}, all pointing at one fake IRC server in the bench process that registers each connection (001–005, MOTD); each reading ${IDLE_SETTLE_MS / 1000} s after /metrics showed all connected. Belay paces connects (ConnectThrottle: ${CONNECT_BURST} at once, then ${CONNECT_RATE} a second).`,
+            `Per network = (reading at ${MEMORY_NETWORKS} − baseline) ÷ ${MEMORY_NETWORKS}, which carries the one-time costs the first networks pay (code compiled on first use, binary pages first touched, V8 growing its heap); the marginal figures divide the growth from ${MEMORY_NETWORKS} to ${MARGIN_NETWORKS} networks by ${MARGIN_NETWORKS - MEMORY_NETWORKS}: what one more idle network costs, the per-network target. The fake servers' memory is not in any figure (the bench process).`,
             `The Lounge ${LOUNGE_VERSION} (bench/lib/TheLounge.ts): installed from the npm registry into bench/.cache/thelounge (irc-framework overridden to 4.14.0, install scripts off, so no sqlite3: text logs only), run on Node ${loungeNodeVersion()} (it needs 22 or later; Belay ran on this bench's Node ${process.version}) as \`node --expose-gc --import bench/gc-on-signal.js --import bench/lounge-offline.js …/thelounge/index.js start\` (the second preload only keeps its failed update check from ending it offline) in private mode with one user whose users/bench.json lists the networks (plain TCP, no channels) to a second fake IRC server; a fresh start with 0 and with ${MEMORY_NETWORKS} networks, each read ${IDLE_SETTLE_MS / 1000} s after all registered, after the same two collections: PSS of its process tree.`
           ]
         })
