@@ -20,9 +20,11 @@
  * too, so both need more than N open files; the section checks the soft limit it inherits first (`ulimit -n`, which
  * the children inherit) and refuses to start below N + 1,024.
  *
- * Takes about N ÷ CONNECT_RATE twice (boot, storm: 200 s each at 10,000) plus four load measurements and the idle
- * waits: at 10,000 on a busy 2-core machine the boot alone took 208 s and the run up to the storm 11 minutes, so
- * about 15 minutes in all; hence not part of a full run (bench/run.ts).
+ * Duration: N ÷ CONNECT_RATE twice by design (boot, storm: 200 s each at 10,000), plus two tools/list measurements
+ * (bare, then Belay: 2 × (BENCH_WARMUP + BENCH_SECONDS) = 26 s each), two idle settles (12 s each), two Belay starts,
+ * the SQL fill and the list_networks calls (about a minute): about 9 minutes a run at 10,000, and BENCH_RUNS runs
+ * (default 3, each from a fresh database; figures are their median and range) about half an hour. Hence not part of
+ * a full run (bench/run.ts); `BENCH_RUNS=1` for one run.
  *
  * Concurrency rule: sequential; the fake server's callbacks only append time stamps, read after each phase.
  */
@@ -64,21 +66,22 @@ const softFileLimit = (): number => {
   return out === "unlimited" ? Infinity : Number(out)
 }
 
-/** tools/list on Belay ÷ the bare server answering the same bytes; the bare one measured twice, the higher kept. */
+/**
+ * tools/list on Belay ÷ the bare server answering the same bytes, one measurement each (bare first): the ratio at N
+ * is divided by the ratio at BASELINE of the same run, so the bare server is not measured twice around Belay as in A.
+ */
 const toolsRatio = async (belay: RunningBelay, token: string) => {
   const body = rpc("tools/list", {})
   const answer = await probe(belay, token, body)
   const bare = await startBareServer(answer.text)
   try {
     const request = { headers: headers(token), connections: CONNECTIONS, seconds: SECONDS, body }
-    const bare1 = await measure({ ...request, url: bare.url }, WARMUP, bare.pid)
+    const bareRun = await measure({ ...request, url: bare.url }, WARMUP, bare.pid)
     const tools = await measure({ ...request, url: `${belay.url}/mcp` }, WARMUP, belay.pid)
-    const bare2 = await measure({ ...request, url: bare.url }, WARMUP, bare.pid)
-    for (const r of [bare1, tools, bare2]) {
+    for (const r of [bareRun, tools]) {
       if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) throw new Error(`tools/list load: ${JSON.stringify(r)}`)
     }
-    const bareRps = Math.max(bare1.requestsPerSecond, bare2.requestsPerSecond)
-    return { tools: tools.requestsPerSecond, bare: bareRps, ratio: tools.requestsPerSecond / bareRps }
+    return { tools: tools.requestsPerSecond, bare: bareRun.requestsPerSecond, ratio: tools.requestsPerSecond / bareRun.requestsPerSecond }
   } finally {
     await bare.stop()
   }
@@ -116,6 +119,17 @@ const idleMemory = async (belay: RunningBelay) => {
     }
   }
 }
+
+/**
+ * Waits for `check` like waitUntil, but fails at once, with how it ended, when Belay is gone: a wait of minutes (the
+ * boot, the storm) otherwise ends in a time-out that does not say Belay had stopped.
+ */
+const whileRunning = <A>(belay: RunningBelay, what: string, timeoutMs: number, check: () => Promise<A | undefined>, everyMs: number) =>
+  waitUntil(what, timeoutMs, async () => {
+    const ended = belay.ended()
+    if (ended !== undefined) throw new Error(`Belay ${ended} while waiting for ${what}`)
+    return check()
+  }, everyMs)
 
 /**
  * Fills the database up to TOTAL networks by SQL while no Belay runs: the bench account to PER_ACCOUNT, then accounts
@@ -205,11 +219,11 @@ export const runScale = async (): Promise<SectionResult> => {
     try {
       const healthy = performance.now() - boot0
       const bootBound = TOTAL * spacing
-      await waitUntil(`${TOTAL} connections accepted`, bootBound + 120_000, async () =>
+      await whileRunning(belay, `${TOTAL} connections accepted`, bootBound + 120_000, async () =>
         accepts.length >= TOTAL || undefined, 100)
       const firstAccept = nth(accepts, 1) - boot0
       const lastAccept = nth(accepts, TOTAL) - boot0
-      await waitUntil(`${TOTAL} networks connected`, 120_000, async () =>
+      await whileRunning(belay, `${TOTAL} networks connected`, 120_000, async () =>
         connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       const allConnected = performance.now() - boot0
       const bootPeak = maxInWindow(accepts, 1000)
@@ -236,8 +250,12 @@ export const runScale = async (): Promise<SectionResult> => {
       // list_networks for the bench account (PER_ACCOUNT networks) among TOTAL.
       const bigList = await listNetworksLatency(belay, token, sizes[0]!)
       figures.push(
-        { name: `list_networks, ${BASELINE} networks (baseline Belay): p50 / p95 / p99`, value: `${smallList.p50.toFixed(1)} / ${smallList.p95.toFixed(1)} / ${smallList.p99.toFixed(1)}`, unit: "ms" },
-        { name: `list_networks, ${sizes[0]} networks of ${TOTAL}: p50 / p95 / p99`, value: `${bigList.p50.toFixed(1)} / ${bigList.p95.toFixed(1)} / ${bigList.p99.toFixed(1)}`, unit: "ms" },
+        // One figure each (not "p50 / p95 / p99" in one string), so that runs combine into a median and a range.
+        { name: `list_networks, ${BASELINE} networks (baseline Belay): p50`, value: smallList.p50, unit: "ms" },
+        { name: `list_networks, ${BASELINE} networks (baseline Belay): p95`, value: smallList.p95, unit: "ms" },
+        { name: `list_networks, ${sizes[0]} networks of ${TOTAL}: p50`, value: bigList.p50, unit: "ms" },
+        { name: `list_networks, ${sizes[0]} networks of ${TOTAL}: p95`, value: bigList.p95, unit: "ms" },
+        { name: `list_networks, ${sizes[0]} networks of ${TOTAL}: p99`, value: bigList.p99, unit: "ms" },
         { name: `list_networks answer, ${sizes[0]} networks`, value: bigList.bytes, unit: "bytes" }
       )
       targets.push({ name: `list_networks p95, account with ${sizes[0]} networks`, measured: bigList.p95, comparator: "<=", target: 50, unit: "ms" })
@@ -260,7 +278,7 @@ export const runScale = async (): Promise<SectionResult> => {
       accepts.length = 0
       const t0 = performance.now()
       await Effect.runPromise(fake.server.restart)
-      await waitUntil(`${TOTAL} reconnections`, stormBound + 120_000, async () => accepts.length >= TOTAL || undefined, 100)
+      await whileRunning(belay, `${TOTAL} reconnections`, stormBound + 120_000, async () => accepts.length >= TOTAL || undefined, 100)
       const stormFirst = nth(accepts, 1) - t0
       const stormLast = nth(accepts, TOTAL) - t0
       const stormPeak = maxInWindow(accepts, 1000)
@@ -275,7 +293,7 @@ export const runScale = async (): Promise<SectionResult> => {
         { name: `storm: last reconnection within reconnect bound + ${BOUND_SLACK_MS} ms`, measured: stormLast, comparator: "<=", target: stormBound + BOUND_SLACK_MS, unit: "ms" },
         { name: "storm: reconnections in any 1 s (≤ a fifth)", measured: stormPeak, comparator: "<=", target: TOTAL / 5 }
       )
-      await waitUntil(`${TOTAL} networks connected again`, 120_000, async () =>
+      await whileRunning(belay, `${TOTAL} networks connected again`, 120_000, async () =>
         connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       figures.push({ name: "storm: all connected again (per /metrics) after", value: performance.now() - t0, unit: "ms" })
 
@@ -308,7 +326,7 @@ export const runScale = async (): Promise<SectionResult> => {
     targets,
     method: [
       `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}, pinned like every section; one fake IRC server in the bench process registered every connection (001–005, MOTD) and time-stamped each accept. Open files: each process inherits the bench's soft limit (${limit}); the section needs ${TOTAL + FD_HEADROOM}.`,
-      `Baseline Belay: the bench account, its idle memory with no network, then ${BASELINE} networks through the admin socket; list_networks timed (${LIST_WARMUP} untimed, ${LIST_CALLS} timed calls, one at a time) and tools/list ÷ bare measured (autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up and ${SECONDS} s measured; the bare server twice around Belay, the higher kept).`,
+      `Baseline Belay: the bench account, its idle memory with no network, then ${BASELINE} networks through the admin socket; list_networks timed (${LIST_WARMUP} untimed, ${LIST_CALLS} timed calls, one at a time) and tools/list ÷ bare measured (autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up and ${SECONDS} s measured; the bare server once, right before Belay: the target divides the ratio at ${TOTAL} by this one).`,
       `Then, Belay stopped, SQL stored the rest: the bench account up to ${PER_ACCOUNT} networks, and accounts scale1… with ${PER_ACCOUNT} each, ${TOTAL} networks in all. Belay started on that database: a boot with every network stored. Throttle bound: N × CONNECT_SPACING (${spacing} ms; ConnectThrottle lets ${CONNECT_BURST} go at once, then ${CONNECT_RATE} a second) from the first accept to the Nth.`,
       `Same measurements at ${TOTAL} (list_networks on the bench account's ${PER_ACCOUNT}); then the storm as in B3 (the fake restarts; bound: the longest first delay of reconnectSchedule over 2,000 samples + N × ${spacing} ms, plus ${BOUND_SLACK_MS} ms slack). Last, Belay's PSS idle (${IDLE_SETTLE_MS / 1000} s after the last request, after two gc rounds): (PSS with ${TOTAL} − PSS with none) ÷ ${TOTAL}.`
     ]
