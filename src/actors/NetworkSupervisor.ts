@@ -24,8 +24,11 @@ import { IrcTransport } from "./IrcTransport.js"
 import * as LocalActors from "./LocalActors.js"
 import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
 
-/** Actors started in one turn of the event loop at boot: about a tenth of a second of work between two turns. */
-const BOOT_BATCH = 100
+/**
+ * Actors started in one turn of the event loop at boot: a few tens of milliseconds of work between two turns, about
+ * one CONNECT_SPACING (20 ms) on an idle core, so a connect slot falling due meanwhile fires at most a few slots late.
+ */
+const BOOT_BATCH = 25
 
 /**
  * Lets the event loop run (I/O, timers) before the fiber goes on: `setImmediate` runs after the pending I/O, where
