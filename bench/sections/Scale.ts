@@ -42,7 +42,7 @@ import { callBody, checkAnswer, headers, probe, rpc } from "../lib/McpCalls.js"
 import { belayMemory } from "../lib/Memory.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
 import { percentile } from "../lib/Stats.js"
-import { firstDelayBound, maxInWindow, nth } from "../lib/Storm.js"
+import { busiestWindow, firstDelayBound, nth } from "../lib/Storm.js"
 
 const TOTAL = Number(process.env.BENCH_SCALE_NETWORKS ?? 10_000)
 const BASELINE = Number(process.env.BENCH_SCALE_BASELINE ?? 100)
@@ -226,7 +226,7 @@ export const runScale = async (): Promise<SectionResult> => {
       await whileRunning(belay, `${TOTAL} networks connected`, 120_000, async () =>
         connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
       const allConnected = performance.now() - boot0
-      const bootPeak = maxInWindow(accepts, 1000)
+      const bootPeak = busiestWindow(accepts, 1000)
       figures.push(
         { name: "networks", value: TOTAL },
         { name: "accounts (networks each)", value: sizes.join(", ") },
@@ -237,7 +237,8 @@ export const runScale = async (): Promise<SectionResult> => {
         { name: "boot: spread first → last accepted", value: lastAccept - firstAccept, unit: "ms" },
         { name: `connect throttle's bound for ${TOTAL} (N × ${spacing} ms)`, value: bootBound, unit: "ms" },
         { name: "boot: all connected (per /metrics) after start", value: allConnected, unit: "ms" },
-        { name: "boot: most connections accepted in any 1 s window", value: bootPeak }
+        { name: "boot: most connections accepted in any 1 s window", value: bootPeak.count },
+        { name: "boot: that window began after start", value: bootPeak.start - boot0, unit: "ms" }
       )
       targets.push({
         name: `boot: all ${TOTAL} connected within the throttle's bound (first → last accept) + ${BOUND_SLACK_MS} ms`,
@@ -281,17 +282,18 @@ export const runScale = async (): Promise<SectionResult> => {
       await whileRunning(belay, `${TOTAL} reconnections`, stormBound + 120_000, async () => accepts.length >= TOTAL || undefined, 100)
       const stormFirst = nth(accepts, 1) - t0
       const stormLast = nth(accepts, TOTAL) - t0
-      const stormPeak = maxInWindow(accepts, 1000)
+      const stormPeak = busiestWindow(accepts, 1000)
       figures.push(
         { name: "storm: first reconnect delay bound (sampled from reconnectSchedule)", value: firstDelay, unit: "ms" },
         { name: `storm: reconnect bound (first delay + N × ${spacing} ms)`, value: stormBound, unit: "ms" },
         { name: "storm: first reconnection accepted after restart", value: stormFirst, unit: "ms" },
         { name: `storm: ${TOTAL}th reconnection accepted after restart`, value: stormLast, unit: "ms" },
-        { name: "storm: most reconnections in any 1 s window", value: stormPeak }
+        { name: "storm: most reconnections in any 1 s window", value: stormPeak.count },
+        { name: "storm: that window began after restart", value: stormPeak.start - t0, unit: "ms" }
       )
       targets.push(
         { name: `storm: last reconnection within reconnect bound + ${BOUND_SLACK_MS} ms`, measured: stormLast, comparator: "<=", target: stormBound + BOUND_SLACK_MS, unit: "ms" },
-        { name: "storm: reconnections in any 1 s (≤ a fifth)", measured: stormPeak, comparator: "<=", target: TOTAL / 5 }
+        { name: "storm: reconnections in any 1 s (≤ a fifth)", measured: stormPeak.count, comparator: "<=", target: TOTAL / 5 }
       )
       await whileRunning(belay, `${TOTAL} networks connected again`, 120_000, async () =>
         connectedCount(await belay!.metrics()) === TOTAL || undefined, 500)
