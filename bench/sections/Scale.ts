@@ -22,9 +22,9 @@
  *
  * Duration: N ÷ CONNECT_RATE twice by design (boot, storm: 200 s each at 10,000), plus two tools/list measurements
  * (bare, Belay, bare: 3 × (BENCH_WARMUP + BENCH_SECONDS) = 39 s each), two idle settles (12 s each), two Belay
- * starts, the SQL fill and the list_networks calls (about a minute): about 10 minutes a run at 10,000 (9.2 with one
- * bare measurement, measured), and BENCH_RUNS runs (default 3, each from a fresh database; figures are their median
- * and range) about half an hour. Hence not part of
+ * starts, the SQL fill and the list_networks calls (about a minute): 555 s for one run at 10,000 (measured, 1-minute
+ * load 3 to 8), and BENCH_RUNS runs (default 3, each from a fresh database; figures are their median and range)
+ * about half an hour. Hence not part of
  * a full run (bench/run.ts); `BENCH_RUNS=1` for one run.
  *
  * Concurrency rule: sequential; the fake server's callbacks only append time stamps, read after each phase.
