@@ -3,8 +3,8 @@
  * `memory`, `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
  * bench/sections/Listener.ts), `cluster`, `scale` (one node, 10,000 networks, bench/sections/Scale.ts); `irc` means
  * ingest, memory and storm; none means all but `scale` (`cluster` only with DATABASE_URL, which a cluster needs;
- * `scale` only when named: it takes about 15 minutes on its own). `client` drives the web client in Chromium
- * (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
+ * `scale` only when named: about 9 minutes a run at 10,000 networks, BENCH_RUNS of them). `client` drives the web
+ * client in Chromium (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
  * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
  * temp dir and says where, and with BENCH_MERGE=1 also puts its sections into latest.* in place of the same sections,
  * every other one kept, each merged section saying when it was measured.
@@ -12,8 +12,8 @@
  * reported as failed and the others still run).
  *
  * Repetition, so that figures come with their spread: `mcp` loads its million messages once and measures in
- * BENCH_ROUNDS rounds (default 3) inside the section; `ingest`, `memory`/`storm`, `sockets`, `listener` and `cluster` start from scratch
- * BENCH_RUNS times (default 3). Each figure is then the median of its values, shown with their range.
+ * BENCH_ROUNDS rounds (default 3) inside the section; `ingest`, `memory`/`storm`, `sockets`, `listener`, `cluster`
+ * and `scale` start from scratch BENCH_RUNS times (default 3). Each figure is then the median of its values, shown with their range.
  *
  * Knobs (environment): DATABASE_URL (a PostgreSQL server; a fresh database is created per Belay and dropped after;
  * unset: Belay's embedded PostgreSQL, as users run it), BENCH_SECONDS (measured load, default 10), BENCH_WARMUP
@@ -48,7 +48,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 
 /**
  * What a run without arguments (a full run) measures: the cluster only where it can run, on DATABASE_URL; never
- * `scale`, which takes about 15 minutes on its own.
+ * `scale`, which takes about 9 minutes a run (half an hour for three).
  */
 const DEFAULT: ReadonlyArray<Section> = ALL.filter((s) => s !== "scale" && (s !== "cluster" || databaseUrl !== undefined))
 
@@ -127,7 +127,7 @@ const main = async () => {
     results.push(...(await repeated("cluster", "G. Several nodes", RUNS, async () => [await runCluster()])))
   }
   if (sections.includes("scale")) {
-    results.push(...(await repeated("scale", "H. One node, ten thousand networks", 1, async () => [await runScale()])))
+    results.push(...(await repeated("scale", "H. One node, ten thousand networks", RUNS, async () => [await runScale()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),

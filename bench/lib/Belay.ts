@@ -54,6 +54,8 @@ export interface RunningBelay {
   readonly admin: (request: Record<string, unknown>) => Promise<unknown>
   readonly metrics: () => Promise<Map<string, number>>
   readonly signal: (signal: NodeJS.Signals) => void
+  /** How the child ended (exit code or signal), or undefined while it runs: a wait on Belay can fail at once. */
+  readonly ended: () => string | undefined
   readonly stop: () => Promise<number | null>
 }
 
@@ -178,6 +180,12 @@ export const startBelay = async (databaseEnv: Record<string, string>, options: S
     signal: (s) => {
       child.kill(s)
     },
+    ended: () =>
+      child.exitCode !== null
+        ? `exited with ${child.exitCode}`
+        : child.signalCode !== null
+        ? `killed by ${child.signalCode}`
+        : undefined,
     stop
   }
 }

@@ -9,17 +9,27 @@
 import { Duration, Effect } from "effect"
 import { makeStepper, reconnectSchedule } from "../../src/actors/ReconnectPolicy.js"
 
-/** The largest number of time stamps inside any window of `windowMs` (sliding, not fixed buckets). */
-export const maxInWindow = (stamps: ReadonlyArray<number>, windowMs: number) => {
+/**
+ * The window of `windowMs` (sliding, not fixed buckets) holding the most time stamps: how many, and its first stamp,
+ * so a report can say when a bunch happened as well as how big it was.
+ */
+export const busiestWindow = (stamps: ReadonlyArray<number>, windowMs: number) => {
   const sorted = [...stamps].sort((a, b) => a - b)
-  let best = 0
+  let count = 0
+  let start = Number.NaN
   let lo = 0
   for (let hi = 0; hi < sorted.length; hi++) {
     while (sorted[hi]! - sorted[lo]! >= windowMs) lo++
-    best = Math.max(best, hi - lo + 1)
+    if (hi - lo + 1 > count) {
+      count = hi - lo + 1
+      start = sorted[lo]!
+    }
   }
-  return best
+  return { count, start }
 }
+
+/** The largest number of time stamps inside any window of `windowMs` (sliding, not fixed buckets). */
+export const maxInWindow = (stamps: ReadonlyArray<number>, windowMs: number) => busiestWindow(stamps, windowMs).count
 
 /** The longest first reconnect delay the policy can choose, sampled over `samples` fresh steppers. */
 export const firstDelayBound = async (samples = 2000) => {

@@ -10,7 +10,7 @@
  * Concurrency rule: each network is one supervising fiber (LocalActors.supervise) in a FiberMap keyed by network id
  * (FiberMap.run / remove: starting, stopping and shutdown are interruptions, so actor finalizers always run; dfx
  * `Sharder.ts`: catch every cause, log, go on). One network's failure stays in its own fiber. One fiber follows
- * `Networks.changes`.
+ * `Networks.changes`; one more starts the stored networks at boot, in batches, and ends.
  */
 import { Effect, FiberMap, Layer, PubSub, Queue } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
@@ -23,6 +23,22 @@ import { Networks } from "../services/Networks.js"
 import { IrcTransport } from "./IrcTransport.js"
 import * as LocalActors from "./LocalActors.js"
 import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
+
+/**
+ * Actors started in one turn of the event loop at boot: a few tens of milliseconds of work between two turns, about
+ * one CONNECT_SPACING (20 ms) on an idle core, so a connect slot falling due meanwhile fires at most a few slots late.
+ */
+const BOOT_BATCH = 25
+
+/**
+ * Lets the event loop run (I/O, timers) before the fiber goes on: `setImmediate` runs after the pending I/O, where
+ * Effect.yieldNow may resume within the same microtask run. Not a sleep, so it takes no time on any Clock (TestClock
+ * included).
+ */
+const eventLoopTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 export const make = Effect.gen(function*() {
   const networks = yield* Networks
@@ -46,6 +62,12 @@ export const make = Effect.gen(function*() {
   const changed = (networkId: number, reconnect: boolean) =>
     reconnect ? Effect.asVoid(FiberMap.run(supervised, networkId, local.supervise(networkId))) : local.reconfigure(networkId)
 
+  /**
+   * The stored networks whose actors the boot has not started yet: each counts as supervised (NotConnected, not
+   * UnknownNetwork) until its turn.
+   */
+  const booting = new Set<number>()
+
   // Follow adds, changes and removes; subscribe before listing so a network added meanwhile is not missed.
   const changes = yield* PubSub.subscribe(networks.changes)
   yield* Queue.take(changes).pipe(
@@ -58,6 +80,7 @@ export const make = Effect.gen(function*() {
         case "Changed":
           return changed(change.networkId, change.reconnect)
         case "Removed":
+          booting.delete(change.networkId)
           return stop(change.networkId)
       }
     }),
@@ -68,10 +91,32 @@ export const make = Effect.gen(function*() {
   // each (Networks.loadAll, E2eKeys.loadAll).
   const ids = yield* networks.loadAll()
   yield* e2eKeys.loadAll(ids)
-  yield* Effect.forEach(ids, start, { discard: true })
+  for (const networkId of ids) booting.add(networkId)
+  /**
+   * Starting an actor runs its first steps at once, in the starting fiber's turn (build, Start, a connect slot), about
+   * a millisecond each: 10,000 in one go held the event loop for tens of seconds, so /healthz and the HTTP listener
+   * (built after this layer) waited for all of them, and the connects whose slots fell due meanwhile went out in one
+   * bunch. So the boot starts them in the background, BOOT_BATCH at a time, and lets the event loop run between two
+   * batches (`eventLoopTurn`): the listeners come up at once, and the timers fire the connect slots on time.
+   */
+  const boot = Effect.gen(function*() {
+    for (let i = 0; i < ids.length; i += BOOT_BATCH) {
+      for (const networkId of ids.slice(i, i + BOOT_BATCH)) {
+        // Removed meanwhile: nothing to start.
+        if (booting.delete(networkId)) yield* start(networkId)
+      }
+      yield* eventLoopTurn
+    }
+    yield* Effect.logInfo("network supervisor started every stored network").pipe(
+      Effect.annotateLogs({ networks: ids.length })
+    )
+  })
+  yield* Effect.forkScoped(boot)
   yield* Effect.logInfo("network supervisor started").pipe(Effect.annotateLogs({ networks: ids.length }))
 
-  const service: NetworkControlService = local.control((networkId) => FiberMap.unsafeHas(supervised, networkId))
+  const service: NetworkControlService = local.control((networkId) =>
+    booting.has(networkId) || FiberMap.unsafeHas(supervised, networkId)
+  )
   return service
 })
 
