@@ -78,6 +78,8 @@ export const make = Effect.gen(function*() {
         case "Added":
           return start(change.networkId)
         case "Changed":
+          // A reconnecting change starts the actor now; the boot must not start it a second time when its turn comes.
+          if (change.reconnect) booting.delete(change.networkId)
           return changed(change.networkId, change.reconnect)
         case "Removed":
           booting.delete(change.networkId)
