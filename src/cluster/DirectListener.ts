@@ -26,7 +26,7 @@ import {
   execute,
   frame,
   HANDSHAKE_TIMEOUT_MS,
-  LineReader,
+  FrameReader,
   nonce,
   proof,
   proofMatches
@@ -89,7 +89,7 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
         })
       }
 
-      const reader = new LineReader((value) => {
+      const reader = new FrameReader((value) => {
         if (authenticated) return onRequest(value)
         const hello = value as { readonly nonce?: unknown; readonly proof?: unknown }
         if (typeof hello.nonce !== "string" || !proofMatches(proof(options.secret, "caller", mine, hello.nonce), hello.proof)) {

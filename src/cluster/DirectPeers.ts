@@ -23,7 +23,7 @@ import {
   type DirectCommand,
   frame,
   HANDSHAKE_TIMEOUT_MS,
-  LineReader,
+  FrameReader,
   nonce,
   proof,
   proofMatches
@@ -88,7 +88,7 @@ export const make = (secret: Buffer) =>
         pending.resolve(error._tag === "Right" ? { _tag: "failed", error: error.right } : { _tag: "lost" })
       }
 
-      const reader = new LineReader((value) => {
+      const reader = new FrameReader((value) => {
         if (peer.ready) return onReply(value)
         const greeting = value as { readonly hello?: unknown; readonly proof?: unknown }
         if (theirs === undefined && typeof greeting.hello === "string") {

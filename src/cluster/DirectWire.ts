@@ -10,7 +10,7 @@
  * - Then requests `{"id", "network", "command"}` and replies `{"id", "ok": true}`, `{"id", "error": ToolFailure}`
  *   or `{"id", "notHere": true}` (the listener does not run the network now: the caller takes the entity path).
  *
- * Concurrency rule: pure values and functions; the LineReader belongs to the one socket whose data it is fed.
+ * Concurrency rule: pure values and functions; the FrameReader belongs to the one socket whose data it is fed.
  */
 import * as Crypto from "node:crypto"
 import { Effect, Option, Schema } from "effect"
@@ -103,9 +103,11 @@ export const frame = (value: unknown): string => `${JSON.stringify(value)}\n`
 
 /**
  * Splits a socket's data into parsed frames. `feed` answers false when a frame is longer than MAX_FRAME or is not
- * JSON: the socket is then closed, as its peer speaks something else.
+ * JSON: the socket is then closed, as its peer speaks something else. Not the IRC listener's LineReader, which drops
+ * an over-long line and reads on, as an IRC client's stray line must not end its session; here either is a peer that
+ * is not Belay.
  */
-export class LineReader {
+export class FrameReader {
   private buffered = ""
   constructor(private readonly onFrame: (value: unknown) => void) {}
 

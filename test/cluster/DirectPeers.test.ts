@@ -7,7 +7,7 @@ import { Deferred, Effect, Exit, Scope } from "effect"
 import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
 import { listen } from "../../src/cluster/DirectListener.js"
 import { make as makePeers } from "../../src/cluster/DirectPeers.js"
-import { type DirectCommand, LineReader, MAX_FRAME } from "../../src/cluster/DirectWire.js"
+import { type DirectCommand, FrameReader, MAX_FRAME } from "../../src/cluster/DirectWire.js"
 import { NotConnected, SendQueueFull } from "../../src/schema/ToolErrors.js"
 
 const SAY: DirectCommand = { _tag: "Say", kind: "privmsg", target: "#belay", text: "hello" }
@@ -32,18 +32,18 @@ const startListener = (
     return { address: listener.address, close: Scope.close(scope, Exit.void) }
   })
 
-describe("LineReader", () => {
+describe("FrameReader", () => {
   it("hands over one value per line, whatever the chunks", () => {
     const seen: Array<unknown> = []
-    const reader = new LineReader((value) => seen.push(value))
+    const reader = new FrameReader((value) => seen.push(value))
     expect(reader.feed("{\"a\":1}\n{\"b\"")).toBe(true)
     expect(reader.feed(":2}\n")).toBe(true)
     expect(seen).toEqual([{ a: 1 }, { b: 2 }])
   })
 
   it("refuses what is not JSON and a frame past MAX_FRAME", () => {
-    expect(new LineReader(() => {}).feed("hello\n")).toBe(false)
-    expect(new LineReader(() => {}).feed("x".repeat(MAX_FRAME + 1))).toBe(false)
+    expect(new FrameReader(() => {}).feed("hello\n")).toBe(false)
+    expect(new FrameReader(() => {}).feed("x".repeat(MAX_FRAME + 1))).toBe(false)
   })
 })
 
