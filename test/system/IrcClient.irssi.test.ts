@@ -11,43 +11,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import pg from "pg"
 import { freePort, runCli, startBelay } from "../support/BelayProcess.js"
+import { awayMessage, occurrences, storedCount } from "../support/ClientChecks.js"
 import { eventually } from "../support/Eventually.js"
 import { irssi, IRSSI, TMUX } from "../support/Irssi.js"
-import { NGIRCD, ngircd, peer, type Peer } from "../support/Ngircd.js"
+import { NGIRCD, ngircd, peer } from "../support/Ngircd.js"
 import { testEnvironment } from "../support/TestDatabase.js"
 
 const CHANNEL = "#belay-irc"
 const PASSWORD = "correct horse battery"
 const WAIT = "30 seconds"
-
-/** How many stored messages of the channel carry `text`. */
-const storedCount = (databaseUrl: string, text: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: databaseUrl })
-    await client.connect()
-    try {
-      const result = await client.query<{ n: string }>(
-        `SELECT count(*) AS n FROM messages m JOIN buffers b ON b.id = m.buffer_id
-          WHERE b.target_folded = $1 AND m.kind = 'privmsg' AND m.text = $2`,
-        [CHANNEL, text]
-      )
-      return Number(result.rows[0]?.n ?? 0)
-    } finally {
-      await client.end()
-    }
-  })
-
-/** Whether WHOIS shows `nick` away (301) on the server, as the peer asks it. */
-const awayMessage = (other: Peer, nick: string) =>
-  Effect.gen(function*() {
-    yield* other.send(`WHOIS ${nick}`)
-    const line = yield* other.waitFor((l) => new RegExp(` (301|318) \\S+ ${nick} `).test(l))
-    return / 301 /.test(line) ? line.slice(line.indexOf(" :", line.indexOf(" 301 ")) + 2) : null
-  })
-
-const occurrences = (text: string, pattern: RegExp) => text.split("\n").filter((l) => pattern.test(l)).length
 
 describe("an IRC client (irssi) through Belay's listener", () => {
   it.scopedLive.skipIf(NGIRCD.skip || IRSSI.skip || TMUX.skip)(
@@ -64,7 +37,7 @@ describe("an IRC client (irssi) through Belay's listener", () => {
           String(server.port), "--nick", "alice", "--join", CHANNEL])).code).toBe(0)
         yield* eventually("the network connected", cli(["network", "list", "alice", "--json"]), (r) =>
           r.stdout.includes(`"state":"connected"`), WAIT)
-        const stored = (text: string) => storedCount(env.DATABASE_URL!, text)
+        const stored = (text: string) => storedCount(env.DATABASE_URL!, CHANNEL, text)
 
         const client = yield* irssi({ port: ircPort, saslUser: "alice/ngircd@irssi", password: PASSWORD, nick: "alice" })
         const log = client.log(CHANNEL)
