@@ -26,13 +26,13 @@
  * changed in single synchronous steps, a status entry's identity standing for what was kept when an ask began. Asks
  * run in the layer's scope, not the reader's, so a reader that goes away does not cancel the answer others wait for.
  */
-import { Cause, Clock, Deferred, Duration, Effect, FiberId, FiberSet, Layer, Option } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberId, FiberSet, Layer, Option } from "effect"
 import * as LocalActors from "../actors/LocalActors.js"
 import { NetworkControl, type NetworkControlService } from "../actors/NetworkApi.js"
 import { COMMAND_TIMEOUT } from "../actors/ReconnectPolicy.js"
 import type { NetworkStatus } from "../schema/Network.js"
 import { NotConnected, Timeout } from "../schema/ToolErrors.js"
-import { DirectPeers } from "./DirectPeers.js"
+import { type DirectOutcome, DirectPeers } from "./DirectPeers.js"
 import type { DirectAddress, DirectCommand } from "./DirectWire.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
@@ -62,6 +62,9 @@ const CLUSTER_ERRORS: ReadonlySet<string> = new Set(["MailboxFull", "AlreadyProc
 interface ClusterFailure {
   readonly _tag: "MailboxFull" | "AlreadyProcessingMessage" | "PersistenceError"
 }
+
+const commandTimeout = (networkId: number, bound: Duration.Duration) =>
+  new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(bound) })
 
 const isClusterFailure = (u: unknown): u is ClusterFailure =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && CLUSTER_ERRORS.has(u._tag)
@@ -105,11 +108,9 @@ export const make = Effect.gen(function*() {
         return Option.isSome(failure) ? Effect.fail(failure.value) : notConnected(cause)
       })
     )
-    return Effect.timeoutFail(answered, {
-      duration: bound,
-      onTimeout: () => new Timeout({ operation: `the command to network ${networkId}`, seconds: Duration.toSeconds(bound) })
-    })
+    return Effect.timeoutFail(answered, { duration: bound, onTimeout: () => commandTimeout(networkId, bound) })
   }
+  const commandTimeoutMs = Duration.toMillis(COMMAND_TIMEOUT)
 
   /** Per network: the owner's direct listener as its entity last told (null: none, kept DIRECT_NONE_FRESH). */
   const directs = new Map<number, { readonly address: DirectAddress | null; readonly at: number }>()
@@ -134,6 +135,11 @@ export const make = Effect.gen(function*() {
    * (`notHere`: the network is not running there now) or never getting the command (`unsent`) sends this call
    * through the entity; a connection lost after the command was written is `not-connected`, as the owner may have
    * run it. Every failure of the channel, and the bound, forget the cached listener.
+   *
+   * With the listener's address kept (every call but a network's first), the call is one DirectPeers call bounded
+   * by its own deadline (`timeout` is the bound, answered as `remote`'s Timeout), not wrapped in `remote`: that
+   * bound races two fibers per call, and this is the path every write tool on another node's network takes. Only
+   * the entity path after a refusal goes through `remote`, with what is left of the bound.
    */
   const command = <E>(
     networkId: number,
@@ -144,26 +150,56 @@ export const make = Effect.gen(function*() {
     const viaEntity = Effect.suspend(entity)
     if (Option.isNone(peers)) return remote(networkId, viaEntity)
     const call = peers.value.call
-    type Answer = Effect.Effect<void, E | ClusterFailure | NotConnected>
-    const attempt: Answer = Effect.flatMap(
-      directOf(networkId),
-      (address): Answer =>
-        address === null ? viaEntity : Effect.flatMap(call(address, networkId, direct), (outcome): Answer => {
-          switch (outcome._tag) {
-            case "done":
-              return Effect.void
-            // The owner ran the same port method the entity's handler runs, so its failure is one of E.
-            case "failed":
-              return Effect.fail(outcome.error as E)
-            case "notHere":
-            case "unsent":
-              return Effect.zipRight(forget(networkId), viaEntity)
-            case "lost":
-              return Effect.zipRight(forget(networkId), Effect.fail(new NotConnected({ networkId })))
-          }
-        })
-    )
-    return remote(networkId, Effect.onInterrupt(attempt, () => forget(networkId)))
+    type Answer = Effect.Effect<void, E | ClusterFailure | NotConnected | Timeout>
+    const answer = (outcome: DirectOutcome, viaEntityNext: Answer): Answer => {
+      switch (outcome._tag) {
+        case "done":
+          return Effect.void
+        // The owner ran the same port method the entity's handler runs, so its failure is one of E.
+        case "failed":
+          return Effect.fail(outcome.error as E)
+        case "notHere":
+        case "unsent":
+          return Effect.zipRight(forget(networkId), viaEntityNext)
+        case "lost":
+          return Effect.zipRight(forget(networkId), Effect.fail(new NotConnected({ networkId })))
+        // The call's own deadline, the bound (the slow path's `remote` has the same one and may end it first).
+        case "timeout":
+          return Effect.zipRight(forget(networkId), Effect.fail(commandTimeout(networkId, COMMAND_TIMEOUT)))
+      }
+    }
+    const slow = (): Effect.Effect<void, Exclude<E, ClusterFailure> | NotConnected | Timeout> => {
+      const attempt: Answer = Effect.flatMap(
+        directOf(networkId),
+        (address): Answer =>
+          address === null
+            ? viaEntity
+            : Effect.flatMap(call(address, networkId, direct, commandTimeoutMs), (outcome) => answer(outcome, viaEntity))
+      )
+      return remote(networkId, Effect.onInterrupt(attempt, () => forget(networkId)))
+    }
+    const fast = (address: DirectAddress): Effect.Effect<void, Exclude<E, ClusterFailure> | NotConnected | Timeout> => {
+      const started = Date.now()
+      return Effect.flatMap(
+        Effect.onExit(call(address, networkId, direct, commandTimeoutMs), (exit) =>
+          Effect.sync(() => {
+            // As `remote`'s: a command sent through this node forgets the kept status.
+            statuses.delete(networkId)
+            if (Exit.isInterrupted(exit)) directs.delete(networkId)
+          })),
+        (outcome) => {
+          const left = Duration.millis(Math.max(0, commandTimeoutMs - (Date.now() - started)))
+          return outcome._tag === "notHere" || outcome._tag === "unsent"
+            ? Effect.zipRight(forget(networkId), remote(networkId, viaEntity, left))
+            // Neither `done`, `failed`, `lost` nor `timeout` takes the entity path: no ClusterFailure comes out.
+            : answer(outcome, viaEntity) as Effect.Effect<void, Exclude<E, ClusterFailure> | NotConnected | Timeout>
+        }
+      )
+    }
+    return Effect.suspend(() => {
+      const kept = directs.get(networkId)
+      return kept !== undefined && kept.address !== null ? fast(kept.address) : slow()
+    })
   }
 
   /** A read with an answer of its own when the owner cannot give one within READ_TIMEOUT. */

@@ -9,11 +9,12 @@
  * caller's cache says.
  *
  * Concurrency rule: the socket callbacks run on the event loop, one at a time; each accepted request is its own fiber
- * on the layer's runtime, answered when it ends (a connection gone by then drops the answer). Closing the layer
+ * on the layer's runtime, answered when it ends (a connection gone by then drops the answer); the answers of one
+ * event-loop turn leave in one write (FrameWriter). Closing the layer
  * closes the listener and every connection, and interrupts the commands still running.
  */
 import * as Net from "node:net"
-import { Context, Effect, Either, Exit, Fiber, Layer, Option, Runtime, type Scope } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Runtime, type Scope } from "effect"
 import type { NetworkControlService } from "../actors/NetworkApi.js"
 import { NotConnected, type ToolFailure } from "../schema/ToolErrors.js"
 import { AppConfig } from "../services/AppConfig.js"
@@ -27,6 +28,7 @@ import {
   frame,
   HANDSHAKE_TIMEOUT_MS,
   FrameReader,
+  FrameWriter,
   nonce,
   proof,
   proofMatches
@@ -55,7 +57,8 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const sockets = new Set<Net.Socket>()
-    const running = new Set<Fiber.RuntimeFiber<Either.Either<void, ToolFailure>>>()
+    const running = new Set<Fiber.RuntimeFiber<void, ToolFailure>>()
+    const fork = Runtime.runFork(runtime)
 
     const serve = (socket: Net.Socket) => {
       sockets.add(socket)
@@ -64,8 +67,9 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
       const mine = nonce()
       let authenticated = false
       const handshake = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS)
+      const writer = new FrameWriter(socket)
       const send = (value: unknown) => {
-        if (!socket.destroyed) socket.write(frame(value))
+        if (!socket.destroyed) writer.write(frame(value))
       }
 
       const onRequest = (value: unknown) => {
@@ -76,16 +80,15 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
         }
         const { command, id, network } = decoded.right
         if (!options.accepts(network)) return send({ id, notHere: true })
-        const fiber = Runtime.runFork(runtime)(Effect.either(execute(options.control, network, command)))
+        const fiber = fork(execute(options.control, network, command))
         running.add(fiber)
         fiber.addObserver((exit) => {
           running.delete(fiber)
+          if (Exit.isSuccess(exit)) return send({ id, ok: true })
           // A defect or an interruption on the way is no tool failure: `not-connected`, as on the entity path
           // (ClusterNetworkControl's `remote`), rather than a caller left to its bound.
-          const failure = Exit.isSuccess(exit)
-            ? Either.getLeft(exit.value)
-            : Option.some(new NotConnected({ networkId: network }))
-          send(Option.isSome(failure) ? { id, error: encodeFailure(failure.value) } : { id, ok: true })
+          const failure = Option.getOrElse(Cause.failureOption(exit.cause), () => new NotConnected({ networkId: network }))
+          send({ id, error: encodeFailure(failure) })
         })
       }
 

@@ -24,6 +24,7 @@ import {
   frame,
   HANDSHAKE_TIMEOUT_MS,
   FrameReader,
+  FrameWriter,
   nonce,
   proof,
   proofMatches
@@ -35,9 +36,16 @@ export type DirectOutcome =
   | { readonly _tag: "notHere" }
   | { readonly _tag: "unsent" }
   | { readonly _tag: "lost" }
+  | { readonly _tag: "timeout" }
 
 export interface DirectPeersService {
-  readonly call: (address: DirectAddress, networkId: number, command: DirectCommand) => Effect.Effect<DirectOutcome>
+  /** `boundMs`: how long the call may wait for its answer before it answers `timeout`. */
+  readonly call: (
+    address: DirectAddress,
+    networkId: number,
+    command: DirectCommand,
+    boundMs: number
+  ) => Effect.Effect<DirectOutcome>
 }
 
 export class DirectPeers extends Context.Tag("belay/cluster/DirectPeers")<DirectPeers, DirectPeersService>() {}
@@ -51,12 +59,16 @@ interface Pending {
 
 interface Peer {
   readonly socket: Net.Socket
+  readonly writer: FrameWriter
   ready: boolean
   readonly pending: Map<number, Pending>
+  /** Requests queued on `writer` since its last write: written (`sent`) when it writes. */
+  unflushed: Array<Pending>
 }
 
 const NOT_HERE: DirectOutcome = { _tag: "notHere" }
 const DONE: DirectOutcome = { _tag: "done" }
+const TIMEOUT: DirectOutcome = { _tag: "timeout" }
 
 /** The peers of this node, for the scope's life (closing it closes every connection). */
 export const make = (secret: Buffer) =>
@@ -66,7 +78,11 @@ export const make = (secret: Buffer) =>
 
     const open = (address: DirectAddress, name: string): Peer => {
       const socket = Net.connect({ host: address.host, port: address.port })
-      const peer: Peer = { socket, ready: false, pending: new Map() }
+      const writer = new FrameWriter(socket, () => {
+        for (const pending of peer.unflushed) pending.sent = true
+        peer.unflushed = []
+      })
+      const peer: Peer = { socket, writer, ready: false, pending: new Map(), unflushed: [] }
       peers.set(name, peer)
       socket.setNoDelay(true)
       // A peer whose host died sends no FIN: the keepalive closes the connection (its calls are bounded meanwhile).
@@ -93,7 +109,7 @@ export const make = (secret: Buffer) =>
         const greeting = value as { readonly hello?: unknown; readonly proof?: unknown }
         if (theirs === undefined && typeof greeting.hello === "string") {
           theirs = greeting.hello
-          socket.write(frame({ nonce: mine, proof: proof(secret, "caller", theirs, mine) }))
+          writer.write(frame({ nonce: mine, proof: proof(secret, "caller", theirs, mine) }))
           return
         }
         if (theirs === undefined || !proofMatches(proof(secret, "listener", mine, theirs), greeting.proof)) {
@@ -103,8 +119,8 @@ export const make = (secret: Buffer) =>
         peer.ready = true
         clearTimeout(handshake)
         for (const pending of peer.pending.values()) {
-          pending.sent = true
-          socket.write(pending.line)
+          peer.unflushed.push(pending)
+          writer.write(pending.line)
         }
       })
       socket.on("data", (chunk: string) => {
@@ -114,8 +130,10 @@ export const make = (secret: Buffer) =>
       socket.on("close", () => {
         clearTimeout(handshake)
         if (peers.get(name) === peer) peers.delete(name)
-        for (const pending of peer.pending.values()) pending.resolve({ _tag: pending.sent ? "lost" : "unsent" })
+        const gone = [...peer.pending.values()]
         peer.pending.clear()
+        peer.unflushed = []
+        for (const pending of gone) pending.resolve({ _tag: pending.sent ? "lost" : "unsent" })
       })
       return peer
     }
@@ -127,16 +145,30 @@ export const make = (secret: Buffer) =>
     )
 
     const service: DirectPeersService = {
-      call: (address, networkId, command) =>
+      call: (address, networkId, command, boundMs) =>
         Effect.async<DirectOutcome>((resume) => {
           const name = `${address.host}:${address.port}`
           const peer = peers.get(name) ?? open(address, name)
           const id = ++nextId
           const line = frame({ id, network: networkId, command })
-          const pending: Pending = { resolve: (outcome) => resume(Effect.succeed(outcome)), sent: peer.ready, line }
+          const deadline = setTimeout(() => {
+            if (peer.pending.delete(id)) resume(Effect.succeed(TIMEOUT))
+          }, boundMs)
+          const pending: Pending = {
+            resolve: (outcome) => {
+              clearTimeout(deadline)
+              resume(Effect.succeed(outcome))
+            },
+            sent: false,
+            line
+          }
           peer.pending.set(id, pending)
-          if (peer.ready) peer.socket.write(line)
+          if (peer.ready) {
+            peer.unflushed.push(pending)
+            peer.writer.write(line)
+          }
           return Effect.sync(() => {
+            clearTimeout(deadline)
             peer.pending.delete(id)
           })
         })

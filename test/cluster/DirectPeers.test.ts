@@ -7,10 +7,19 @@ import { Deferred, Effect, Exit, Scope } from "effect"
 import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
 import { listen } from "../../src/cluster/DirectListener.js"
 import { make as makePeers } from "../../src/cluster/DirectPeers.js"
-import { type DirectCommand, FrameReader, MAX_FRAME } from "../../src/cluster/DirectWire.js"
+import {
+  type DirectCommand,
+  FrameReader,
+  FrameWriter,
+  MAX_FRAME,
+  nonce,
+  proof
+} from "../../src/cluster/DirectWire.js"
 import { NotConnected, SendQueueFull } from "../../src/schema/ToolErrors.js"
 
 const SAY: DirectCommand = { _tag: "Say", kind: "privmsg", target: "#belay", text: "hello" }
+/** A call's deadline where the test does not reach it. */
+const BOUND = 30_000
 
 /** A port whose `say` is `say`; the channel carries no other method in these tests. */
 const controlOf = (say: NetworkControlService["say"]): NetworkControlService =>
@@ -47,6 +56,36 @@ describe("FrameReader", () => {
   })
 })
 
+describe("FrameWriter", () => {
+  it.live("writes the frames of one turn as one text, which the reader splits back", () =>
+    Effect.gen(function*() {
+      const writes: Array<string> = []
+      let flushes = 0
+      const writer = new FrameWriter({ destroyed: false, write: (text: string) => writes.push(text) }, () => void flushes++)
+      writer.write("{\"a\":1}\n")
+      writer.write("{\"b\":2}\n")
+      writer.write("{\"c\":3}\n")
+      expect(writes).toEqual([])
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(writes).toHaveLength(1)
+      expect(flushes).toBe(1)
+      const seen: Array<unknown> = []
+      expect(new FrameReader((value) => seen.push(value)).feed(writes[0]!)).toBe(true)
+      expect(seen).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }])
+    }))
+
+  it.live("writes nothing to a socket destroyed before the turn ended", () =>
+    Effect.gen(function*() {
+      const writes: Array<string> = []
+      let flushes = 0
+      const writer = new FrameWriter({ destroyed: true, write: (text: string) => writes.push(text) }, () => void flushes++)
+      writer.write("{\"a\":1}\n")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(writes).toEqual([])
+      expect(flushes).toBe(0)
+    }))
+})
+
 describe("DirectPeers over DirectListener", () => {
   it.scopedLive("runs the command on the owner's port and brings its tool failure back as itself", () =>
     Effect.gen(function*() {
@@ -63,8 +102,8 @@ describe("DirectPeers over DirectListener", () => {
         )
       )
       const peers = yield* makePeers(secret)
-      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
-      const failed = yield* peers.call(listener.address, 7, { ...SAY, text: "full" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
+      const failed = yield* peers.call(listener.address, 7, { ...SAY, text: "full" }, BOUND)
       expect(failed._tag).toBe("failed")
       expect(failed._tag === "failed" && failed.error).toBeInstanceOf(SendQueueFull)
       expect(failed._tag === "failed" && failed.error.message).toBe(full.message)
@@ -76,7 +115,7 @@ describe("DirectPeers over DirectListener", () => {
       const secret = Crypto.randomBytes(32)
       const listener = yield* startListener(secret, controlOf(() => Effect.dieMessage("broken")))
       const peers = yield* makePeers(secret)
-      const outcome = yield* peers.call(listener.address, 7, SAY)
+      const outcome = yield* peers.call(listener.address, 7, SAY, BOUND)
       expect(outcome._tag === "failed" && outcome.error).toBeInstanceOf(NotConnected)
     }))
 
@@ -88,7 +127,7 @@ describe("DirectPeers over DirectListener", () => {
         controlOf((networkId) => networkId === 1 ? Effect.sleep("50 millis") : Effect.fail(new SendQueueFull({ networkId, waiting: 1, capacity: 1, lines: 1, seconds: 2 })))
       )
       const peers = yield* makePeers(secret)
-      const [slow, fast] = yield* Effect.all([peers.call(listener.address, 1, SAY), peers.call(listener.address, 2, SAY)], {
+      const [slow, fast] = yield* Effect.all([peers.call(listener.address, 1, SAY, BOUND), peers.call(listener.address, 2, SAY, BOUND)], {
         concurrency: "unbounded"
       })
       expect(slow).toEqual({ _tag: "done" })
@@ -103,7 +142,7 @@ describe("DirectPeers over DirectListener", () => {
         controlOf(() => Effect.sync(() => void calls++))
       )
       const stranger = yield* makePeers(Crypto.randomBytes(32))
-      expect(yield* stranger.call(listener.address, 7, SAY)).toEqual({ _tag: "unsent" })
+      expect(yield* stranger.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "unsent" })
       expect(calls).toBe(0)
     }))
 
@@ -133,9 +172,9 @@ describe("DirectPeers over DirectListener", () => {
       let calls = 0
       const listener = yield* startListener(secret, controlOf(() => Effect.sync(() => void calls++)), () => held)
       const peers = yield* makePeers(secret)
-      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
       held = false
-      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "notHere" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "notHere" })
       expect(calls).toBe(1)
     }))
 
@@ -145,7 +184,7 @@ describe("DirectPeers over DirectListener", () => {
       const listener = yield* startListener(secret, controlOf(() => Effect.void))
       yield* listener.close
       const peers = yield* makePeers(secret)
-      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "unsent" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "unsent" })
     }))
 
   it.scopedLive("the listener gone mid-call: lost (the command may have run), and the next call connects again", () =>
@@ -154,13 +193,13 @@ describe("DirectPeers over DirectListener", () => {
       const arrived = yield* Deferred.make<void>()
       const listener = yield* startListener(secret, controlOf(() => Effect.zipRight(Deferred.succeed(arrived, undefined), Effect.never)))
       const peers = yield* makePeers(secret)
-      const call = yield* Effect.fork(peers.call(listener.address, 7, SAY))
+      const call = yield* Effect.fork(peers.call(listener.address, 7, SAY, BOUND))
       yield* Deferred.await(arrived)
       yield* listener.close
       expect(yield* call.await).toEqual(Exit.succeed({ _tag: "lost" }))
 
       const next = yield* startListener(secret, controlOf(() => Effect.void))
-      expect(yield* peers.call(next.address, 7, SAY)).toEqual({ _tag: "done" })
+      expect(yield* peers.call(next.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
     }))
 
   it.scopedLive("a call interrupted by its bound leaves the connection serving the next", () =>
@@ -171,8 +210,50 @@ describe("DirectPeers over DirectListener", () => {
         controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void)
       )
       const peers = yield* makePeers(secret)
-      const bounded = yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }).pipe(Effect.timeout("100 millis"), Effect.exit)
+      const bounded = yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }, BOUND).pipe(Effect.timeout("100 millis"), Effect.exit)
       expect(Exit.isFailure(bounded)).toBe(true)
-      expect(yield* peers.call(listener.address, 7, SAY)).toEqual({ _tag: "done" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
+    }))
+
+  it.scopedLive("past its deadline a call answers timeout, and the connection serves the next", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(
+        secret,
+        controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void)
+      )
+      const peers = yield* makePeers(secret)
+      expect(yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }, 100)).toEqual({ _tag: "timeout" })
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
+    }))
+
+  it.scopedLive("a malformed request from an authenticated caller closes the connection and runs nothing", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      let calls = 0
+      const listener = yield* startListener(secret, controlOf(() => Effect.sync(() => void calls++)))
+      const received = yield* Effect.async<Array<unknown>>((resume) => {
+        const frames: Array<unknown> = []
+        const mine = nonce()
+        const socket = Net.connect(listener.address.port, listener.address.host)
+        const reader = new FrameReader((value) => {
+          frames.push(value)
+          const greeting = value as { readonly hello?: string }
+          if (greeting.hello !== undefined) {
+            socket.write(`${JSON.stringify({ nonce: mine, proof: proof(secret, "caller", greeting.hello, mine) })}\n`)
+          } else {
+            // Authenticated: a request whose network is no number, then a well-formed one that must not run.
+            socket.write(`${JSON.stringify({ id: 1, network: "seven", command: SAY })}\n`)
+            socket.write(`${JSON.stringify({ id: 2, network: 7, command: SAY })}\n`)
+          }
+        })
+        socket.setEncoding("utf8")
+        socket.on("data", (chunk: string) => void reader.feed(chunk))
+        socket.on("error", () => {})
+        socket.on("close", () => resume(Effect.succeed(frames)))
+      })
+      // The greeting and the listener's proof came back, no answer; the connection was then closed.
+      expect(received.map((frame) => Object.keys(frame as object))).toEqual([["hello"], ["proof"]])
+      expect(calls).toBe(0)
     }))
 })
