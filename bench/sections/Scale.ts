@@ -5,14 +5,16 @@
  * 1. Baseline Belay (fresh database, `--expose-gc` and the gc-on-signal preload as in B2): the bench account, its
  *    memory idle with no network, then BENCH_SCALE_BASELINE (default 100) networks added through the admin socket
  *    against one fake IRC server in the bench process; tools/list ÷ bare `node:http` measured there, and
- *    list_networks' latency on that account. Stopped.
+ *    list_networks' latency on that account, Belay's idle CPU with them connected, and its CPU per tools/list
+ *    request. Stopped.
  * 2. While no Belay runs, direct SQL fills the database up to the total: the bench account to BENCH_SCALE_PER_ACCOUNT
  *    (default 1,000) networks and further accounts (`scale1`, `scale2`, …, the bench account's password hash) with as
  *    many each, all pointing at the same fake server (10 accounts × 1,000 at the defaults).
  * 3. Belay again on that database: a boot with every network stored. Checked: every network connected (accepted at
  *    the fake) within the connect throttle's bound, N × CONNECT_SPACING after the first (ConnectThrottle.ts; the
  *    burst only shortens it); then PSS per network, (Belay's PSS idle with all N − Belay's PSS idle with none) ÷ N;
- *    list_networks p95 on the 1,000-network account; tools/list ÷ bare again, divided by the ratio at 100; last the
+ *    idle CPU; list_networks p95 on the 1,000-network account; tools/list ÷ bare again, divided by the ratio at 100
+ *    (and the CPU per request again); last the
  *    reconnect storm (the fake restarts: the last reconnection within ReconnectPolicy's `reconnectBound`, its first
  *    delay sampled, and no 1 s window above a fifth).
  *
@@ -21,11 +23,11 @@
  * the children inherit) and refuses to start below N + 1,024.
  *
  * Duration: N ÷ CONNECT_RATE twice by design (boot, storm: 200 s each at 10,000), plus two tools/list measurements
- * (bare, Belay, bare: 3 × (BENCH_WARMUP + BENCH_SECONDS) = 39 s each), two idle settles (12 s each), two Belay
- * starts, the SQL fill and the list_networks calls (about a minute): 555 s for one run at 10,000 (measured, 1-minute
- * load 3 to 8), and BENCH_RUNS runs (default 3, each from a fresh database; figures are their median and range)
- * about half an hour. Hence not part of
- * a full run (bench/run.ts); `BENCH_RUNS=1` for one run.
+ * (bare, Belay, bare: 3 × (BENCH_WARMUP + BENCH_SECONDS) = 39 s each), two idle settles (12 s each), two idle CPU
+ * readings (10 s each), two Belay starts, the SQL fill and the list_networks calls (about a minute): 555 s for one run
+ * at 10,000 before the CPU readings (measured, 1-minute load 3 to 8), and BENCH_RUNS runs (default 3, each from a
+ * fresh database; figures are their median and range) about half an hour. Hence not part of a full run
+ * (bench/run.ts); `BENCH_RUNS=1` for one run.
  *
  * Concurrency rule: sequential; the fake server's callbacks only append time stamps, read after each phase.
  */
@@ -35,7 +37,7 @@ import { pathToFileURL } from "node:url"
 import { Duration, Effect } from "effect"
 import { CONNECT_BURST, CONNECT_RATE, CONNECT_SPACING, RECONNECT_BASE, reconnectBound } from "../../src/actors/ReconnectPolicy.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
-import { ACCOUNT, addNetworkWithAdmin, connectedCount, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
+import { ACCOUNT, addNetworkWithAdmin, connectedCount, cpuSeconds, createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { withDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, ROOT, sleep, waitUntil } from "../lib/Env.js"
 import { measure, sequentialClient, startBareServer } from "../lib/Load.js"
@@ -59,6 +61,12 @@ const KiB = 1024
 const IDLE_SETTLE_MS = 12_000
 /** Slack on the bounds: noticing the drop, the event loop, and the fake accepting on a shared core (as in B3). */
 const BOUND_SLACK_MS = 1000
+/**
+ * How long Belay's idle CPU is read (/proc, user + system, every thread): at 10,000 networks an idle Belay still
+ * answers a keepalive PONG and sends a PING about 111 times a second each, and what that costs the core is taken
+ * from the requests measured next.
+ */
+const IDLE_CPU_MS = 10_000
 /** Open files each process needs beyond one per network: the pool, the listeners, libraries, the bench's own. */
 const FD_HEADROOM = 1024
 
@@ -84,7 +92,9 @@ const toolsRatio = async (belay: RunningBelay, token: string) => {
       if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) throw new Error(`tools/list load: ${JSON.stringify(r)}`)
     }
     const bareRps = Math.max(bare1.requestsPerSecond, bare2.requestsPerSecond)
-    return { tools: tools.requestsPerSecond, bare: bareRps, ratio: tools.requestsPerSecond / bareRps }
+    // Belay's CPU per request (all threads: GC helpers too): unlike the rate, barely moved by other work on the core.
+    const cpuPerRequest = (tools.serverCores ?? NaN) / tools.requestsPerSecond * 1e6
+    return { tools: tools.requestsPerSecond, bare: bareRps, ratio: tools.requestsPerSecond / bareRps, cpuPerRequest }
   } finally {
     await bare.stop()
   }
@@ -121,6 +131,15 @@ const idleMemory = async (belay: RunningBelay) => {
       await sleep(1000)
     }
   }
+}
+
+/** Belay's CPU over IDLE_CPU_MS with nothing asked of it, in % of a core. */
+const idleCpu = async (belay: RunningBelay) => {
+  const c0 = cpuSeconds(belay.pid)
+  const t0 = performance.now()
+  await sleep(IDLE_CPU_MS)
+  const c1 = cpuSeconds(belay.pid)
+  return c0 === undefined || c1 === undefined ? NaN : (c1 - c0) / ((performance.now() - t0) / 1000) * 100
 }
 
 /**
@@ -198,12 +217,14 @@ export const runScale = async (): Promise<SectionResult> => {
     let small: Awaited<ReturnType<typeof toolsRatio>>
     let smallList: Awaited<ReturnType<typeof listNetworksLatency>>
     let none: Awaited<ReturnType<typeof belayMemory>>
+    let smallIdleCpu: number
     try {
       token = (await createAccount(belay)).token
       none = await idleMemory(belay)
       for (let i = 1; i <= BASELINE; i++) await addNetworkWithAdmin(belay, `n${i}`, fake.server.port)
       await waitUntil(`${BASELINE} networks connected`, 120_000, async () =>
         connectedCount(await belay!.metrics()) === BASELINE || undefined, 200)
+      smallIdleCpu = await idleCpu(belay)
       smallList = await listNetworksLatency(belay, token, BASELINE)
       small = await toolsRatio(belay, token)
     } finally {
@@ -263,6 +284,12 @@ export const runScale = async (): Promise<SectionResult> => {
       )
       targets.push({ name: "Belay PSS per idle network", measured: pssPer, comparator: "<=", target: 32, unit: "KiB" })
 
+      const largeIdleCpu = await idleCpu(belay)
+      figures.push(
+        { name: `Belay CPU idle, ${BASELINE} networks (baseline Belay, ${IDLE_CPU_MS / 1000} s)`, value: smallIdleCpu, unit: "% of a core" },
+        { name: `Belay CPU idle, ${TOTAL} networks (${IDLE_CPU_MS / 1000} s)`, value: largeIdleCpu, unit: "% of a core" }
+      )
+
       // list_networks for the bench account (PER_ACCOUNT networks) among TOTAL.
       const bigList = await listNetworksLatency(belay, token, sizes[0]!)
       figures.push(
@@ -279,7 +306,9 @@ export const runScale = async (): Promise<SectionResult> => {
       const large = await toolsRatio(belay, token)
       figures.push(
         { name: `tools/list ÷ bare at ${BASELINE} networks (requests/s ${small.tools.toFixed(0)} ÷ ${small.bare.toFixed(0)})`, value: small.ratio },
-        { name: `tools/list ÷ bare at ${TOTAL} networks (requests/s ${large.tools.toFixed(0)} ÷ ${large.bare.toFixed(0)})`, value: large.ratio }
+        { name: `tools/list ÷ bare at ${TOTAL} networks (requests/s ${large.tools.toFixed(0)} ÷ ${large.bare.toFixed(0)})`, value: large.ratio },
+        { name: `tools/list: Belay CPU per request at ${BASELINE} networks`, value: small.cpuPerRequest, unit: "µs" },
+        { name: `tools/list: Belay CPU per request at ${TOTAL} networks`, value: large.cpuPerRequest, unit: "µs" }
       )
       targets.push({
         name: `tools/list ÷ bare at ${TOTAL}, ÷ the same at ${BASELINE} (unchanged: within a tenth)`,
@@ -334,7 +363,7 @@ export const runScale = async (): Promise<SectionResult> => {
       `Belay ran as \`node --expose-gc --import bench/gc-on-signal.js bin/belay serve\` on ${databaseMode}, pinned like every section; one fake IRC server in the bench process registered every connection (001–005, MOTD) and time-stamped each accept. Open files: each process inherits the bench's soft limit (${limit}); the section needs ${TOTAL + FD_HEADROOM}.`,
       `Baseline Belay: the bench account, its idle memory with no network, then ${BASELINE} networks through the admin socket; list_networks timed (${LIST_WARMUP} untimed, ${LIST_CALLS} timed calls, one at a time) and tools/list ÷ bare measured (autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up and ${SECONDS} s measured; the bare server twice around Belay, the higher kept).`,
       `Then, Belay stopped, SQL stored the rest: the bench account up to ${PER_ACCOUNT} networks, and accounts scale1… with ${PER_ACCOUNT} each, ${TOTAL} networks in all. Belay started on that database: a boot with every network stored. Throttle bound: N × CONNECT_SPACING (${spacing} ms; ConnectThrottle lets ${CONNECT_BURST} go at once, then ${CONNECT_RATE} a second) from the first accept to the Nth.`,
-      `Same measurements at ${TOTAL} (list_networks on the bench account's ${PER_ACCOUNT}); then the storm as in B3 (the fake restarts; bound: the longest first delay of reconnectSchedule over 2,000 samples + N × ${spacing} ms, plus ${BOUND_SLACK_MS} ms slack). Belay's PSS idle right after the boot, before the load (${IDLE_SETTLE_MS / 1000} s after the last request, after two gc rounds): (PSS with ${TOTAL} − PSS with none) ÷ ${TOTAL}.`
+      `Same measurements at ${TOTAL} (list_networks on the bench account's ${PER_ACCOUNT}); then the storm as in B3 (the fake restarts; bound: the longest first delay of reconnectSchedule over 2,000 samples + N × ${spacing} ms, plus ${BOUND_SLACK_MS} ms slack). Belay's idle CPU (user + system, every thread, from /proc) over ${IDLE_CPU_MS / 1000} s with every network connected, at ${BASELINE} and at ${TOTAL}; its CPU per tools/list request from the same /proc reading over the measured load. Belay's PSS idle right after the boot, before the load (${IDLE_SETTLE_MS / 1000} s after the last request, after two gc rounds): (PSS with ${TOTAL} − PSS with none) ÷ ${TOTAL}.`
     ]
   }
 }

@@ -230,17 +230,23 @@ export const onQuitGraceOver = (s: Session) => Effect.sync(() => s.connection.de
 // ---- keepalive ----
 
 /**
+ * Keepalive deadlines are rounded up to a whole second: the keepalives of thousands of idle connections
+ * then fall due together, one wake of the shared ActorTimers a second rather than one per connection, and a PING
+ * goes out at most a second later than 90 s of silence (docs/decisions.md "Keepalive").
+ */
+const KEEPALIVE_GRAIN_MS = 1000
+
+/**
  * One timer per connection, armed for the next moment the silence could matter: last traffic + 90 s (PING), or
  * + 180 s once the PING is out (drop). Lines only move `lastTrafficAt`; the timer re-arms itself when it fires
- * early, so a busy connection costs no timer churn (ZNC checks every 30 s instead; this is exact).
+ * early, so a busy connection costs no timer churn (ZNC checks every 30 s instead). The one line that re-arms it is
+ * the first after our PING (Inbound.ts): else every idle connection's timer would fire once more for nothing, at the
+ * PING's drop deadline, 90 s after it was answered.
  */
-export const armKeepalive = (a: Actor, s: Session) =>
-  arm(
-    a,
-    "keepalive",
-    s.lastTrafficAt + Duration.toMillis(s.pingSent ? KEEPALIVE_DEAD : KEEPALIVE_IDLE),
-    { _tag: "KeepaliveDue", session: s.id }
-  )
+export const armKeepalive = (a: Actor, s: Session) => {
+  const due = s.lastTrafficAt + Duration.toMillis(s.pingSent ? KEEPALIVE_DEAD : KEEPALIVE_IDLE)
+  arm(a, "keepalive", Math.ceil(due / KEEPALIVE_GRAIN_MS) * KEEPALIVE_GRAIN_MS, { _tag: "KeepaliveDue", session: s.id })
+}
 
 export const onKeepalive = (a: Actor, s: Session) =>
   Effect.gen(function*() {

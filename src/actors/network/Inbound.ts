@@ -69,7 +69,11 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
   Effect.gen(function*() {
     const time = yield* now
     s.lastTrafficAt = time
-    s.pingSent = false
+    if (s.pingSent) {
+      // Answered (or the server spoke): the next PING is due 90 s from now, not at the drop deadline.
+      s.pingSent = false
+      armKeepalive(a, s)
+    }
     // Replies to our own queries answer them and go no further (see the module comment).
     if (yield* consumeOwnReply(a, s, line, time)) return
     // History first, from the state before this line.
