@@ -119,13 +119,18 @@ const listNetworksLatency = async (belay: RunningBelay, token: string, expected:
   }
 }
 
-/** Heap and PSS of an idle Belay (the pool's connections closed), after full collections. */
+/**
+ * Heap and PSS of an idle Belay (the pool's connections closed), after full collections; and the V8 heap committed
+ * (`heapTotal`, read right after), so that the PSS per network splits into what V8 holds, used or not, and the rest.
+ */
 const idleMemory = async (belay: RunningBelay) => {
   await sleep(IDLE_SETTLE_MS)
   // A fetch on a keep-alive connection the server closed while idle fails once; a dead Belay fails every time.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await belayMemory(belay)
+      const memory = await belayMemory(belay)
+      const heapTotal = (await belay.metrics()).get("nodejs_heap_size_total_bytes") ?? NaN
+      return { ...memory, heapTotal }
     } catch (e) {
       if (attempt === 3) throw e
       await sleep(1000)
@@ -216,7 +221,7 @@ export const runScale = async (): Promise<SectionResult> => {
     let token: string
     let small: Awaited<ReturnType<typeof toolsRatio>>
     let smallList: Awaited<ReturnType<typeof listNetworksLatency>>
-    let none: Awaited<ReturnType<typeof belayMemory>>
+    let none: Awaited<ReturnType<typeof idleMemory>>
     let smallIdleCpu: number
     try {
       token = (await createAccount(belay)).token
@@ -280,6 +285,14 @@ export const runScale = async (): Promise<SectionResult> => {
         { name: "Belay PSS idle, no network", value: none.belayPss / KiB / KiB, unit: "MiB" },
         { name: `Belay PSS idle, ${TOTAL} networks`, value: all.belayPss / KiB / KiB, unit: "MiB" },
         { name: "V8 heap used per network", value: (all.heap - none.heap) / TOTAL / KiB, unit: "KiB" },
+        // Committed (used or free in V8's pages; the young generation's semi-spaces whole) and what is outside it:
+        // malloc, stacks, code, file pages (bench/results/memory-breakdown.md "At 10,000 networks").
+        { name: "V8 heap committed per network", value: (all.heapTotal - none.heapTotal) / TOTAL / KiB, unit: "KiB" },
+        {
+          name: "Belay PSS outside V8's heap per network",
+          value: (all.belayPss - all.heapTotal - (none.belayPss - none.heapTotal)) / TOTAL / KiB,
+          unit: "KiB"
+        },
         { name: "Belay PSS per network", value: pssPer, unit: "KiB" }
       )
       targets.push({ name: "Belay PSS per idle network", measured: pssPer, comparator: "<=", target: 32, unit: "KiB" })
