@@ -41,6 +41,10 @@ const startListener = (
     return { address: listener.address, close: Scope.close(scope, Exit.void) }
   })
 
+/** A listener whose `say` never ends for the text "hang" and succeeds for any other. */
+const hangingListener = (secret: Buffer) =>
+  startListener(secret, controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void))
+
 describe("FrameReader", () => {
   it("hands over one value per line, whatever the chunks", () => {
     const seen: Array<unknown> = []
@@ -205,10 +209,7 @@ describe("DirectPeers over DirectListener", () => {
   it.scopedLive("a call interrupted by its bound leaves the connection serving the next", () =>
     Effect.gen(function*() {
       const secret = Crypto.randomBytes(32)
-      const listener = yield* startListener(
-        secret,
-        controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void)
-      )
+      const listener = yield* hangingListener(secret)
       const peers = yield* makePeers(secret)
       const bounded = yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }, BOUND).pipe(Effect.timeout("100 millis"), Effect.exit)
       expect(Exit.isFailure(bounded)).toBe(true)
@@ -218,10 +219,7 @@ describe("DirectPeers over DirectListener", () => {
   it.scopedLive("past its deadline a call answers timeout, and the connection serves the next", () =>
     Effect.gen(function*() {
       const secret = Crypto.randomBytes(32)
-      const listener = yield* startListener(
-        secret,
-        controlOf((_networkId, _kind, _target, text) => text === "hang" ? Effect.never : Effect.void)
-      )
+      const listener = yield* hangingListener(secret)
       const peers = yield* makePeers(secret)
       expect(yield* peers.call(listener.address, 7, { ...SAY, text: "hang" }, 100)).toEqual({ _tag: "timeout" })
       expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })

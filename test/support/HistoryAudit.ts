@@ -66,16 +66,16 @@ export const faultSummary = (line: string) => Effect.sync(() => console.log(`fau
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 
-/** How many PRIVMSGs the buffer `targetFolded` holds. */
-export const storedCount = (databaseUrl: string, targetFolded: string) =>
+/** How many PRIVMSGs the buffer `targetFolded` holds (those carrying `text` alone, when given). */
+export const storedCount = (databaseUrl: string, targetFolded: string, text?: string) =>
   Effect.promise(async () => {
     const client = new pg.Client({ connectionString: databaseUrl })
     await client.connect()
     try {
       const result = await client.query<{ n: string }>(
         `SELECT count(*) AS n FROM messages m JOIN buffers b ON b.id = m.buffer_id
-         WHERE b.target_folded = $1 AND m.kind = 'privmsg'`,
-        [targetFolded]
+         WHERE b.target_folded = $1 AND m.kind = 'privmsg' AND ($2::text IS NULL OR m.text = $2)`,
+        [targetFolded, text ?? null]
       )
       return Number(result.rows[0]?.n ?? 0)
     } finally {

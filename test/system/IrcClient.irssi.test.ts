@@ -11,12 +11,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, runCli, startBelay } from "../support/BelayProcess.js"
-import { awayMessage, occurrences, storedCount } from "../support/ClientChecks.js"
+import { awayMessage, listenerWithNetwork, occurrences } from "../support/ClientChecks.js"
 import { eventually } from "../support/Eventually.js"
 import { irssi, IRSSI, TMUX } from "../support/Irssi.js"
 import { NGIRCD, ngircd, peer } from "../support/Ngircd.js"
-import { testEnvironment } from "../support/TestDatabase.js"
 
 const CHANNEL = "#belay-irc"
 const PASSWORD = "correct horse battery"
@@ -28,18 +26,13 @@ describe("an IRC client (irssi) through Belay's listener", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* ngircd
-        const ircPort = yield* freePort
-        const env = yield* testEnvironment({ BELAY_IRC_LISTEN: `127.0.0.1:${ircPort}` })
-        const belay = yield* startBelay(env)
-        const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
-        expect((yield* cli(["account", "add", "alice"], `${PASSWORD}\n`)).code).toBe(0)
-        expect((yield* cli(["network", "add", "alice", "--name", "ngircd", "--host", "127.0.0.1", "--port",
-          String(server.port), "--nick", "alice", "--join", CHANNEL])).code).toBe(0)
-        yield* eventually("the network connected", cli(["network", "list", "alice", "--json"]), (r) =>
-          r.stdout.includes(`"state":"connected"`), WAIT)
-        const stored = (text: string) => storedCount(env.DATABASE_URL!, CHANNEL, text)
+        const { belay, listenerPort, stored } = yield* listenerWithNetwork({
+          ngircdPort: server.port,
+          channel: CHANNEL,
+          password: PASSWORD
+        })
 
-        const client = yield* irssi({ port: ircPort, saslUser: "alice/ngircd@irssi", password: PASSWORD, nick: "alice" })
+        const client = yield* irssi({ port: listenerPort, saslUser: "alice/ngircd@irssi", password: PASSWORD, nick: "alice" })
         const log = client.log(CHANNEL)
         yield* client.start
         const diagnosed = <A, E, R>(self: Effect.Effect<A, E, R>) =>

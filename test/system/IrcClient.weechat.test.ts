@@ -13,11 +13,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { freePort, runCli, startBelay } from "../support/BelayProcess.js"
-import { awayMessage, occurrences, storedCount } from "../support/ClientChecks.js"
+import { awayMessage, listenerWithNetwork, occurrences } from "../support/ClientChecks.js"
 import { eventually } from "../support/Eventually.js"
 import { NGIRCD, ngircd, peer } from "../support/Ngircd.js"
-import { testEnvironment } from "../support/TestDatabase.js"
 import { WEECHAT, weechat } from "../support/Weechat.js"
 
 const CHANNEL = "#belay-weechat"
@@ -33,23 +31,18 @@ describe("an IRC client (WeeChat) through Belay's listener", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* ngircd
-        const ircPort = yield* freePort
-        const env = yield* testEnvironment({ BELAY_IRC_LISTEN: `127.0.0.1:${ircPort}` })
-        const belay = yield* startBelay(env)
-        const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
-        expect((yield* cli(["account", "add", "alice"], `${PASSWORD}\n`)).code).toBe(0)
-        expect((yield* cli(["network", "add", "alice", "--name", "ngircd", "--host", "127.0.0.1", "--port",
-          String(server.port), "--nick", "alice", "--join", CHANNEL])).code).toBe(0)
-        yield* eventually("the network connected", cli(["network", "list", "alice", "--json"]), (r) =>
-          r.stdout.includes(`"state":"connected"`), WAIT)
-        const stored = (text: string) => storedCount(env.DATABASE_URL!, CHANNEL, text)
+        const { belay, listenerPort, stored } = yield* listenerWithNetwork({
+          ngircdPort: server.port,
+          channel: CHANNEL,
+          password: PASSWORD
+        })
 
         // The peer is in the channel first, so WeeChat's NAMES (Belay's welcome burst) must list it.
         const bob = yield* peer(server.port, "bob")
         yield* bob.send(`JOIN ${CHANNEL}`)
         yield* bob.waitFor((l) => / 366 /.test(l))
 
-        const client = yield* weechat({ port: ircPort, saslUser: "alice/ngircd@weechat", password: PASSWORD, nick: "alice" })
+        const client = yield* weechat({ port: listenerPort, saslUser: "alice/ngircd@weechat", password: PASSWORD, nick: "alice" })
         const log = client.log(CHANNEL)
         yield* client.start
         const diagnosed = <A, E, R>(self: Effect.Effect<A, E, R>) =>
