@@ -51,7 +51,7 @@ import { ClusterEvents } from "./services/ClusterEvents.js"
 import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
-import { HeapCompactionLive } from "./services/HeapCompaction.js"
+import { HeapTrimLive } from "./services/HeapTrim.js"
 import { E2eKeys } from "./services/E2eKeys.js"
 import { EventChannel } from "./services/EventChannel.js"
 import { MemberEvents } from "./services/MemberEvents.js"
@@ -199,7 +199,7 @@ export const serve = Effect.gen(function*() {
     onNone: () => NetworkActorsLive,
     onSome: (address) => clusterActors(settings, address)
   })
-  return yield* Layer.launch(Layer.merge(makeAppLayer(settings, actors), HeapCompactionLive)).pipe(
+  return yield* Layer.launch(Layer.merge(makeAppLayer(settings, actors), HeapTrimLive)).pipe(
     Effect.provide(loggerLayer(settings)),
     Effect.catchAllDefect((defect) =>
       Effect.fail(new StartupError({ message: `start-up failed: ${startupFailure(defect)}` }))
