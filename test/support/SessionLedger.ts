@@ -81,8 +81,13 @@ export const makeSessionLedger = (): SessionLedger => {
           line.ackedAt = yield* Clock.currentTimeMillis
         }
       })
-      yield* feed.pipe(Effect.catchAll(() => Effect.void))
-      yield* connection.waitClosed("1 hour").pipe(Effect.ignore)
+      // The session ends when its socket closes, not when the feed next notices (up to FEED_INTERVAL later): a new
+      // owner reconnecting within that time must not count as a second live session. A feed that fails (an ack not
+      // answered) stops feeding and the session still lasts until the close.
+      yield* Effect.raceFirst(
+        feed.pipe(Effect.catchAll(() => Effect.never)),
+        connection.waitClosed("1 hour").pipe(Effect.ignore)
+      )
       session.closedAt = yield* Clock.currentTimeMillis
       liveCount.set(network, (liveCount.get(network) ?? 1) - 1)
     }).pipe(Effect.catchAll(() => Effect.void))
