@@ -43,9 +43,6 @@ export interface Space {
   readonly used: number
 }
 
-/** The old generation. */
-export type OldSpace = Space
-
 export interface WatchState {
   /** Committed size after the last compaction (or at start). */
   readonly base: number
@@ -55,14 +52,14 @@ export interface WatchState {
   readonly steady: number
 }
 
-export const initialState = (space: OldSpace): WatchState => ({ base: space.committed, mark: space.used, steady: 0 })
+export const initialState = (space: Space): WatchState => ({ base: space.committed, mark: space.used, steady: 0 })
 
 /**
  * The next state, and whether to compact now. Objects still being promoted (a boot or a storm going on) keep it
  * waiting, though the committed size stays flat while V8 fills the room a collection freed; counting growth from the
  * lowest point since the last growth keeps a boot from looking settled right after each of its collections.
  */
-export const step = (state: WatchState, space: OldSpace): { readonly state: WatchState; readonly compact: boolean } => {
+export const step = (state: WatchState, space: Space): { readonly state: WatchState; readonly compact: boolean } => {
   if (space.used > state.mark + state.mark / 32) return { state: { ...state, mark: space.used, steady: 0 }, compact: false }
   const next = { base: state.base, mark: Math.min(state.mark, space.used), steady: state.steady + 1 }
   const compact = next.steady >= STEADY_CHECKS && space.committed >= state.base * GROWTH &&
@@ -121,8 +118,8 @@ export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
     if (young === undefined) return
     youngFloor = Math.min(youngFloor, young.committed)
     if (!shouldScavenge(young.committed, youngFloor)) return
+    // V8 shrinks it now or keeps it; the next check's reading lowers the floor if it shrank.
     gc({ type: "minor" })
-    youngFloor = Math.min(youngFloor, space("new_space")?.committed ?? youngFloor)
   }
 
   const check = Effect.suspend(() => {

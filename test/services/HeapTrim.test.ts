@@ -14,8 +14,8 @@ import {
   CHECK_EVERY,
   initialState,
   MIN_GROWTH_BYTES,
-  type OldSpace,
   shouldScavenge,
+  type Space,
   step,
   STEADY_CHECKS,
   type WatchState
@@ -24,7 +24,7 @@ import {
 const MiB = 1024 * 1024
 
 /** Feeds readings in order, restarting from the reading after a compaction as the job does; the indexes that compacted. */
-const run = (start: OldSpace, readings: ReadonlyArray<OldSpace>) => {
+const run = (start: Space, readings: ReadonlyArray<Space>) => {
   let state: WatchState = initialState(start)
   const compacted: Array<number> = []
   readings.forEach((space, i) => {
