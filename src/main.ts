@@ -52,6 +52,7 @@ import { CredentialRevocations } from "./services/CredentialRevocations.js"
 import { CredentialUsage } from "./services/CredentialUsage.js"
 import { DatabaseLive } from "./services/Database.js"
 import { HeapTrimLive } from "./services/HeapTrim.js"
+import { disablePretenuring } from "./services/Pretenuring.js"
 import { E2eKeys } from "./services/E2eKeys.js"
 import { EventChannel } from "./services/EventChannel.js"
 import { MemberEvents } from "./services/MemberEvents.js"
@@ -199,6 +200,8 @@ export const serve = Effect.gen(function*() {
     onNone: () => NetworkActorsLive,
     onSome: (address) => clusterActors(settings, address)
   })
+  // Before the boot: a boot of thousands of networks is what would make V8 pretenure every request's fiber.
+  disablePretenuring()
   return yield* Layer.launch(Layer.merge(makeAppLayer(settings, actors), HeapTrimLive)).pipe(
     Effect.provide(loggerLayer(settings)),
     Effect.catchAllDefect((defect) =>

@@ -41,7 +41,8 @@ const withHeaders = (response: HttpResponse, headers: Readonly<Record<string, st
   const vary = response.headers?.["vary"]
   return {
     ...response,
-    headers: { ...response.headers, ...headers, ...(vary === undefined ? {} : { vary: `${vary}, Origin` }) }
+    // Object.assign, not spread: see send in HttpServer.ts (a spread given new keys is promoted garbage on Node 20).
+    headers: Object.assign({}, response.headers, headers, vary === undefined ? undefined : { vary: `${vary}, Origin` })
   }
 }
 
