@@ -12,9 +12,9 @@ export const NickPanel = ({ store, networkId, nick, onClose }: {
   const known = store.note(networkId, nick)
   const [draft, setDraft] = useState<string | null>(null)
   const [status, setStatus] = useState("")
+  // The panel is keyed by network and nick (BufferView), so another nick is a new panel with an empty draft. Clearing
+  // the draft here instead, after the first render, erased what the member had already typed when the effect ran late.
   useEffect(() => {
-    setDraft(null)
-    setStatus("")
     if (known === undefined) {
       store.callOk<{ note: string }>("get_nick_note", { networkId, nick }).then(
         (r) => store.setNote(networkId, nick, r.note),
