@@ -45,7 +45,9 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
           onAtBottom={(b) => store.setAtBottom(b)}
         />
         {channel && buffer.joined ? <MemberList members={buffer.members} onNick={setNick} /> : null}
-        {nick === null ? null : <NickPanel key={`${buffer.networkId} ${nick}`} store={store} networkId={buffer.networkId} nick={nick} onClose={() => setNick(null)} />}
+        {nick === null ? null : (
+          <NickPanel key={`${buffer.networkId} ${nick}`} store={store} networkId={buffer.networkId} nick={nick} onClose={() => setNick(null)} />
+        )}
       </div>
       <Composer key={buffer.key} store={store} buffer={buffer} ownNick={ownNick} disabled={store.phase.phase !== "open"} />
     </section>
