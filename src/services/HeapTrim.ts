@@ -17,8 +17,9 @@
  *   scavenge that finds allocation slow over the last few seconds. An idle bouncer allocates too little to run any
  *   scavenge, so it kept the whole young generation committed after the first burst: 30 MiB that came and went
  *   between two readings of an idle Belay (bench/results/memory-breakdown.md "The young generation"). So while it is
- *   larger than the smallest size seen, one scavenge runs per check (about a millisecond, next to the hundreds a busy
- *   process runs on its own) and V8 decides whether to shrink: under load it keeps its size.
+ *   larger than its floor (the smallest size seen, at most YOUNG_FLOOR_BYTES), one scavenge runs per check (about a
+ *   millisecond, next to the hundreds a busy process runs on its own) and V8 decides whether to shrink: under load it
+ *   keeps its size.
  *
  * V8's `gc` is taken from a context made while --expose-gc was set, the flag cleared right after; only `belay serve`
  * builds this layer (src/main.ts), never the tests' servers.
@@ -36,6 +37,13 @@ export const STEADY_CHECKS = 2
 export const GROWTH = 2
 /** …and at least this much more: a small heap's free pages are not worth a pause. */
 export const MIN_GROWTH_BYTES = 32 * 1024 * 1024
+/**
+ * The young generation at its smallest, as Node 20's and Node 24's V8 give it back (measured: both shrink it to this
+ * at default flags). The job's floor when it starts later than the growth: `belay serve`'s start-up (the bundle, the
+ * migrations, thousands of stored networks read) has grown it to its largest before this layer is built, and a floor
+ * read then would leave it there for good. Where V8's floor is larger (flags), one scavenge per check is the cost.
+ */
+export const YOUNG_FLOOR_BYTES = 1024 * 1024
 
 /** A V8 space as it reports itself: committed bytes and the bytes of objects in it. */
 export interface Space {
@@ -91,7 +99,7 @@ export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
   const gc = Vm.runInNewContext("gc") as Gc
   V8.setFlagsFromString("--no-expose-gc")
   let state = initialState(first)
-  let youngFloor = space("new_space")?.committed ?? 0
+  let youngFloor = Math.min(space("new_space")?.committed ?? 0, YOUNG_FLOOR_BYTES)
 
   const compactOld = (old: Space) => {
     const decided = step(state, old)
