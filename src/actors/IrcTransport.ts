@@ -25,6 +25,7 @@
  *   even when that is nothing, and small buffers are slices of Node's shared 8 KiB pool: an idle connection would
  *   keep a whole pool slab alive. `LeanNetTransport` (passed as its `transport` option) keeps an empty shared buffer
  *   instead, or a copy of the partial line in memory of its own.
+ * - The keepalive's answer never reaches irc-framework or the actor as a line (`LeanNetTransport`, below).
  * - Every Client builds its own table of command handlers (`command_handler.handlers`, an Array used as a map of
  *   some 200 names, so a dictionary of ~6 KiB), though every entry is a module-level function of the library, or a
  *   closure over module-level data, taking the client's handler as an argument: the same for every client. Each
@@ -66,6 +67,13 @@ export interface IrcConnection {
   readonly quit: (message: string) => void
   /** Closes the socket at once (dead link, timeout, shutdown deadline). */
   readonly destroy: () => void
+  /**
+   * Writes the keepalive PING (`PING belay-keepalive`); false as `write`. The server's PONG to it is not delivered
+   * as a line: it only sets `keepaliveAnswered` until the next keepalive PING.
+   */
+  readonly sendKeepalive: () => boolean
+  /** Whether the server answered the last keepalive PING (its PONG echoed the token). */
+  readonly keepaliveAnswered: () => boolean
 }
 
 export interface IrcTransportService {
@@ -84,10 +92,43 @@ const describeError = (error: unknown): string | null => {
   return String(error)
 }
 
-/** irc-framework's socket class, keeping no slice of a read buffer between reads (see the pitfalls above). */
+/** The token of the keepalive PING; servers echo it as the PONG's last parameter (RFC 2812 §3.7.3). */
+const KEEPALIVE_TOKEN = "belay-keepalive"
+const KEEPALIVE_PING = `PING ${KEEPALIVE_TOKEN}`
+
+/**
+ * The PONG answering our keepalive PING, as a line from the server: tags and source optional, any middle
+ * parameters (the server's name), the token last, trailing or not (RFC 1459 §2.3.1 grammar; the command's case as
+ * parseLine takes it). A regular expression test, not a parse: it runs on every line holding the token and builds
+ * no strings.
+ */
+const KEEPALIVE_ANSWER = new RegExp(
+  String.raw`^(?:@[^ ]+ +)?(?::[^ ]+ +)?[Pp][Oo][Nn][Gg](?: +[^: ][^ ]*)* +:?` + KEEPALIVE_TOKEN + String.raw`\r?\n?$`
+)
+
+const isKeepaliveAnswer = (line: string): boolean => line.includes(KEEPALIVE_TOKEN) && KEEPALIVE_ANSWER.test(line)
+
 const NOTHING = Buffer.alloc(0)
 
+/**
+ * irc-framework's socket class, keeping no slice of a read buffer between reads (see the pitfalls above), and
+ * keeping the keepalive's answer to itself: an idle connection's only traffic is that PING and its PONG, every
+ * 90 s, and a PONG passed on as a line costs irc-framework's parse and handlers, then a wake of the actor's
+ * dispatcher with its reducer run, for a line that is not history (its one effect is to prove the link alive). At
+ * ten thousand idle networks that was most of what the process allocated while idle, enough to keep V8's young
+ * generation at its largest (docs/architecture.md "Memory"). The actor asks `keepaliveAnswered` at its deadline.
+ */
 export class LeanNetTransport extends NetTransport {
+  keepaliveAnswered = false
+
+  override emit(event: string | symbol, ...args: Array<unknown>): boolean {
+    if (event === "line" && typeof args[0] === "string" && isKeepaliveAnswer(args[0])) {
+      this.keepaliveAnswered = true
+      return true
+    }
+    return super.emit(event, ...args)
+  }
+
   override onSocketData(data: Buffer): void {
     super.onSocketData(data)
     const rest = this.incoming_buffer
@@ -163,14 +204,21 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
     }
   }
 
+  const write = (line: string) => {
+    try {
+      return client.connection.write(line)
+    } catch {
+      return false
+    }
+  }
+  /** The socket class in use (irc-framework makes it in `connect`); absent when `connect` threw. */
+  const transport = (): LeanNetTransport | undefined => {
+    const current = client.connection?.transport
+    return current instanceof LeanNetTransport ? current : undefined
+  }
+
   return {
-    write: (line) => {
-      try {
-        return client.connection.write(line)
-      } catch {
-        return false
-      }
-    },
+    write,
     quit: (message) => {
       try {
         client.quit(message)
@@ -181,7 +229,13 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
       // A safety net only (the actor has its own deadlines on Effect's Clock): never leave a half-closed socket.
       setTimeout(destroy, Duration.toMillis(QUIT_GRACE)).unref()
     },
-    destroy
+    destroy,
+    sendKeepalive: () => {
+      const t = transport()
+      if (t !== undefined) t.keepaliveAnswered = false
+      return write(KEEPALIVE_PING)
+    },
+    keepaliveAnswered: () => transport()?.keepaliveAnswered === true
   }
 }
 

@@ -69,13 +69,15 @@ declare module "irc-framework" {
     }
 
     /**
-     * src/transports/net.js: the TCP/TLS socket of one connection attempt. `onSocketData` appends each read to
-     * `incoming_buffer` (Buffer.concat) and emits every complete line; what is left is a slice of that buffer.
+     * src/transports/net.js: the TCP/TLS socket of one connection attempt, a Node EventEmitter. `onSocketData`
+     * appends each read to `incoming_buffer` (Buffer.concat) and emits every complete line, decoded, as `line` (its
+     * line break included), which the Connection parses; what is left is a slice of that buffer.
      */
     class NetTransport {
       constructor(options: ClientOptions)
       incoming_buffer: Buffer
       onSocketData(data: Buffer): void
+      emit(event: string | symbol, ...args: Array<unknown>): boolean
     }
 
     interface PrefixInfo {
@@ -139,6 +141,8 @@ declare module "irc-framework" {
       /** Writes `data` + CR-LF; false (and nothing sent) when not connected. */
       write(data: string, callback?: () => void): boolean
       end(data?: string, had_error?: boolean): void
+      /** The socket class `connect` made (the `transport` option's); null before the first `connect`. */
+      readonly transport: NetTransport | null
     }
 
     // ---- Event payloads (only what the handlers set; read the source before relying on more) ----

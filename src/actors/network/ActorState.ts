@@ -57,7 +57,8 @@ export interface Session {
   whoInFlight: string | null
   whoQueue: ReadonlyArray<string>
   lastTrafficAt: number
-  pingSent: boolean
+  /** When the keepalive PING went out, while it waits for its answer (any line from the server ends the wait). */
+  pingSentAt: number | null
   burstDone: boolean
   saslSucceeded: boolean
   /** The nick we asked the server to MONITOR for us, if any. */

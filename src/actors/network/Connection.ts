@@ -22,7 +22,6 @@
  */
 import { Deferred, Duration, Effect, Option } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
-import { formatLine } from "../../irc/IrcLine.js"
 import { defaultISupport } from "../../irc/ISupport.js"
 import { LockedDown } from "../../schema/ToolErrors.js"
 import type { TransportOptions } from "../IrcTransport.js"
@@ -132,7 +131,7 @@ const startAttempt = (a: Actor) =>
       whoInFlight: null,
       whoQueue: [],
       lastTrafficAt: time,
-      pingSent: false,
+      pingSentAt: null,
       burstDone: false,
       saslSucceeded: false,
       monitoring: null,
@@ -238,28 +237,42 @@ const KEEPALIVE_GRAIN_MS = 1000
 
 /**
  * One timer per connection, armed for the next moment the silence could matter: last traffic + 90 s (PING), or
- * + 180 s once the PING is out (drop). Lines only move `lastTrafficAt`; the timer re-arms itself when it fires
- * early, so a busy connection costs no timer churn (ZNC checks every 30 s instead). The one line that re-arms it is
- * the first after our PING (Inbound.ts): else every idle connection's timer would fire once more for nothing, at the
- * PING's drop deadline, 90 s after it was answered.
+ * the PING + 90 s once it is out (its answer, else the drop, 180 s after the last traffic). Lines only move
+ * `lastTrafficAt`; the timer re-arms itself when it fires early, so a busy connection costs no timer churn (ZNC
+ * checks every 30 s instead). The one line that re-arms it is the first after our PING (Inbound.ts): else every idle
+ * connection's timer would fire once more for nothing, at the PING's drop deadline, 90 s after it was answered.
  */
 export const armKeepalive = (a: Actor, s: Session) => {
-  const due = s.lastTrafficAt + Duration.toMillis(s.pingSent ? KEEPALIVE_DEAD : KEEPALIVE_IDLE)
+  const due = s.pingSentAt !== null
+    ? s.pingSentAt + Duration.toMillis(KEEPALIVE_DEAD) - Duration.toMillis(KEEPALIVE_IDLE)
+    : s.lastTrafficAt + Duration.toMillis(KEEPALIVE_IDLE)
   arm(a, "keepalive", Math.ceil(due / KEEPALIVE_GRAIN_MS) * KEEPALIVE_GRAIN_MS, { _tag: "KeepaliveDue", session: s.id })
 }
 
+/**
+ * The server's PONG to the keepalive PING never comes as a line (IrcTransport.ts): when nothing else came, this
+ * deadline asks the connection whether it came. Answered, the link was alive when the PING went, which is then
+ * the last traffic: 90 s ago, so the next PING goes now. An idle connection costs one wake every 90 s.
+ */
 export const onKeepalive = (a: Actor, s: Session) =>
-  Effect.gen(function*() {
-    const silence = (yield* now) - s.lastTrafficAt
-    if (silence >= Duration.toMillis(KEEPALIVE_DEAD)) {
-      return yield* closeSession(s, `no data from the server for ${Math.round(silence / 1000)} s (ping timeout)`, "destroy")
+  // No generator: this runs for every idle connection every 90 s, and what it allocates is most of what an idle
+  // Belay allocates (docs/architecture.md "Memory").
+  Effect.flatMap(now, (time) => {
+    if (s.pingSentAt !== null && s.connection.keepaliveAnswered()) {
+      s.lastTrafficAt = s.pingSentAt
+      s.pingSentAt = null
     }
-    if (silence >= Duration.toMillis(KEEPALIVE_IDLE) && !s.pingSent) {
-      s.pingSent = true
+    const silence = time - s.lastTrafficAt
+    if (silence >= Duration.toMillis(KEEPALIVE_DEAD)) {
+      return closeSession(s, `no data from the server for ${Math.round(silence / 1000)} s (ping timeout)`, "destroy")
+    }
+    if (silence >= Duration.toMillis(KEEPALIVE_IDLE) && s.pingSentAt === null) {
+      s.pingSentAt = time
       // Ahead of the lines waiting: its PONG must come back within KEEPALIVE_DEAD however long the queue is.
-      yield* Outbound.sendNow(s, formatLine({ command: "PING", params: ["belay-keepalive"] }))
+      Outbound.sendKeepalive(s, time)
     }
     armKeepalive(a, s)
+    return Effect.void
   })
 
 // ---- what the account and the supervisor ask for ----

@@ -69,9 +69,9 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
   Effect.gen(function*() {
     const time = yield* now
     s.lastTrafficAt = time
-    if (s.pingSent) {
-      // Answered (or the server spoke): the next PING is due 90 s from now, not at the drop deadline.
-      s.pingSent = false
+    if (s.pingSentAt !== null) {
+      // The server spoke: the next PING is due 90 s from now, not at the drop deadline.
+      s.pingSentAt = null
       armKeepalive(a, s)
     }
     // Replies to our own queries answer them and go no further (see the module comment).

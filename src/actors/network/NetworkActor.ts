@@ -149,9 +149,6 @@ const dispatch = (a: Actor, input: Input): Effect.Effect<unknown> => {
   }
 }
 
-/** After each input: the member's tabs hear what it changed in the channels (LiveView.ts). */
-const observe = (a: Actor) => Effect.sync(() => LiveView.observe(a))
-
 /**
  * Runs when the actor's scope closes, after its dispatcher stopped (the supervisor interrupts `run` before closing
  * the scope), so it sees the final state: a removed network or a dead actor still says QUIT instead of leaking its
@@ -230,8 +227,14 @@ class Handle implements NetworkActor {
     // A loop of its own rather than Effect.forever, whose two frames (and a yield per input) would stay on the idle
     // fiber's stack: while the inbox is empty, the stack holds only the `take` continuation. The fiber still yields
     // to others after a run of operations (Effect's scheduler), so a busy network cannot starve the rest.
-    const loop: Effect.Effect<never> = Effect.flatMap(a.inbox.take, (input) =>
-      Effect.flatMap(Effect.zipRight(dispatch(a, input), observe(a)), () => loop))
+    // After each input the member's tabs hear what it changed (LiveView.observe), then the next input: one step,
+    // built once, so an input costs the loop no more than its own effect (an idle network's only input is its
+    // keepalive every 90 s; docs/architecture.md "Memory").
+    const next = (): Effect.Effect<never> => {
+      LiveView.observe(a)
+      return loop
+    }
+    const loop: Effect.Effect<never> = Effect.flatMap(a.inbox.take, (input) => Effect.flatMap(dispatch(a, input), next))
     return loop
   }
 }

@@ -8,9 +8,9 @@
  *   with SendQueueFull and nothing of it is sent; a command that could never fit is invalid-arguments.
  * - The actor's own lines (rejoin, WHO, away, nick regain) are queued whatever the length: dropping them would leave
  *   the connection wrong, and they are few.
- * - Lines that may not wait jump the queue (`sendNow`): the keepalive PING and a nick while registering. They still
- *   count against the bucket. The PONGs, CAP and registration lines irc-framework writes itself never pass here, so
- *   a long send never starves them.
+ * - Lines that may not wait jump the queue (`sendKeepalive`, `sendNow`): the keepalive PING and a nick while
+ *   registering. They still count against the bucket. The PONGs, CAP and registration lines irc-framework writes
+ *   itself never pass here, so a long send never starves them.
  * - What must happen when a line actually goes (storing our own message, starting a reply's timeout) is its `sent`
  *   effect, run as it is written: history shows what was sent, when it was sent, and a deadline counts from the
  *   moment the server could see the query.
@@ -107,6 +107,12 @@ export const sendNow = (s: Session, line: string): Effect.Effect<void> =>
     s.connection.write(line)
     s.outbound.bucket = TokenBucket.take(RATE, s.outbound.bucket, time)
   })
+
+/** The keepalive PING (IrcTransport's `sendKeepalive`) at `time`, ahead of the queue as `sendNow`. */
+export const sendKeepalive = (s: Session, time: number): void => {
+  s.connection.sendKeepalive()
+  s.outbound.bucket = TokenBucket.take(RATE, s.outbound.bucket, time)
+}
 
 /** Writes the lines waiting while the bucket holds tokens, then arms the "send" timer for the next one, if any. */
 const flush = (a: Actor, s: Session): Effect.Effect<void> =>

@@ -276,6 +276,25 @@ describe("NetworkActor: staying connected", () => {
       yield* h.waitMessage((m) => m.kind === "error" && m.text.includes("ping timeout"))
     }))
 
+  it.scoped("keepalive: with its PONGs the only traffic, a link gets one PING every 90 s and stays up", () =>
+    Effect.gen(function*() {
+      const { server, h } = yield* setup()
+      const { conn } = yield* registered(server, h)
+      // The PONGs (autoPong) never reach the actor as lines (src/actors/IrcTransport.ts): the deadline after each PING
+      // asks the connection whether it was answered, and the answer sends the next PING.
+      const pings = Effect.map(conn.lines, (lines) => lines.filter((l) => l === "PING belay-keepalive").length)
+      for (const round of [1, 2, 3, 4]) {
+        yield* TestClock.adjust("91 seconds")
+        yield* live(Effect.gen(function*() {
+          while ((yield* pings) < round) yield* Effect.sleep("10 millis")
+        }))
+        // The answer crosses a real socket: let it arrive before the clock moves on.
+        yield* live(Effect.sleep("200 millis"))
+      }
+      expect(yield* pings).toBe(4)
+      expect(yield* stateOf(h)).toBe("connected")
+    }))
+
   const refusals: ReadonlyArray<readonly [string, ReadonlyArray<string>, RegExp]> = [
     ["464 bad password", [`${SERVER} 464 belay :Password incorrect`, "ERROR :Closing Link: bad password"], /464/],
     ["465 banned", [`${SERVER} 465 belay :You are banned from this server`, "ERROR :Closing Link: K-lined"], /465/]
