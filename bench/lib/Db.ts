@@ -1,5 +1,5 @@
 /**
- * Db opens a Belay database from the bench process with the application's own layers (src/services/Database.ts), so
+ * Db opens a Belay database from the bench process with the application's own layers (src/services/storage/Database.ts), so
  * loading, counting and the direct-SQL baselines go through the same driver, schema and indexes as the server:
  * - `withDatabase` while no Belay runs on the data dir: DatabaseLive, which starts the embedded PostgreSQL of that
  *   data dir in this process (or uses DATABASE_URL) and applies the migrations;
@@ -14,7 +14,7 @@ import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, type Scope } from "effect"
 import pg from "pg"
 import { AppConfig, appSettings } from "../../src/services/AppConfig.js"
-import { DatabaseLive, SqlLive } from "../../src/services/Database.js"
+import { DatabaseLive, SqlLive } from "../../src/services/storage/Database.js"
 
 const settingsOf = (env: Record<string, string>) =>
   Effect.runPromise(Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))))
@@ -35,7 +35,7 @@ export const withDatabase = async <A>(
 /**
  * The `postgres://` URL of the database a running Belay with environment `env` uses: its DATABASE_URL, or the
  * embedded server's socket in `<BELAY_DATA_DIR>/pg` (superuser `postgres`, database `belay`, socket port 5432: the
- * constants of src/services/EmbeddedPostgres.ts). The bench's scratch paths are short, so the socket is in the data
+ * constants of src/services/storage/EmbeddedPostgres.ts). The bench's scratch paths are short, so the socket is in the data
  * dir rather than in a temp dir.
  */
 export const runningDatabaseUrl = (env: Record<string, string>): string =>

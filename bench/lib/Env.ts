@@ -1,7 +1,7 @@
 /**
  * Env owns where the benchmark runs: the repository root, CPU pinning (`taskset`: Belay on core 0, load generators on
  * core 1; the embedded PostgreSQL that Belay spawns inherits core 0, so the whole service shares one core), the
- * database mode (Belay's embedded PostgreSQL by default, src/services/EmbeddedPostgres.ts; the server named by
+ * database mode (Belay's embedded PostgreSQL by default, src/services/storage/EmbeddedPostgres.ts; the server named by
  * DATABASE_URL when set) and fresh, throw-away databases for every Belay the bench starts.
  *
  * Concurrency rule: plain module state written once at start-up (`pinSelf`); `freshDatabase` may be called from any
@@ -89,7 +89,7 @@ export interface DatabaseEnv {
 export const freshDatabase = async (label: string): Promise<DatabaseEnv> => {
   const dataDir = Path.join(scratch(), `${label}-${++serial}`)
   // 0711, as the scratch dir: as root, the embedded server's own user must reach the data dir for its cluster to stay
-  // in it (docs/decisions.md "As root, staged binaries and a cluster where the server's user can reach it"), where
+  // in it (docs/decisions/storage.md "As root, staged binaries and a cluster where the server's user can reach it"), where
   // runningDatabaseUrl looks for its socket.
   Fs.mkdirSync(dataDir, { recursive: true, mode: 0o711 })
   const removeDir = () => Fs.rmSync(dataDir, { recursive: true, force: true })

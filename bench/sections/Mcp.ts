@@ -30,8 +30,8 @@ import * as Path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import pg from "pg"
-import { MessageHistory } from "../../src/services/MessageHistory.js"
-import { Networks } from "../../src/services/Networks.js"
+import { MessageHistory } from "../../src/services/history/MessageHistory.js"
+import { Networks } from "../../src/services/networks/Networks.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { captured, type Compiled } from "../../test/support/QueryPlans.js"
 import {
@@ -68,7 +68,7 @@ const AUTOVACUUM_WAIT_MS = 240_000
 /** What "quiet" means for the server core before the throughput rounds, and how long to wait for it. */
 const QUIET_CORE = { maxBusy: 0.1, windowMs: 5_000, timeoutMs: 180_000 } as const
 const CONNECTIONS = 50
-/** Connections of Belay's pool on the embedded PostgreSQL (src/services/Database.ts). */
+/** Connections of Belay's pool on the embedded PostgreSQL (src/services/storage/Database.ts). */
 const POOL = 5
 const COUNT = MESSAGES.toLocaleString("en-US")
 const LOAD_CHUNK = 100_000

@@ -1,6 +1,6 @@
 /**
  * Section E: search_messages at 1,000,000 messages, for every kind of term, on two corpora, each against the GIN
- * index alone counting the term's matches in the same run (docs/decisions.md "Search that does not scan").
+ * index alone counting the term's matches in the same run (docs/decisions/history.md "Search that does not scan").
  *
  * 1. For each corpus, a fresh Belay set up as section A sets its own up: account, read-write token and a network on
  *    the scripted fake IRC server with the CLI; Belay stopped; 1,000,000 messages in that network's `#bench` by direct
@@ -23,7 +23,7 @@
 import { type SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import pg from "pg"
-import { MessageHistory } from "../../src/services/MessageHistory.js"
+import { MessageHistory } from "../../src/services/history/MessageHistory.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { captured, type Compiled, messagePlans, rowsRead } from "../../test/support/QueryPlans.js"
 import {
@@ -320,7 +320,7 @@ const ginCount = (client: pg.Client, c: Case) =>
     c.nick === undefined ? [c.query] : [c.query, c.nick]
   )
 
-/** The route a search took: its statements after the scope, "walk" or "probe" (docs/decisions.md). */
+/** The route a search took: its statements after the scope, "walk" or "probe" (docs/decisions/history.md). */
 const routeOf = (statements: ReadonlyArray<Compiled>) =>
   statements
     .filter(([text]) => /\bmessages\b/.test(text))

@@ -33,12 +33,12 @@ import {
   Scope
 } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
-import { type E2eKeyChange, E2eKeys } from "../services/E2eKeys.js"
-import { ClusterEvents } from "../services/ClusterEvents.js"
-import { MessageWriter } from "../services/MessageWriter.js"
-import { Metrics } from "../services/Metrics.js"
-import { NetworkFeed } from "../services/NetworkFeed.js"
-import { Networks } from "../services/Networks.js"
+import { type E2eKeyChange, E2eKeys } from "../services/networks/E2eKeys.js"
+import { ClusterEvents } from "../services/nodes/ClusterEvents.js"
+import { MessageWriter } from "../services/history/MessageWriter.js"
+import { Metrics } from "../services/upkeep/Metrics.js"
+import { NetworkFeed } from "../services/events/NetworkFeed.js"
+import { Networks } from "../services/networks/Networks.js"
 import type { CaseMapping } from "../irc/CaseMapping.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
@@ -64,7 +64,7 @@ import {
 
 const STATES: ReadonlyArray<NetworkState> = ["connected", "connecting", "backoff", "offline"]
 
-/** docs/decisions.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
+/** docs/decisions/http-and-mcp.md: CR, LF and NUL anywhere are refused (InvalidArguments, naming the field) before anything is sent. */
 const lineBreaking = (fields: Record<string, string | undefined>): InvalidArguments | undefined => {
   for (const [name, value] of Object.entries(fields)) {
     if (value !== undefined && hasLineBreakingChars(value)) {
@@ -87,13 +87,13 @@ export const offlineStatus = (networkId: number): NetworkStatus => ({
 export interface LocalActorsOptions {
   /**
    * Close an actor's socket at once when its scope closes, after writing QUIT, instead of leaving the server
-   * QUIT_GRACE to close it: a cluster node gives the network to another node right after (docs/decisions.md
+   * QUIT_GRACE to close it: a cluster node gives the network to another node right after (docs/decisions/several-nodes.md
    * "Several nodes", fencing), and two live sessions for one network must never overlap.
    */
   readonly closeAtOnce?: boolean
   /**
    * Whether this process may hold the network's connection now, asked by its actor right before it opens a socket
-   * (ActorDeps.fence): a cluster node's shard fence (docs/decisions.md "Several nodes"). Absent: always.
+   * (ActorDeps.fence): a cluster node's shard fence (docs/decisions/several-nodes.md "Several nodes"). Absent: always.
    */
   readonly fence?: (networkId: number) => boolean
 }
@@ -161,7 +161,7 @@ export const make = (options: LocalActorsOptions = {}) =>
     const settings = yield* AppConfig
     const metrics = yield* Metrics
     const transport = yield* IrcTransport
-    // The member's tabs on this node and, in a cluster, on the others (services/ClusterEvents.ts).
+    // The member's tabs on this node and, in a cluster, on the others (services/nodes/ClusterEvents.ts).
     const clusterEvents = yield* ClusterEvents
     const feed = yield* NetworkFeed
     // What every actor reports, built once: the member's tabs (ClusterEvents, which hands them to MemberEvents here
@@ -179,7 +179,7 @@ export const make = (options: LocalActorsOptions = {}) =>
     }
     // The newest conversation row (PRIVMSG, NOTICE, ACTION) each network appended, in the writer's append order. A line
     // the network publishes to the feed carries it, so that the IRC listener sends the line only after that row
-    // (docs/decisions.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
+    // (docs/decisions/irc-listener.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
     const lastConversation = new Map<number, number>()
     // One writer for every actor (each message names its network), not one per network: an idle network costs
     // no closures here.

@@ -69,7 +69,7 @@ export interface NetworkControlService {
   /**
    * Draws the network whole for one new browser tab (its connection, the member's away state, every joined channel
    * with topic and members) through `deliver`, from the actor's own fiber, so that every change the actor publishes
-   * afterwards (services/MemberEvents.ts) reaches the tab after it (docs/decisions.md "The browser WebSocket"). A
+   * afterwards (services/events/MemberEvents.ts) reaches the tab after it (docs/decisions/web.md "The browser WebSocket"). A
    * network without a running actor is drawn offline. Returns once delivered.
    */
   readonly view: (networkId: number, deliver: (events: ReadonlyArray<NetworkEvent>) => void) => Effect.Effect<void>

@@ -14,12 +14,12 @@
  */
 import { Effect, FiberMap, Layer, PubSub, Queue } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
-import { E2eKeys } from "../services/E2eKeys.js"
-import { ClusterEvents } from "../services/ClusterEvents.js"
-import { NetworkFeed } from "../services/NetworkFeed.js"
-import { MessageWriter } from "../services/MessageWriter.js"
-import { Metrics } from "../services/Metrics.js"
-import { Networks } from "../services/Networks.js"
+import { E2eKeys } from "../services/networks/E2eKeys.js"
+import { ClusterEvents } from "../services/nodes/ClusterEvents.js"
+import { NetworkFeed } from "../services/events/NetworkFeed.js"
+import { MessageWriter } from "../services/history/MessageWriter.js"
+import { Metrics } from "../services/upkeep/Metrics.js"
+import { Networks } from "../services/networks/Networks.js"
 import { IrcTransport } from "./IrcTransport.js"
 import * as LocalActors from "./LocalActors.js"
 import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
@@ -72,7 +72,7 @@ export const make = Effect.gen(function*() {
   const changes = yield* PubSub.subscribe(networks.changes)
   yield* Queue.take(changes).pipe(
     Effect.flatMap((change) => {
-      // Made on another node of a cluster: that node tells the network's actor (services/ClusterEvents.ts).
+      // Made on another node of a cluster: that node tells the network's actor (services/nodes/ClusterEvents.ts).
       if (change.elsewhere === true) return Effect.void
       switch (change._tag) {
         case "Added":

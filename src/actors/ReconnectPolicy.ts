@@ -68,7 +68,7 @@ export const REGAIN_JITTER: Duration.Duration = Duration.seconds(10)
 export const QUIT_GRACE: Duration.Duration = Duration.seconds(2)
 /**
  * Shutdown of every actor (QUIT in parallel, each waited for at most QUIT_GRACE + SHUTDOWN_SLACK) plus the final
- * history flush. The process has 5 s in all from SIGTERM (docs/decisions.md "Shutdown"): the HTTP drain (1.5 s) comes
+ * history flush. The process has 5 s in all from SIGTERM (docs/decisions/several-nodes.md "Shutdown"): the HTTP drain (1.5 s) comes
  * first, this next, closing the database last.
  */
 export const SHUTDOWN_BOUND: Duration.Duration = Duration.seconds(3)

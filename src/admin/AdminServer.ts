@@ -12,11 +12,11 @@ import { Effect, Either, Layer, Option, ParseResult, Runtime, Schema } from "eff
 import { NetworkControl } from "../actors/NetworkApi.js"
 import { type AdminNetwork, AdminRequest, type AdminResponse } from "../schema/Admin.js"
 import { JSON_MAX_DEPTH, parseBoundedJson } from "../schema/BoundedJson.js"
-import { Accounts } from "../services/Accounts.js"
-import { ApiTokens } from "../services/ApiTokens.js"
+import { Accounts } from "../services/identity/Accounts.js"
+import { ApiTokens } from "../services/identity/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
-import { E2eKeys } from "../services/E2eKeys.js"
-import { Networks } from "../services/Networks.js"
+import { E2eKeys } from "../services/networks/E2eKeys.js"
+import { Networks } from "../services/networks/Networks.js"
 
 const MAX_REQUEST = 64 * 1024
 

@@ -1,12 +1,12 @@
 /**
  * The `belay` command. `belay serve` runs the server in this process; every other
- * command is a client of the running server's admin socket (docs/decisions.md). Arguments are checked here for a friendly one-line error, and checked
+ * command is a client of the running server's admin socket (docs/decisions/operations.md). Arguments are checked here for a friendly one-line error, and checked
  * again by the server against the same Schema (src/schema/Admin.ts).
  *
  * Exit codes: 0 success, 1 the server refused the command (or none is running),
  * 2 bad usage. `--json` prints machine-readable output on stdout.
  *
- * `belay serve` stops on SIGTERM or SIGINT (docs/decisions.md "Shutdown"): requests in
+ * `belay serve` stops on SIGTERM or SIGINT (docs/decisions/several-nodes.md "Shutdown"): requests in
  * flight finish, every network QUITs, the history is flushed, and the process exits 0
  * within SHUTDOWN_DEADLINE — or 1 if that ran out. A second signal exits at once with
  * 128 + the signal's number, as a shell reports a process killed by it.
@@ -80,7 +80,7 @@ const readStdinSecret = (what: string): Promise<string> =>
       if (process.stdin.isTTY && c.includes(10)) process.stdin.pause(), process.stdin.emit("end")
     })
     process.stdin.once("end", () => {
-      // Exactly one trailing newline is removed (docs/decisions.md), so a secret may end in spaces.
+      // Exactly one trailing newline is removed (docs/decisions/operations.md), so a secret may end in spaces.
       const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
       text === "" ? reject(new UsageError(`${what} is empty: pass it on stdin`)) : resolve(text)
     })

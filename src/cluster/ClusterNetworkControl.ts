@@ -4,13 +4,13 @@
  * any other goes to its entity through the cluster, which routes it to the node holding the network's shard.
  * Whoever is asked, the answer is the same: the owner runs the very same port method (NetworkEntityLive.ts).
  *
- * Bounds (docs/decisions.md "Several nodes"): every call through the cluster is bounded by COMMAND_TIMEOUT (the
+ * Bounds (docs/decisions/several-nodes.md "Several nodes"): every call through the cluster is bounded by COMMAND_TIMEOUT (the
  * cluster retries delivery while a network moves between nodes, so without a bound a call during a failover would
  * wait for it); a cluster failure, or the owner's entity going away mid-call, answers `not-connected`, the bound
  * `timeout` — never a hang and never a second vocabulary of errors.
  *
  * Reads: `status` (list_networks, and the case mapping every history read renders names with) of a network owned
- * elsewhere is asked of its owner and kept (docs/decisions.md "A remote network's status"). A read answers the kept
+ * elsewhere is asked of its owner and kept (docs/decisions/several-nodes.md "A remote network's status"). A read answers the kept
  * status at once while it is younger than STATUS_SERVED; once it is older than STATUS_FRESH that read also starts one
  * ask of the owner in the background (at most one per network at a time), so a burst of reads never waits for a round
  * trip and the owner is asked about once a second however many read. A read with nothing to answer waits for the ask
@@ -130,7 +130,7 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * A command to another node's network (docs/decisions.md "Several nodes", the direct path): straight to its owner's
+   * A command to another node's network (docs/decisions/several-nodes.md "Several nodes", the direct path): straight to its owner's
    * listener when the owner gave one, through the entity otherwise, bounded as `remote`. The listener refusing
    * (`notHere`: the network is not running there now) or never getting the command (`unsent`) sends this call
    * through the entity; a connection lost after the command was written is `not-connected`, as the owner may have

@@ -1,5 +1,5 @@
 /**
- * ClusterRunner: this process as one node of the cluster (BELAY_CLUSTER_ADDRESS, docs/decisions.md "Several nodes"):
+ * ClusterRunner: this process as one node of the cluster (BELAY_CLUSTER_ADDRESS, docs/decisions/several-nodes.md "Several nodes"):
  * @effect/cluster's Sharding over PostgreSQL (runners and shard locks in `cluster_*` tables, each shard a session
  * advisory lock) with its runner on raw TCP at the configured address, and the start-up check that must pass
  * before the node joins.
@@ -25,13 +25,13 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import type { AppSettings } from "../services/AppConfig.js"
-import { SecretBox, type SecretPurpose } from "../services/SecretBox.js"
+import { SecretBox, type SecretPurpose } from "../services/crypto/SecretBox.js"
 import { ShardLockWatchLive } from "./ShardLockWatch.js"
 
 export class ClusterStartupError extends Data.TaggedError("ClusterStartupError")<{ readonly message: string }> {
 }
 
-/** docs/decisions.md "Several nodes", timings. */
+/** docs/decisions/several-nodes.md "Several nodes", timings. */
 export const SHARDING_TIMINGS = {
   shardLockExpiration: Duration.seconds(15),
   shardLockRefreshInterval: Duration.seconds(5),

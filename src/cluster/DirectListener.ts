@@ -1,5 +1,5 @@
 /**
- * DirectListener: this node's end of the direct command channel (DirectWire.ts; docs/decisions.md "Several nodes",
+ * DirectListener: this node's end of the direct command channel (DirectWire.ts; docs/decisions/several-nodes.md "Several nodes",
  * the direct path): a TCP listener on the host of BELAY_CLUSTER_ADDRESS, at BELAY_CLUSTER_DIRECT_PORT (0, the
  * default: a free port; callers learn the actual one from the network's entity, never from configuration).
  *
@@ -18,7 +18,7 @@ import { Cause, Context, Effect, Exit, Fiber, Layer, Option, Runtime, type Scope
 import type { NetworkControlService } from "../actors/NetworkApi.js"
 import { NotConnected, type ToolFailure } from "../schema/ToolErrors.js"
 import { AppConfig } from "../services/AppConfig.js"
-import { SecretBox } from "../services/SecretBox.js"
+import { SecretBox } from "../services/crypto/SecretBox.js"
 import {
   CHANNEL_KEY_PURPOSE,
   decodeRequest,

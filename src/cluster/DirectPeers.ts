@@ -1,5 +1,5 @@
 /**
- * DirectPeers: the caller's end of the direct command channel (DirectWire.ts; docs/decisions.md "Several nodes", the
+ * DirectPeers: the caller's end of the direct command channel (DirectWire.ts; docs/decisions/several-nodes.md "Several nodes", the
  * direct path): one persistent, authenticated TCP connection per other node's listener, opened on first use and
  * forgotten when it closes, carrying any number of requests at once (each with its id).
  *
@@ -15,7 +15,7 @@
 import * as Net from "node:net"
 import { Context, Effect, Layer } from "effect"
 import type { ToolFailure } from "../schema/ToolErrors.js"
-import { SecretBox } from "../services/SecretBox.js"
+import { SecretBox } from "../services/crypto/SecretBox.js"
 import {
   CHANNEL_KEY_PURPOSE,
   decodeFailure,

@@ -1,5 +1,5 @@
 /**
- * DirectWire: the protocol of the direct command channel between cluster nodes (docs/decisions.md "Several nodes",
+ * DirectWire: the protocol of the direct command channel between cluster nodes (docs/decisions/several-nodes.md "Several nodes",
  * the direct path): the commands it carries, how a frame is written and read, the handshake's proofs, and the one
  * place a command becomes a call on the owner's port.
  *

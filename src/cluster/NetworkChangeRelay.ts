@@ -14,8 +14,8 @@
  */
 import type { Sharding } from "@effect/cluster"
 import { Duration, Effect, Layer, PubSub, Queue } from "effect"
-import { E2eKeys } from "../services/E2eKeys.js"
-import { type NetworkChange, Networks } from "../services/Networks.js"
+import { E2eKeys } from "../services/networks/E2eKeys.js"
+import { type NetworkChange, Networks } from "../services/networks/Networks.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 
 const RELAY_TIMEOUT = Duration.seconds(30)
@@ -40,7 +40,7 @@ export const NetworkChangeRelayLive: Layer.Layer<never, never, Sharding.Sharding
         )
 
       const onNetwork = (change: NetworkChange) => {
-        // Heard from another node (services/ClusterEvents.ts): the node that made the change has told the owner.
+        // Heard from another node (services/nodes/ClusterEvents.ts): the node that made the change has told the owner.
         if (change.elsewhere === true) return Effect.void
         const owner = makeClient(entityIdOf(change.networkId))
         switch (change._tag) {

@@ -2,10 +2,10 @@
  * NetworkEntity: the cluster's entity of one IRC network (entity id `String(networkId)`), and its protocol — one RPC
  * per method of the `NetworkControl` port (src/actors/NetworkApi.ts) plus the node-internal ones: `Start` (the
  * reconciler's wake-up), `Reload` (the stored network changed), `Stop` (it was removed), `KeysChanged` (an
- * end-to-end key was written on some node) and `DirectAddress` (where the owner takes commands directly). docs/decisions.md "Several nodes" says why one entity per network.
+ * end-to-end key was written on some node) and `DirectAddress` (where the owner takes commands directly). docs/decisions/several-nodes.md "Several nodes" says why one entity per network.
  *
  * Nothing is `Persisted`: a command is answered by the network's owner now or fails (the caller's bound maps that to
- * `not-connected` / `timeout`), and no row outlives a node (docs/decisions.md: keepAlive rows are consumed; the
+ * `not-connected` / `timeout`), and no row outlives a node (docs/decisions/several-nodes.md: keepAlive rows are consumed; the
  * reconciler restarts networks instead). Success and error schemas are the tool payloads' and tool failures' own
  * (src/schema), so what crosses the wire is what the port already speaks; a key never does (`KeysChanged` names the
  * target, and the owner reads the key from the store).

@@ -2,7 +2,7 @@
  * NetworkEntityLive: what a node does with the network entities it owns. An entity's life on this node (from its
  * first message until its shard leaves the node, the node stops, or it loses its shard locks) supervises the
  * network's actor in the entity's scope, so the IRC connection lives and dies with the node's claim on the network
- * (docs/decisions.md "Several nodes": fencing by the cluster's shard locks). The handlers ask that actor through
+ * (docs/decisions/several-nodes.md "Several nodes": fencing by the cluster's shard locks). The handlers ask that actor through
  * NodeActors' port, exactly as the one-process supervisor would.
  *
  * Concurrency rule: one FiberHandle per entity holds the supervising fiber: every handler runs it if missing while
@@ -17,8 +17,8 @@ import { Cause, Duration, Effect, FiberHandle, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import type { NetworkEvent } from "../schema/SocketFrame.js"
 import { type NotConnected, UnknownNetwork } from "../schema/ToolErrors.js"
-import { E2eKeys } from "../services/E2eKeys.js"
-import { Networks } from "../services/Networks.js"
+import { E2eKeys } from "../services/networks/E2eKeys.js"
+import { Networks } from "../services/networks/Networks.js"
 import { DirectListener } from "./DirectListener.js"
 import { NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"

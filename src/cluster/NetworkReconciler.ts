@@ -2,14 +2,14 @@
  * NetworkReconciler: every RECONCILE_INTERVAL, each node starts the stored networks whose shard it holds and that no
  * entity of it supervises yet (`Start` to the entity, which is itself). This is what brings a network back after
  * its node dies, on whichever node takes its shard — the cluster starts an entity only when a message reaches it,
- * and its own keep-alive rows do not survive a rebalance (docs/decisions.md "Several nodes").
+ * and its own keep-alive rows do not survive a rebalance (docs/decisions/several-nodes.md "Several nodes").
  *
  * Concurrency rule: one fiber per node; each pass reads the network ids once and sends at most START_CONCURRENCY
  * Starts at a time, each bounded by START_TIMEOUT, so a slow start delays only the next pass.
  */
 import type { Sharding } from "@effect/cluster"
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { Networks } from "../services/Networks.js"
+import { Networks } from "../services/networks/Networks.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { NodeActors } from "./NodeActors.js"
 

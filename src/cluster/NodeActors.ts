@@ -3,7 +3,7 @@
  * entity is on this node, and the port's methods over them — the fast path a node takes for a network it owns.
  * The entity (NetworkEntityLive.ts) starts and stops actors here; the reconciler and ClusterNetworkControl only read.
  *
- * The fence (docs/decisions.md "Several nodes", fencing): a network's actor here may open a socket only while this
+ * The fence (docs/decisions/several-nodes.md "Several nodes", fencing): a network's actor here may open a socket only while this
  * node holds its shard — in Sharding's view and, when the lock storage is watched (ShardLockWatch.ts), as the storage
  * last confirmed it. Each actor asks right before every socket it opens (LocalActors' `fence`), and a sweep — every
  * SWEEP_INTERVAL, and before a shard lock is released or right after a lock operation failed (ShardLockWatch's
@@ -23,12 +23,12 @@ import type { IrcTransport } from "../actors/IrcTransport.js"
 import * as LocalActors from "../actors/LocalActors.js"
 import type { NetworkControlService } from "../actors/NetworkApi.js"
 import type { AppConfig } from "../services/AppConfig.js"
-import type { E2eKeys } from "../services/E2eKeys.js"
-import type { ClusterEvents } from "../services/ClusterEvents.js"
-import type { NetworkFeed } from "../services/NetworkFeed.js"
-import type { MessageWriter } from "../services/MessageWriter.js"
-import type { Metrics } from "../services/Metrics.js"
-import type { Networks } from "../services/Networks.js"
+import type { E2eKeys } from "../services/networks/E2eKeys.js"
+import type { ClusterEvents } from "../services/nodes/ClusterEvents.js"
+import type { NetworkFeed } from "../services/events/NetworkFeed.js"
+import type { MessageWriter } from "../services/history/MessageWriter.js"
+import type { Metrics } from "../services/upkeep/Metrics.js"
+import type { Networks } from "../services/networks/Networks.js"
 import { entityIdOf, NetworkEntity } from "./NetworkEntity.js"
 import { ShardLockWatch } from "./ShardLockWatch.js"
 

@@ -1,7 +1,7 @@
 /**
  * ShardLockWatch: which shard locks the cluster's lock storage last confirmed this node holds, kept by wrapping the
  * cluster's RunnerStorage. It is half of a network's fence (NodeActors.ts `holds`: the cluster's own view,
- * Sharding.hasShardId, is the other half) — docs/decisions.md "Several nodes", fencing.
+ * Sharding.hasShardId, is the other half) — docs/decisions/several-nodes.md "Several nodes", fencing.
  *
  * Why: in @effect/cluster 0.60.2 (SqlRunnerStorage), any lock operation that fails, times out or is interrupted
  * (acquire, refresh, release) rebuilds the node's lock connection, and the old connection's finalizer runs

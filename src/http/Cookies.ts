@@ -38,7 +38,7 @@ export const setCookie = (name: string, value: string, options: CookieOptions): 
   })
 
 /**
- * The browser session's cookie name for an issuer (docs/decisions.md):
+ * The browser session's cookie name for an issuer (docs/decisions/web.md):
  * on https it carries the `__Host-` prefix, which browsers accept only with Secure, Path=/
  * and no Domain, so neither a sibling subdomain nor a plain-http page can set or shadow it
  * (RFC 6265bis §4.1.3.2).

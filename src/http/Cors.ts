@@ -1,5 +1,5 @@
 /**
- * Cors owns cross-origin access to `/mcp` and `/api/*` (docs/decisions.md, CORS; Fetch Standard §3.2 "CORS protocol"):
+ * Cors owns cross-origin access to `/mcp` and `/api/*` (docs/decisions/web.md, CORS; Fetch Standard §3.2 "CORS protocol"):
  *
  *   - an `Origin` listed in `BELAY_CORS_ORIGINS` gets `Access-Control-Allow-Origin: <it>`
  *     and `Vary: Origin` on every response, and its preflight (`OPTIONS`) answers 204 with
@@ -14,7 +14,7 @@
  *
  * A request without `Origin` (every non-browser client, and /mcp under load) costs one
  * header lookup. Applied once to the assembled routes (`withCors`); stateless.
- * docs/decisions.md, "CORS".
+ * docs/decisions/web.md, "CORS".
  */
 import { Effect } from "effect"
 import { InvalidRequest, jsonRpcErrorResponse } from "../schema/JsonRpc.js"
@@ -24,7 +24,7 @@ import type { HttpResponse, Route } from "./HttpServer.js"
 import { isAllowedOrigin, issuerFor } from "./Issuer.js"
 import { foreignOrigin } from "./oauth/OAuthHttp.js"
 
-/** Request headers a cross-origin client may send (docs/decisions.md). */
+/** Request headers a cross-origin client may send (docs/decisions/web.md). */
 export const CORS_ALLOWED_HEADERS = "authorization, content-type, mcp-protocol-version"
 /** Response headers a cross-origin client may read besides the safelisted ones. */
 export const CORS_EXPOSED_HEADERS = "www-authenticate, retry-after"

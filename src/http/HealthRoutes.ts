@@ -1,10 +1,10 @@
 /**
- * Operational routes of docs/decisions.md: `GET /healthz` (200 when the database answers,
+ * Operational routes of docs/decisions/operations.md: `GET /healthz` (200 when the database answers,
  * else 503) and `GET /metrics` (Prometheus text). Stateless.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Metrics } from "../services/Metrics.js"
+import { Metrics } from "../services/upkeep/Metrics.js"
 import { json, text, type Route } from "./HttpServer.js"
 
 export const healthRoutes = Effect.gen(function*() {

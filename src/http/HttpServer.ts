@@ -6,7 +6,7 @@
  *
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
  * machine it answers at ~0.1× a bare node:http server, and /mcp must answer at
- * ≥ 0.5× of one (docs/decisions.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer —
+ * ≥ 0.5× of one (docs/decisions/http-and-mcp.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer —
  * a small one before the fiber starts (HTTP_PREREAD_BODY_BYTES), so that an answer from memory never suspends.
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
@@ -14,7 +14,7 @@
  * `HttpUpgrades` route of its path, if the graph provides one (the browser WebSocket,
  * src/http/ws/), else it is answered 404 and closed.
  *
- * Hostile clients (docs/decisions.md "Slow and abandoned connections"): every phase of a connection has a bound
+ * Hostile clients (docs/decisions/http-and-mcp.md "Slow and abandoned connections"): every phase of a connection has a bound
  * (HttpLimits) — headers, the whole request, the body as read by a handler, the idle time between requests and on a
  * socket, the header size and the number of open connections — so a client that trickles bytes, stops half-way or
  * opens sockets and leaves them cannot hold the server's memory or sockets for long.
@@ -22,22 +22,29 @@
  * Concurrency: handlers run concurrently, one fiber per request. When the layer's scope
  * closes (SIGTERM) the connections taken over are closed first, the listener stops
  * accepting, and the requests in flight get HTTP_DRAIN to finish before what is left is
- * interrupted (docs/decisions.md "Shutdown").
+ * interrupted (docs/decisions/several-nodes.md "Shutdown").
  */
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
-import { Context, Data, Duration, Effect, Either, Exit, Fiber, Layer, Option, Runtime } from "effect"
+import { Context, Duration, Effect, Either, Exit, Fiber, Layer, Option, Runtime } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
-import { Metrics } from "../services/Metrics.js"
+import { Metrics } from "../services/upkeep/Metrics.js"
+import {
+  BodyReadFailed,
+  BodyTimedOut,
+  BodyTooLarge,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  type Route
+} from "./Route.js"
 import { makeRouter } from "./Router.js"
 
-export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
-export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
-/** The client did not finish sending the body within HttpLimits.bodyTimeoutMs; answer 408 (the connection closes). */
-export class BodyTimedOut extends Data.TaggedError("BodyTimedOut")<{ readonly afterMs: number }> {}
+export { BodyReadFailed, BodyTimedOut, BodyTooLarge }
+export type { Handler, HttpRequest, HttpResponse, Route }
 
 /**
- * The bounds of the listener (docs/decisions.md "Slow and abandoned connections"). Wall-clock timers of node:http and
+ * The bounds of the listener (docs/decisions/http-and-mcp.md "Slow and abandoned connections"). Wall-clock timers of node:http and
  * of the body reader, not Effect's Clock: they guard the transport against real clients, and a test that moves
  * TestClock a day must not time out the requests it is making.
  */
@@ -110,44 +117,6 @@ export const HTTP_LIMITS: HttpLimitsSettings = {
 
 /** The listener's bounds; HTTP_LIMITS unless a layer provides others (tests shrink the timeouts). */
 export class HttpLimits extends Context.Reference<HttpLimits>()("belay/HttpLimits", { defaultValue: () => HTTP_LIMITS }) {}
-
-export interface HttpRequest {
-  readonly method: string
-  readonly path: string
-  /** Path parameters of the matched route (`:id` → `params.id`), percent-decoded. */
-  readonly params: Readonly<Record<string, string>>
-  readonly query: URLSearchParams
-  readonly headers: Http.IncomingHttpHeaders
-  /** The TCP peer; the forwarded client address is resolved by ClientIp when trusted. */
-  readonly remoteAddress: string
-  /**
-   * Reads the whole body; call it once per request. Fails with BodyTooLarge past `limit` bytes and with BodyTimedOut
-   * when the client has not sent it all within HttpLimits.bodyTimeoutMs.
-   */
-  readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
-  readonly header: (name: string) => string | undefined
-}
-
-export interface HttpResponse {
-  readonly status: number
-  readonly headers?: Readonly<Record<string, string>>
-  /**
-   * Parts are written in order without being joined: a large answer kept encoded (tools/list's ~54 KB) goes out as
-   * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request.
-   */
-  readonly body?: string | Buffer | ReadonlyArray<Buffer>
-}
-
-export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>
-
-export interface Route {
-  readonly method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS"
-  /** find-my-way syntax: `/settings/passkeys/:id/remove`. */
-  readonly path: string
-  /** Label for metrics; defaults to the path. */
-  readonly name?: string
-  readonly handler: Handler
-}
 
 /** The routes every feature contributes; assembled once in main.ts. */
 export class HttpRoutes extends Context.Tag("belay/HttpRoutes")<HttpRoutes, ReadonlyArray<Route>>() {}
@@ -380,7 +349,7 @@ export const refuseUpgrade = (socket: Duplex, response: HttpResponse): void => {
 const notFound = json(404, { error: "not_found" })
 
 /**
- * How long the requests in flight at shutdown may take to finish (docs/decisions.md "Shutdown"): a tool call
+ * How long the requests in flight at shutdown may take to finish (docs/decisions/several-nodes.md "Shutdown"): a tool call
  * answers in milliseconds, and the process has 5 s in all, of which the network actors still need theirs to QUIT
  * and flush the history after this.
  */

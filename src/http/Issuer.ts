@@ -4,7 +4,7 @@
  * metadata and of the /mcp `WWW-Authenticate` challenge, and the origin that page POSTs
  * must come from — and so the same-origin rule of /mcp and the pages. Pure functions of the request and two settings; safe from any fiber.
  *
- * docs/decisions.md: `PUBLIC_BASE_URL` wins over every header (D-05); without
+ * docs/decisions/oauth.md: `PUBLIC_BASE_URL` wins over every header (D-05); without
  * it the issuer comes from `Host`, and from `X-Forwarded-Host`/`-Proto` only when
  * `BELAY_TRUST_PROXY=true` (D-07, RFC 9700 §4.13: an untrusted client could otherwise
  * point discovery at an attacker, CWE-644). A malformed host is refused, never reflected

@@ -1,5 +1,5 @@
 /**
- * MemberRoutes gathers the member's side of the web (docs/decisions.md) for `RoutesLive` in main.ts — sign-in and out (`/login`, passkeys), the REST
+ * MemberRoutes gathers the member's side of the web (docs/decisions/web.md) for `RoutesLive` in main.ts — sign-in and out (`/login`, passkeys), the REST
  * routes of /api/auth, Settings, the web client at `/` (pages/ClientAssets.ts), and the static assets. Stateless.
  */
 import { Effect } from "effect"

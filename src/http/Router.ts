@@ -5,10 +5,10 @@
  * Immutable after construction; `match` is a pure lookup, safe from any fiber.
  *
  * A path that exists under other methods answers 405 with `Allow` (RFC 9110 §15.5.6):
- * /mcp relies on it (docs/decisions.md: GET and DELETE /mcp → 405, never 401).
+ * /mcp relies on it (docs/decisions/http-and-mcp.md: GET and DELETE /mcp → 405, never 401).
  */
 import FindMyWay from "find-my-way"
-import type { Route } from "./HttpServer.js"
+import type { Route } from "./Route.js"
 
 export type RouteMatch =
   | { readonly _tag: "Found"; readonly route: Route; readonly params: Readonly<Record<string, string>> }
@@ -39,7 +39,7 @@ export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
   }
 
   // OPTIONS is the CORS preflight (Cors.ts), not a method of the resource: `Allow` names the
-  // others, as docs/decisions.md fixes for /mcp (`Allow: POST`).
+  // others, as docs/decisions/http-and-mcp.md fixes for /mcp (`Allow: POST`).
   const allowed = (path: string): ReadonlyArray<string> =>
     METHODS.filter((method) => method !== "OPTIONS" && used.has(method) && tree.find(method, path) !== null)
 

@@ -3,7 +3,7 @@
  * Pure functions, no state; safe to call from any fiber.
  *
  * RFC 1459 §2.3.1 / RFC 2812 §2.3.1: a message ends at CR-LF and NUL is not allowed anywhere, so a CR, LF or
- * NUL inside a parameter would let the caller end our line and start one of their own. docs/decisions.md refuses such
+ * NUL inside a parameter would let the caller end our line and start one of their own. docs/decisions/http-and-mcp.md refuses such
  * text with `invalid-arguments` in every tool, `send_raw` included.
  */
 

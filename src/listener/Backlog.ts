@@ -10,7 +10,7 @@
  * Concurrency rule: runs on the connection's session fiber only.
  */
 import { Effect, Option } from "effect"
-import type { StoredRow } from "../services/MessageRow.js"
+import type { StoredRow } from "../services/history/MessageRow.js"
 import { type Downstream, nextBatchId, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { deliverable, sendStored } from "./LiveEvents.js"

@@ -20,7 +20,7 @@ import {
   ServerPassword
 } from "../schema/Network.js"
 import type { NetworkStatus } from "../schema/Network.js"
-import type { NetworkSummary } from "../services/Networks.js"
+import type { NetworkSummary } from "../services/networks/Networks.js"
 import { type Downstream, fail, nextBatchId, replyLine } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 

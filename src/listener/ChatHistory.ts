@@ -10,7 +10,7 @@
  */
 import { Effect, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
-import type { Bound, StoredMessage } from "../services/MessageHistory.js"
+import type { Bound, StoredMessage } from "../services/history/MessageHistory.js"
 import { type ChatHistoryRequest, parseChatHistory } from "./ChatHistoryRequest.js"
 import { type Downstream, fail, nextBatchId, reply, replyLine } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"

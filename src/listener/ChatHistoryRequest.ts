@@ -3,7 +3,7 @@
  * answers it. All six subcommands; references `msgid=` (Belay's message ids, MessageLines.ts) and `timestamp=`
  * (MSGREFTYPES=msgid,timestamp); a limit above CHATHISTORY_LIMIT is clamped to it, as the contract says. Pure.
  */
-import type { Bound } from "../services/MessageHistory.js"
+import type { Bound } from "../services/history/MessageHistory.js"
 import { messageIdOf } from "./MessageLines.js"
 
 /** The ISUPPORT `CHATHISTORY` value: the most messages one request returns. */

@@ -11,19 +11,14 @@
  * Concurrency rule: runs on the connection's session fiber only.
  */
 import { Effect, Option } from "effect"
-import type { CredentialRevoked } from "../services/CredentialRevocations.js"
+import type { CredentialRevoked } from "../services/identity/CredentialRevocations.js"
 import { type Downstream, SERVER_NAME, type SignedIn, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
+import type { CredentialEvent } from "./SessionHub.js"
 
-/** What the session is asked to check. */
-export type CredentialEvent =
-  | { readonly _tag: "Revoked"; readonly revoked: CredentialRevoked }
-  /** The account's status changed (pause, resume) or it was recovered. */
-  | { readonly _tag: "AccountChanged" }
-  /** Everything, from the database (after a lost LISTEN, and once after registration). */
-  | { readonly _tag: "Recheck" }
+export type { CredentialEvent }
 
 const REVOKED = "Your credential was revoked; sign in again"
 

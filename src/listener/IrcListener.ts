@@ -17,20 +17,20 @@ import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { Context, Duration, Effect, FiberSet, Layer, Option, PubSub, Queue, Runtime, type Scope } from "effect"
 import { NetworkControl } from "../actors/NetworkApi.js"
-import { rateLimitKey } from "../http/ClientIp.js"
-import { Accounts } from "../services/Accounts.js"
-import { ApiTokens } from "../services/ApiTokens.js"
+import { rateLimitKey } from "../net/RateLimitKey.js"
+import { Accounts } from "../services/identity/Accounts.js"
+import { ApiTokens } from "../services/identity/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
-import { Authenticator } from "../services/Authenticator.js"
-import { ClientDeliveries } from "../services/ClientDeliveries.js"
-import { CredentialRevocations } from "../services/CredentialRevocations.js"
-import { MessageHistory } from "../services/MessageHistory.js"
-import { MessageWriter } from "../services/MessageWriter.js"
-import { isFeedLine, NetworkFeed } from "../services/NetworkFeed.js"
-import { Networks } from "../services/Networks.js"
-import { OAuthTokens } from "../services/OAuthTokens.js"
-import { ReadMarkers } from "../services/ReadMarkers.js"
-import { SignInLimiter } from "../services/SignInLimiter.js"
+import { Authenticator } from "../services/identity/Authenticator.js"
+import { ClientDeliveries } from "../services/history/ClientDeliveries.js"
+import { CredentialRevocations } from "../services/identity/CredentialRevocations.js"
+import { MessageHistory } from "../services/history/MessageHistory.js"
+import { MessageWriter } from "../services/history/MessageWriter.js"
+import { isFeedLine, NetworkFeed } from "../services/events/NetworkFeed.js"
+import { Networks } from "../services/networks/Networks.js"
+import { OAuthTokens } from "../services/identity/OAuthTokens.js"
+import { ReadMarkers } from "../services/history/ReadMarkers.js"
+import { SignInLimiter } from "../services/identity/SignInLimiter.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
@@ -45,7 +45,7 @@ export class IrcListenerAddress extends Context.Tag("belay/IrcListenerAddress")<
 >() {}
 
 /**
- * The address key of the per-address limits: the web's own (ClientIp.rateLimitKey: an IPv6 client shares its /56), so
+ * The address key of the per-address limits: the web's own (net/RateLimitKey.ts: an IPv6 client shares its /56), so
  * that the sign-in limiter counts an address once whichever way it comes in.
  */
 export const addressKey = (address: string): string => rateLimitKey(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address)

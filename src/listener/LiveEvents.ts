@@ -19,7 +19,7 @@
 import { Effect, Option } from "effect"
 import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
 import { formatLine, parseLine } from "../irc/IrcLine.js"
-import type { StoredRow } from "../services/MessageRow.js"
+import type { StoredRow } from "../services/history/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
 import type { NetworkStatus } from "../schema/Network.js"

@@ -1,5 +1,5 @@
 /**
- * LiveOrder: puts the two live sources of a network back in the order its server sent them (docs/decisions.md "Live
+ * LiveOrder: puts the two live sources of a network back in the order its server sent them (docs/decisions/irc-listener.md "Live
  * lines in the upstream's order"). A stored message reaches the listener once its batch commits (MessageWriter.stored,
  * up to 100 ms after it arrived) while every other line comes through NetworkFeed at once; so a PART could overtake
  * the last PRIVMSG of the one who left, or a NICK the PRIVMSG sent just before it. Each feed line carries the newest
@@ -8,7 +8,7 @@
  * dropped: the writer announces in append order, so a later number announced says so). Stored rows are never held:
  * the lines a batch releases are sent between its rows, at their place.
  *
- * A network another node of a cluster runs (docs/decisions.md "Upstream lines across nodes") has no append numbers
+ * A network another node of a cluster runs (docs/decisions/irc-listener.md "Upstream lines across nodes") has no append numbers
  * here: that node sends, after each batch of its own, the lines that came before the batch's rows, each with the stored
  * id of the row it came after (`afterId`), then a mark (`upTo`, the batch's newest id of the network), in one notice
  * behind the batch's own. Its rows reach `stored` (relayed) and its lines and marks the feed, on two fibers, in either
@@ -24,8 +24,8 @@
  * something is held (`holding`).
  */
 import { Duration } from "effect"
-import type { StoredRow } from "../services/MessageRow.js"
-import type { FeedLine, FeedMark } from "../services/NetworkFeed.js"
+import type { StoredRow } from "../services/history/MessageRow.js"
+import type { FeedLine, FeedMark } from "../services/events/NetworkFeed.js"
 
 /** The longest a line waits for the stored message before it (a batch commits within about 100 ms). */
 export const HOLD_LIMIT = Duration.seconds(2)

@@ -3,7 +3,7 @@
  * listener"). Two sources, one shape:
  * - a stored message (MessageWriter.stored, history, backlog) becomes PRIVMSG or NOTICE with `time` (server-time) and
  *   `msgid` (message-tags). The msgid is Belay's own message id, in history and live alike, so a client's `msgid=`
- *   reference is the stored id and needs no lookup (docs/decisions.md "The IRC client listener");
+ *   reference is the stored id and needs no lookup (docs/decisions/irc-listener.md "The IRC client listener");
  * - any other line from the upstream server (NetworkFeed) is relayed as received, its tags narrowed to what the
  *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name), and
  *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH) dropped
@@ -11,7 +11,7 @@
  * Pure; no state.
  */
 import { formatLine, type IrcLine, type IrcLineInput, parseLine } from "../irc/IrcLine.js"
-import type { StoredMessage } from "../services/MessageHistory.js"
+import type { StoredMessage } from "../services/history/MessageHistory.js"
 
 /** What rendering needs of one client connection. */
 export interface ClientView {

@@ -11,17 +11,25 @@
  */
 import { Effect, Option } from "effect"
 import type { NetworkControlService } from "../actors/NetworkApi.js"
-import type { FeedLine, FeedStatus } from "../services/NetworkFeed.js"
-import type { NetworkChange, Networks } from "../services/Networks.js"
-import type { StoredRow } from "../services/MessageRow.js"
-import type { ReadMarker } from "../services/ReadMarkers.js"
-import type { CredentialEvent } from "./CredentialCheck.js"
+import type { FeedLine, FeedStatus } from "../services/events/NetworkFeed.js"
+import type { NetworkChange, Networks } from "../services/networks/Networks.js"
+import type { StoredRow } from "../services/history/MessageRow.js"
+import type { CredentialRevoked } from "../services/identity/CredentialRevocations.js"
+import type { ReadMarker } from "../services/history/ReadMarkers.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
 
 export const UNREGISTERED_PER_ADDRESS = 10
 
 /** The away message Belay sets when the last IRC client of a network leaves (and clears when one returns). */
 export const AUTO_AWAY_MESSAGE = "Auto away: no client attached"
+
+/** What a session is asked to check of its credential (CredentialCheck.ts acts on it). */
+export type CredentialEvent =
+  | { readonly _tag: "Revoked"; readonly revoked: CredentialRevoked }
+  /** The account's status changed (pause, resume) or it was recovered. */
+  | { readonly _tag: "AccountChanged" }
+  /** Everything, from the database (after a lost LISTEN, and once after registration). */
+  | { readonly _tag: "Recheck" }
 
 /** A live event for one session. */
 export type HubEvent =

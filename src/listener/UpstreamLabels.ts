@@ -1,7 +1,7 @@
 /**
  * UpstreamLabels: IRCv3 labeled-response between Belay and the upstream server, as soju does it, so that the answer
  * to a command a client passed upstream (WHO, WHOIS, LIST, a MODE query, KICK…) goes back to that client alone and
- * with its own label (docs/decisions.md "Replies and labels"). When the upstream enabled labeled-response, such a
+ * with its own label (docs/decisions/irc-listener.md "Replies and labels"). When the upstream enabled labeled-response, such a
  * command is sent with a label of Belay's, `bly<process>.<session>.<n>` (`mint`); the session remembers which of its
  * client's labels it stands for (none when the client sent none: the answer is still routed to it alone). `route`
  * reads each feed line: a reply carrying one of our labels, the lines of a `labeled-response` batch opened with one,
@@ -15,7 +15,7 @@
  */
 import * as Crypto from "node:crypto"
 import { parseLine } from "../irc/IrcLine.js"
-import type { FeedLine } from "../services/NetworkFeed.js"
+import type { FeedLine } from "../services/events/NetworkFeed.js"
 
 /** Where a feed line that answers a labelled command goes, and how its session renders it. */
 export interface LabelledReply {

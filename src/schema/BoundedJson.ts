@@ -1,4 +1,4 @@
-// BoundedJson: JSON text read with a bound on how deep it nests (docs/decisions.md "Bounded JSON"). Every JSON body
+// BoundedJson: JSON text read with a bound on how deep it nests (docs/decisions/http-and-mcp.md "Bounded JSON"). Every JSON body
 // and WebSocket frame the server reads goes through it, so that no value nested deeper than JSON_MAX_DEPTH reaches a
 // Schema decoder, a refusal message that shows the offending value, or a log: those walk a value recursively, and a
 // value nested some thousands deep (a 1 MiB body holds 500,000 levels) ends them in a stack overflow. The text is

@@ -106,7 +106,7 @@ export const MessageId = boundedInt(ID_MAX, "MessageId").annotations({
 })
 export type MessageId = typeof MessageId.Type
 
-// docs/decisions.md: times are ISO-8601 UTC strings. Date#toISOString is the one
+// docs/decisions/http-and-mcp.md: times are ISO-8601 UTC strings. Date#toISOString is the one
 // producer, so the pattern is exactly its output (RFC 3339 `date-time`, always with `Z`).
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
@@ -138,7 +138,7 @@ export const SERVER_BUFFER_PREFIX = ":server:"
 // parameters are separated by spaces, a parameter starting with ':' being the trailing one.
 // irc-framework writes raw text verbatim, so these checks are the
 // only guard against a tool argument ending the line and smuggling a second command
-// (docs/decisions.md: refused with invalid-arguments in every tool, send_raw included).
+// (docs/decisions/http-and-mcp.md: refused with invalid-arguments in every tool, send_raw included).
 
 const LINE_BREAK = /[\r\n\0]/
 const LINE_BREAK_MESSAGE = "must not contain CR, LF or NUL (they would end or split the IRC line)"

@@ -2,7 +2,7 @@
 // and the MCP handshake data (protocol version negotiation, the initialize result, the four
 // methods, tools/call params). Pure; no state.
 //
-// Decisions (docs/decisions.md):
+// Decisions (docs/decisions/http-and-mcp.md):
 // - Exactly four methods; anything else, ping included, is -32601.
 // - Invalid JSON → -32700 with id null (HTTP 400); valid JSON that is not a request, a batch
 //   array, or a request whose id is null or not a string/integer → -32600 (HTTP 400), carrying
@@ -104,7 +104,7 @@ export class MethodNotFound extends Schema.TaggedError<MethodNotFound>()("Method
   }
 }
 
-/** Params of a known method that do not fit it; for tools/call, also an unknown tool name (docs/decisions.md). */
+/** Params of a known method that do not fit it; for tools/call, also an unknown tool name (docs/decisions/http-and-mcp.md). */
 export class InvalidParams extends Schema.TaggedError<InvalidParams>()("InvalidParams", {
   message: Schema.String
 }) {
@@ -142,7 +142,7 @@ const httpStatusOf: { readonly [K in JsonRpcProtocolError["_tag"]]: 200 | 400 } 
   InternalError: InternalError.httpStatus
 }
 
-/** The HTTP status to answer a protocol error with (docs/decisions.md: -32700 and -32600 are 400). */
+/** The HTTP status to answer a protocol error with (docs/decisions/http-and-mcp.md: -32700 and -32600 are 400). */
 export const httpStatusOfProtocolError = (error: JsonRpcProtocolError): 200 | 400 => httpStatusOf[error._tag]
 
 /** The JSON-RPC `error` member for a protocol error. */
@@ -312,6 +312,6 @@ export const decodeCallToolParams = (params: unknown): Either.Either<CallToolPar
   )
 }
 
-/** docs/decisions.md: an unknown tool name is JSON-RPC -32602 (tools spec "Error Handling"). */
+/** docs/decisions/http-and-mcp.md: an unknown tool name is JSON-RPC -32602 (tools spec "Error Handling"). */
 export const unknownTool = (name: string): InvalidParams =>
   new InvalidParams({ message: `Unknown tool: ${showValue(name)}` })

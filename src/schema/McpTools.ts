@@ -5,7 +5,7 @@
 // Pure data; no state.
 //
 // Decisions recorded here:
-// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (docs/decisions.md).
+// - Out-of-range values are refused (`limit: 501` → invalid-arguments), never clamped (docs/decisions/http-and-mcp.md).
 // - Unknown argument keys are refused, naming the key: the published schemas say
 //   `additionalProperties: false`, and a misspelt optional argument (`limt`) silently
 //   ignored would hand the agent a result it did not ask for.
@@ -49,7 +49,7 @@ import type { ToolScope } from "./tools/ToolDefinition.js"
 
 export type { McpTool, ToolHints, ToolScope } from "./tools/ToolDefinition.js"
 
-/** Every tool, in the order of docs/decisions.md; tools/list keeps this order. */
+/** Every tool, in the order of docs/decisions/http-and-mcp.md; tools/list keeps this order. */
 export const McpTools = [
   ListNetworks,
   ListBuffers,

@@ -1,4 +1,4 @@
-// Member: one member of a joined channel, as list_members returns it (docs/decisions.md
+// Member: one member of a joined channel, as list_members returns it (docs/contract.md
 // "MCP tool shapes") and the network actors answer it through their port. Pure Schemas; no state.
 import { Schema } from "effect"
 

@@ -1,4 +1,4 @@
-// The wire shapes of the member's browser surface (docs/decisions.md):
+// The wire shapes of the member's browser surface (docs/decisions/web.md):
 // the REST bodies of /api/auth/*, and the JSON a passkey ceremony exchanges with our pages'
 // script — the W3C WebAuthn Level 3 JSON serialisation of a credential (§5.1.8
 // `toJSON()`: RegistrationResponseJSON, AuthenticationResponseJSON), checked here before

@@ -4,7 +4,7 @@
 import { Schema } from "effect"
 import { IsoTime, MessageId, NetworkId } from "./Ids.js"
 
-/** What a stored line was; docs/decisions.md lists exactly these. */
+/** What a stored line was; docs/decisions/history.md lists exactly these. */
 export const MessageKind = Schema.Literal(
   "privmsg",
   "notice",

@@ -120,7 +120,7 @@ const CodeGrantParameters = Schema.Struct({
 
 /**
  * Decodes a token request body: a `URLSearchParams` (application/x-www-form-urlencoded) or an
- * already-parsed JSON value (application/json). Order, per docs/decisions.md,
+ * already-parsed JSON value (application/json). Order, per docs/decisions/oauth.md,
  * none of it touching the code:
  *   1. body shape: JSON that is not an object → invalid_request without description;
  *   2. grant_type repeated, not a string, missing or empty → invalid_request; any value other than
@@ -205,7 +205,7 @@ export const DiscoveryDocument = Schema.Struct({
 })
 export type DiscoveryDocument = typeof DiscoveryDocument.Type
 
-/** The discovery document for `issuer`, an origin with no trailing slash (docs/decisions.md: the issuer
+/** The discovery document for `issuer`, an origin with no trailing slash (docs/decisions/oauth.md: the issuer
  * never ends with `/`); it is used byte for byte, never re-normalised, because clients compare
  * `iss` and `authorization_servers[0]` with it exactly. All URLs are absolute (the MCP SDK's
  * OAuthMetadataSchema fails on a relative service_documentation). */
@@ -225,7 +225,7 @@ export const discoveryDocument = (issuer: string): DiscoveryDocument => ({
 })
 
 /** RFC 9728 §2, served at both `/.well-known/oauth-protected-resource/mcp` and
- * `/.well-known/oauth-protected-resource` (docs/decisions.md). */
+ * `/.well-known/oauth-protected-resource` (docs/decisions/oauth.md). */
 export const ProtectedResourceMetadata = Schema.Struct({
   resource: Schema.String,
   authorization_servers: Schema.Tuple(Schema.String),
@@ -241,6 +241,6 @@ export const protectedResourceMetadata = (base: string, issuer: string): Protect
   bearer_methods_supported: ["header"]
 })
 
-/** The `WWW-Authenticate` value of a 401 from /mcp (docs/decisions.md). */
+/** The `WWW-Authenticate` value of a 401 from /mcp (docs/decisions/oauth.md). */
 export const mcpWwwAuthenticate = (base: string): string =>
   `Bearer resource_metadata="${base}${OAuthPaths.protectedResourceMcp}"`

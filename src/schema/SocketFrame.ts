@@ -1,5 +1,5 @@
 // SocketFrame: the frames of the browser WebSocket `GET /api/ws` (docs/contract.md "The member's
-// browser surface", WebSocket; docs/decisions.md "The browser WebSocket"). Text frames, one
+// browser surface", WebSocket; docs/decisions/web.md "The browser WebSocket"). Text frames, one
 // JSON object each, with a `type`. The server's frames are typed here and encoded with
 // JSON.stringify once per event, whatever the number of sockets; the client's frames are
 // decoded with `decodeClientFrame`. Pure; no state.
@@ -36,7 +36,7 @@ export interface ChannelView {
 }
 
 /**
- * What the network actors tell the member's tabs about a network (docs/decisions.md "The
+ * What the network actors tell the member's tabs about a network (docs/decisions/web.md "The
  * browser WebSocket"): its connection (`network`), which channels the member is in
  * (`channel`: drawn whole on joining and when many members changed at once, `joined:
  * false` on leaving or when the connection ends), one member changed (`member`, null when
@@ -73,7 +73,7 @@ export type ServerFrame =
     readonly marked: boolean
     readonly pattern: string | null
   }
-  /** A buffer's read marker moved (docs/decisions.md "The web client's server surface"); to every tab of the member. */
+  /** A buffer's read marker moved (docs/decisions/web.md "The web client's server surface"); to every tab of the member. */
   | { readonly type: "read-marker"; readonly networkId: number; readonly target: string; readonly messageId: number }
   | NetworkEvent
   | { readonly type: "resync" }

@@ -247,7 +247,7 @@ export { isToolName }
 const escapedJson = (json: string): string => JSON.stringify(json).slice(1, -1)
 
 /**
- * A tools/call result (docs/decisions.md): the payload as structuredContent and the same
+ * A tools/call result (docs/decisions/http-and-mcp.md): the payload as structuredContent and the same
  * payload as JSON in one text item (for clients older than 2025-06-18). Kept as the two texts
  * the response is written from (McpDispatcher.callResultBody), so that neither is made twice,
  * and encoded to UTF-8 once, when first written: a result given again (a polled page of
@@ -278,7 +278,7 @@ export const serializedPart = (json: string): SerializedPart => ({ json, escaped
 
 /**
  * A payload assembled from parts serialized earlier — a history page from records rendered once
- * (src/services/MessageRecord.ts) — as `head`, the items joined by commas, and `tail`. Its JSON
+ * (src/services/history/MessageRecord.ts) — as `head`, the items joined by commas, and `tail`. Its JSON
  * must be what JSON.stringify of the payload `A` would give; `A` only types which tool may return it.
  * A handler that returns the same SerializedPayload again answers with the same result, bytes included.
  */

@@ -166,7 +166,7 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
 
 /**
  * The network's outgoing queue cannot take the command's lines: Belay paces what it sends to stay under the IRC
- * server's flood limit (docs/decisions.md "Outbound flood control"), and the lines already waiting fill the queue.
+ * server's flood limit (docs/decisions/irc-connections.md "Outbound flood control"), and the lines already waiting fill the queue.
  * Nothing of the command was sent. On the wire it is `timeout`: the network cannot send it within the bound its
  * queue stands for, and the remedy is the same, try again later; `message` says which of the two it was.
  */

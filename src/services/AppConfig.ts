@@ -1,5 +1,5 @@
 /**
- * AppConfig owns every operator setting of docs/decisions.md "Names", read once at start-up
+ * AppConfig owns every operator setting of docs/contract.md "Names", read once at start-up
  * through Effect `Config` (so tests swap them with a ConfigProvider). Immutable after
  * construction; safe to share across fibers.
  *
@@ -40,7 +40,7 @@ export interface AppSettings {
   readonly ircTls: Option.Option<{ readonly certFile: string; readonly keyFile: string }>
   /**
    * BELAY_CLUSTER_ADDRESS: where the other nodes reach this node's cluster runner (it listens there). Some makes the
-   * process one node of the cluster of every node on DATABASE_URL (docs/decisions.md "Several nodes"); None runs it
+   * process one node of the cluster of every node on DATABASE_URL (docs/decisions/several-nodes.md "Several nodes"); None runs it
    * alone, as before.
    */
   readonly clusterAddress: Option.Option<{ readonly host: string; readonly port: number }>
@@ -199,7 +199,7 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   clusterDirectPort: portNumber("BELAY_CLUSTER_DIRECT_PORT", "0")
 }).pipe(
   Config.mapOrFail((s) => {
-    // docs/decisions.md: a hosted deployment needs a fixed issuer and the
+    // docs/decisions/several-nodes.md: a hosted deployment needs a fixed issuer and the
     // `<name>~` prefix of its codes and tokens; guessing either would be worse than refusing.
     if (s.hosted && Option.isNone(s.publicBaseUrl)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires PUBLIC_BASE_URL"))
@@ -207,7 +207,7 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
     if (s.hosted && Option.isNone(s.serverName)) {
       return Either.left(invalid("BELAY_HOSTED", "BELAY_HOSTED=true requires BELAY_SERVER_NAME"))
     }
-    // docs/decisions.md "Several nodes": the nodes meet in one external PostgreSQL (the embedded one is private to
+    // docs/decisions/several-nodes.md "Several nodes": the nodes meet in one external PostgreSQL (the embedded one is private to
     // its process) and must read each other's stored secrets, so both are required rather than guessed.
     if (Option.isSome(s.clusterAddress) && Option.isNone(s.databaseUrl)) {
       return Either.left(invalid("BELAY_CLUSTER_ADDRESS", "BELAY_CLUSTER_ADDRESS requires DATABASE_URL (the nodes share one PostgreSQL)"))

@@ -3,8 +3,8 @@
 // ClusterNetworkControl's reads of a network owned by another node, over @effect/cluster's in-memory TestRunner: this
 // node runs no actor (a NodeActors whose `running` knows none), and the network's entity is a scripted owner that
 // counts the Status asks it answers and can hold one back. What is asserted is what a read answers and when, and how
-// many asks reach the owner (docs/decisions.md "A remote network's status"). Commands to that network, with a real
-// direct listener on loopback whose address the scripted entity gives: which path each takes (docs/decisions.md
+// many asks reach the owner (docs/decisions/several-nodes.md "A remote network's status"). Commands to that network, with a real
+// direct listener on loopback whose address the scripted entity gives: which path each takes (docs/decisions/several-nodes.md
 // "Several nodes", the direct path), and that it forgets the kept status as the entity path does.
 import { TestRunner } from "@effect/cluster"
 import { describe, expect, it } from "@effect/vitest"

@@ -1,6 +1,6 @@
 // ShardLockWatch over the cluster's in-memory RunnerStorage, with lock operations made to fail on demand: what the
 // fence trusts after acquire, refresh, release and a failed operation (which in 0.60.2's SQL storage drops every lock
-// of the node, docs/decisions.md "Several nodes").
+// of the node, docs/decisions/several-nodes.md "Several nodes").
 import { ClusterError, RunnerAddress, RunnerStorage, ShardId } from "@effect/cluster"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option } from "effect"

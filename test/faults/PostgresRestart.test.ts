@@ -6,12 +6,12 @@
  * (fast shutdown), stays down two seconds and starts again on the same files.
  *
  * Proves: every line stored, in order, none twice (the batch whose commit Belay could not know is not stored again:
- * docs/decisions.md "Message batches and unknown commits"), and /healthz answers 503 while the database is down.
+ * docs/decisions/history.md "Message batches and unknown commits"), and /healthz answers 503 while the database is down.
  */
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Logger, LogLevel, Option, Scope } from "effect"
-import * as EmbeddedPostgres from "../../src/services/EmbeddedPostgres.js"
+import * as EmbeddedPostgres from "../../src/services/storage/EmbeddedPostgres.js"
 import { runCli, startBelay } from "../support/BelayProcess.js"
 import { eventually } from "../support/Eventually.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"

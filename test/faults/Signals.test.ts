@@ -5,7 +5,7 @@
  *
  * Proves:
  * - SIGTERM: exit 0, every line up to the fence stored, and what is stored is the start of the flood in order,
- *   none twice (docs/decisions.md "Shutdown": the actors stop, then the history is flushed).
+ *   none twice (docs/decisions/several-nodes.md "Shutdown": the actors stop, then the history is flushed).
  * - SIGKILL: nothing can be flushed; the lines up to the fence that are lost are at most one batch (the
  *   MessageWriter's `batchRows`, 500 rows: a batch goes out at 500 rows or 100 ms after its first, and at this rate
  *   100 ms is about 100 lines). What is stored is still the start of the flood, in order, none twice; a restart on
@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { defaultOptions } from "../../src/services/MessageWriter.js"
+import { defaultOptions } from "../../src/services/history/MessageWriter.js"
 import { type RunningBelay, runCli, startBelay } from "../support/BelayProcess.js"
 import { eventually } from "../support/Eventually.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"

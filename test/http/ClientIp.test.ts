@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { clientIp, rateLimitKey } from "../../src/http/ClientIp.js"
+import { clientIp } from "../../src/http/ClientIp.js"
+import { rateLimitKey } from "../../src/net/RateLimitKey.js"
 import type { HttpRequest } from "../../src/http/HttpServer.js"
 
 const request = (remoteAddress: string, xff?: string): HttpRequest => ({

@@ -1,5 +1,5 @@
 /**
- * CORS on /mcp and /api/* (docs/decisions.md) against the whole
+ * CORS on /mcp and /api/* (docs/decisions/web.md) against the whole
  * app, from an origin listed in BELAY_CORS_ORIGINS and from a foreign one: preflights,
  * the echoed origin with `Vary: Origin`, never `Access-Control-Allow-Credentials`, and 403
  * for every state-changing request of a foreign origin, sign-in included.

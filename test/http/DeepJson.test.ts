@@ -1,5 +1,5 @@
 /**
- * Deeply nested and very wide JSON in every JSON body the server reads (docs/decisions.md "Bounded JSON"): a tool's
+ * Deeply nested and very wide JSON in every JSON body the server reads (docs/decisions/http-and-mcp.md "Bounded JSON"): a tool's
  * arguments over `/mcp` and over the WebSocket, the JSON-RPC envelope's `params` and `id`, the OAuth endpoints, every
  * `/api` JSON body and the admin socket's request line, each at nesting depths up to what its body limit holds. Every
  * one is refused with a clear, short answer — never a 5xx, never the value echoed back — and the server goes on.

@@ -1,5 +1,5 @@
 /**
- * `GET /healthz` and `GET /metrics` over HTTP (docs/decisions.md). The metrics run on the whole application with real network actors connected to
+ * `GET /healthz` and `GET /metrics` over HTTP (docs/decisions/operations.md). The metrics run on the whole application with real network actors connected to
  * the scripted fake IRC server, so every series moves because something a member can see
  * happened: a network connected, a line stored, a tool called. The health check runs against a
  * database reached through a proxy the test can stop forwarding, which is what "the database
@@ -12,11 +12,11 @@ import { Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effe
 import { healthRoutes } from "../../src/http/HealthRoutes.js"
 import { HttpAddress, HttpRoutes, HttpServerLive } from "../../src/http/HttpServer.js"
 import { makeAppLayer, NetworkActorsLive } from "../../src/main.js"
-import { Accounts } from "../../src/services/Accounts.js"
-import { ApiTokens } from "../../src/services/ApiTokens.js"
+import { Accounts } from "../../src/services/identity/Accounts.js"
+import { ApiTokens } from "../../src/services/identity/ApiTokens.js"
 import { AppConfig } from "../../src/services/AppConfig.js"
-import { Metrics } from "../../src/services/Metrics.js"
-import { Networks } from "../../src/services/Networks.js"
+import { Metrics } from "../../src/services/upkeep/Metrics.js"
+import { Networks } from "../../src/services/networks/Networks.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import { eventually } from "../support/Eventually.js"
 import { createDatabase, describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"

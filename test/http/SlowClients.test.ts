@@ -1,5 +1,5 @@
 /**
- * Slow and abandoned connections against the real node:http listener (docs/decisions.md "Slow and abandoned
+ * Slow and abandoned connections against the real node:http listener (docs/decisions/http-and-mcp.md "Slow and abandoned
  * connections"), over real sockets: headers trickled a byte at a time, a body trickled or stopped half-way, a request
  * that stops in the middle of its headers, hundreds of sockets opened and left, a header block over the bound and more
  * connections than allowed. The bounds are shrunk through the HttpLimits layer so that the test waits well under a
@@ -21,7 +21,7 @@ import {
   type Route
 } from "../../src/http/HttpServer.js"
 import { appConfigFromMap } from "../../src/services/AppConfig.js"
-import { Metrics } from "../../src/services/Metrics.js"
+import { Metrics } from "../../src/services/upkeep/Metrics.js"
 
 /** Small bounds: every phase ends within a second, checked every 50 ms. */
 const SMALL: HttpLimitsSettings = {

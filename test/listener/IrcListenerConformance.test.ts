@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ClientLine, connectClient, saslPlain } from "../support/IrcTestClient.js"
-import { MessageWriter } from "../../src/services/MessageWriter.js"
+import { MessageWriter } from "../../src/services/history/MessageWriter.js"
 import { CAPS, PASSWORD, saslClient, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
 
 const start = startListenerApp()

@@ -7,12 +7,12 @@
  * count in the one limiter the web uses, in both directions.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { APPLICATION_NAME } from "../../src/services/EventChannel.js"
+import { APPLICATION_NAME } from "../../src/services/storage/EventChannel.js"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { Accounts } from "../../src/services/Accounts.js"
-import { ApiTokens } from "../../src/services/ApiTokens.js"
-import { SignInLimits } from "../../src/services/SignInLimiter.js"
+import { Accounts } from "../../src/services/identity/Accounts.js"
+import { ApiTokens } from "../../src/services/identity/ApiTokens.js"
+import { SignInLimits } from "../../src/services/identity/SignInLimiter.js"
 import { connectClient, saslPlain } from "../support/IrcTestClient.js"
 import { PASSWORD, saslClient, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
 import { describeMode } from "../support/TestDatabase.js"

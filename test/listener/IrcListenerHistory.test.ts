@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { CHATHISTORY_LIMIT } from "../../src/listener/ChatHistoryRequest.js"
-import { MessageWriter } from "../../src/services/MessageWriter.js"
+import { MessageWriter } from "../../src/services/history/MessageWriter.js"
 import type { IrcTestClient } from "../support/IrcTestClient.js"
 import { batchEnd, PASSWORD, startListenerApp, texts, welcomedClient } from "../support/IrcListenerApp.js"
 import { describeMode } from "../support/TestDatabase.js"

@@ -11,7 +11,7 @@ import { arrivesStored, type ClientView, relayedLine, storedLine } from "../../s
 import { parseModeChanges } from "../../src/listener/ModeRequest.js"
 import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
-import type { StoredMessage } from "../../src/services/MessageHistory.js"
+import type { StoredMessage } from "../../src/services/history/MessageHistory.js"
 
 describe("sign-in names", () => {
   it.each([

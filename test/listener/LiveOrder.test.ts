@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { HOLD_LIMIT, makeLiveOrder } from "../../src/listener/LiveOrder.js"
-import type { FeedLine } from "../../src/services/NetworkFeed.js"
+import type { FeedLine } from "../../src/services/events/NetworkFeed.js"
 import { storedRow } from "../support/MessageFixtures.js"
 
 const row = storedRow

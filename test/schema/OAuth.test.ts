@@ -51,7 +51,7 @@ describe("discoveryDocument", () => {
 })
 
 describe("protectedResourceMetadata", () => {
-  it("names <base>/mcp and the issuer (RFC 9728, docs/decisions.md)", () => {
+  it("names <base>/mcp and the issuer (RFC 9728, docs/decisions/oauth.md)", () => {
     expect(protectedResourceMetadata("https://b.example", ISSUER)).toStrictEqual({
       resource: "https://b.example/mcp",
       authorization_servers: [ISSUER],
@@ -159,7 +159,7 @@ describe("decodeTokenRequest", () => {
     { name: "grant_type in another case", body: form({ grant_type: "Authorization_Code" }), error: "unsupported_grant_type" },
     { name: "grant_type repeated", body: (() => { const p = form(); p.append("grant_type", "authorization_code"); return p })(), error: "invalid_request", description: "parameter grant_type is repeated" },
     { name: "JSON grant_type as a number", body: { ...fields, grant_type: 1 }, error: "invalid_request", description: "parameter grant_type must be a string" },
-    // docs/decisions.md order: grant_type is judged before the grant's own parameters
+    // docs/decisions/oauth.md order: grant_type is judged before the grant's own parameters
     {
       name: "grant_type refresh_token with a refresh_token and no code",
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "r", client_id: "c1" }),

@@ -7,7 +7,7 @@ const load = (env: Record<string, string>) =>
   Effect.withConfigProvider(appSettings, ConfigProvider.fromMap(new Map(Object.entries(env)))).pipe(Effect.either)
 
 describe("AppConfig", () => {
-  it.effect("defaults match docs/decisions.md", () =>
+  it.effect("defaults match docs/decisions/README.md", () =>
     Effect.gen(function*() {
       const s = yield* settingsFrom({ LOG_FORMAT: "json" })
       expect(s.host).toBe("127.0.0.1")

@@ -7,9 +7,9 @@
  * Concurrency: single-threaded JS; every method is a synchronous step or waits on a SubscriptionRef.
  */
 import { Effect, Layer, PubSub, Stream, SubscriptionRef } from "effect"
-import type { StoredMessage } from "../../src/services/MessageHistory.js"
-import type { NewMessage, StoredRow } from "../../src/services/MessageRow.js"
-import { MessageWriter } from "../../src/services/MessageWriter.js"
+import type { StoredMessage } from "../../src/services/history/MessageHistory.js"
+import type { NewMessage, StoredRow } from "../../src/services/history/MessageRow.js"
+import { MessageWriter } from "../../src/services/history/MessageWriter.js"
 
 export interface MemoryMessageStore extends MessageWriter {
   /** Everything stored (not the rows held during an outage), oldest first. */

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { NewMessage, StoredRow } from "../../src/services/MessageRow.js"
+import type { NewMessage, StoredRow } from "../../src/services/history/MessageRow.js"
 
 let seq = 0
 

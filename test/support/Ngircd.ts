@@ -13,7 +13,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Duration, Effect, Option, Queue, type Scope } from "effect"
-import type { NetworkSettings } from "../../src/services/Networks.js"
+import type { NetworkSettings } from "../../src/services/networks/Networks.js"
 import { freePort } from "./BelayProcess.js"
 import { systemBinary } from "./SystemBinary.js"
 

@@ -4,7 +4,7 @@
  * answer on purpose: the next statement whose
  * text contains a marker is passed to the server, the server's whole answer up to ReadyForQuery (by then the
  * statement has committed) is swallowed, and the connection is cut. The client then holds a statement whose commit it
- * cannot know: the case the MessageWriter's batch keys are for (docs/decisions.md "Message batches and unknown
+ * cannot know: the case the MessageWriter's batch keys are for (docs/decisions/history.md "Message batches and unknown
  * commits").
  *
  * Server messages are framed as the PostgreSQL protocol (Frontend/Backend Protocol, "Message Formats") defines: one

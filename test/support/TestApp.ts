@@ -6,9 +6,9 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpAddress } from "../../src/http/HttpServer.js"
 import { makeAppLayer } from "../../src/main.js"
-import { Accounts } from "../../src/services/Accounts.js"
-import { ApiTokens } from "../../src/services/ApiTokens.js"
-import { Networks } from "../../src/services/Networks.js"
+import { Accounts } from "../../src/services/identity/Accounts.js"
+import { ApiTokens } from "../../src/services/identity/ApiTokens.js"
+import { Networks } from "../../src/services/networks/Networks.js"
 import { fakeNetworkControlLayer, makeFakeNetworkControl } from "./FakeNetworkControl.js"
 import { settingsFrom, testEnvironment } from "./TestDatabase.js"
 

@@ -12,7 +12,7 @@ import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import pg from "pg"
 import { inject } from "vitest"
 import { AppConfig, type AppSettings, appSettings } from "../../src/services/AppConfig.js"
-import { DatabaseLive } from "../../src/services/Database.js"
+import { DatabaseLive } from "../../src/services/storage/Database.js"
 
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL
 

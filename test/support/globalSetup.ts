@@ -13,8 +13,8 @@ import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "ef
 import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { AppConfig, appSettings } from "../../src/services/AppConfig.js"
-import { DatabaseLive } from "../../src/services/Database.js"
-import * as EmbeddedPostgres from "../../src/services/EmbeddedPostgres.js"
+import { DatabaseLive } from "../../src/services/storage/Database.js"
+import * as EmbeddedPostgres from "../../src/services/storage/EmbeddedPostgres.js"
 
 export interface TestDatabaseServer {
   /** URL of a database on the server to connect to for CREATE and DROP DATABASE. */

@@ -10,7 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option } from "effect"
 import type { NetworkControlService } from "../../src/actors/NetworkApi.js"
-import type { StoredMessage } from "../../src/services/MessageHistory.js"
+import type { StoredMessage } from "../../src/services/history/MessageHistory.js"
 import { eventually } from "../support/Eventually.js"
 import { NGIRCD, ngircd, ngircdNetwork, peer } from "../support/Ngircd.js"
 import { accountWithNetwork, startSupervisor, storedHistory, withTestServices } from "../support/TestServices.js"

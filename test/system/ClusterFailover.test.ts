@@ -1,5 +1,5 @@
 /**
- * Several `belay serve` nodes on one PostgreSQL (BELAY_CLUSTER_ADDRESS; docs/decisions.md "Several nodes"), 30
+ * Several `belay serve` nodes on one PostgreSQL (BELAY_CLUSTER_ADDRESS; docs/decisions/several-nodes.md "Several nodes"), 30
  * networks on one scripted fake IRC server that counts live sessions per network (SessionLedger), through the faults
  * a cluster is for:
  *

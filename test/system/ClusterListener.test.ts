@@ -1,5 +1,5 @@
 /**
- * The IRC client listener on a cluster (docs/decisions.md "Upstream lines across nodes"): two `belay serve` nodes on
+ * The IRC client listener on a cluster (docs/decisions/irc-listener.md "Upstream lines across nodes"): two `belay serve` nodes on
  * one PostgreSQL, the network's connection on one of them, an IRC client signed in on the other. The client is
  * welcomed with the network's channel as the owner sees it (JOIN, topic, NAMES, through the entity's RPCs), hears the
  * upstream's JOIN, MODE and TOPIC lines among its messages in the order the server sent them, and its own labelled raw

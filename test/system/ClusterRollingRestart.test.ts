@@ -1,5 +1,5 @@
 /**
- * A rolling restart of a three-node cluster (docs/decisions.md "Several nodes") under a flood: three `belay serve`
+ * A rolling restart of a three-node cluster (docs/decisions/several-nodes.md "Several nodes") under a flood: three `belay serve`
  * processes on one fresh PostgreSQL database (BELAY_CLUSTER_ADDRESS, one BELAY_SECRET_KEY), NETWORKS networks on a
  * real ngircd (penalties off, so the flood is not slowed by the server), each joined to two channels. A witness client
  * in both channels (ChannelWitness.ts) floods them while each node in turn gets SIGTERM, exits and hands its networks

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { Page } from "playwright-core"
-import { Networks } from "../../src/services/Networks.js"
+import { Networks } from "../../src/services/networks/Networks.js"
 import { apiToken } from "../http/auth/MemberHarness.js"
 import { PASSWORD, postJson, startOAuthApp } from "../http/oauth/OAuthHarness.js"
 import { CHROMIUM, launchChromium, loopbackListener, newPage } from "../support/Chromium.js"

@@ -13,7 +13,7 @@ import * as Crypto from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Queue } from "effect"
 import type { ConsoleMessage, Page } from "playwright-core"
-import { CredentialRevocations } from "../../src/services/CredentialRevocations.js"
+import { CredentialRevocations } from "../../src/services/identity/CredentialRevocations.js"
 import {
   authorizeUrl,
   jsonOf,

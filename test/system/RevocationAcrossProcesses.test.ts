@@ -2,7 +2,7 @@
  * Two real `belay serve` processes on one PostgreSQL database, as an operator would run them behind one proxy: an
  * OAuth token revoked through process A's `/api/oauth/revoke` is refused by process B's `/mcp` at the very next
  * request (B had the answer cached), and the WebSocket B holds for that token closes with 4001 at once (the
- * interface, "Authentication" 6 and "Events" 3; docs/decisions.md, "Revocation is immediate across processes").
+ * interface, "Authentication" 6 and "Events" 3; docs/decisions/secrets.md, "Revocation is immediate across processes").
  */
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"

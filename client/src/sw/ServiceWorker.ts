@@ -1,4 +1,4 @@
-// The web client's service worker (/sw.js): shows the server's Web Push notifications (payload: src/services/WebPush.ts
+// The web client's service worker (/sw.js): shows the server's Web Push notifications (payload: src/services/push/WebPush.ts
 // PushPayload) and, on a click, focuses a Belay tab on that buffer or opens one. Tagged `belay-<message id>` like the
 // tab's own notifications, so a message never notifies twice.
 declare const self: ServiceWorkerGlobalScope

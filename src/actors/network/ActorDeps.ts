@@ -10,14 +10,14 @@ import type { Effect, Option, Scope } from "effect"
 import type { CaseMapping } from "../../irc/CaseMapping.js"
 import type { NetworkStatus } from "../../schema/Network.js"
 import type { NetworkEvent } from "../../schema/SocketFrame.js"
-import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
-import type { MessageWriter } from "../../services/MessageWriter.js"
-import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/networks/E2eKeys.js"
+import type { MessageWriter } from "../../services/history/MessageWriter.js"
+import type { NetworkConfig, StoredChannel } from "../../services/networks/Networks.js"
 import type { ActorTimers } from "../ActorTimers.js"
 import type { ConnectThrottle } from "../ConnectThrottle.js"
 import type { IrcTransportService } from "../IrcTransport.js"
 
-/** The stored side of one network (services/Networks.ts). Reads may die during an outage; the actor copes. */
+/** The stored side of one network (services/networks/Networks.ts). Reads may die during an outage; the actor copes. */
 export interface NetworkRepo {
   readonly config: Effect.Effect<Option.Option<NetworkConfig>>
   readonly channels: Effect.Effect<ReadonlyArray<StoredChannel>>
@@ -28,7 +28,7 @@ export interface NetworkRepo {
   readonly setAwayMessage: (message: string | null) => Effect.Effect<void>
 }
 
-/** The network's end-to-end encryption keys (services/E2eKeys.ts). */
+/** The network's end-to-end encryption keys (services/networks/E2eKeys.ts). */
 export interface E2eKeySource {
   /** Every key of the network, read once at start; may die during an outage (the start then fails and is retried). */
   readonly load: Effect.Effect<ReadonlyArray<E2eKeyEntry>>
@@ -40,8 +40,8 @@ export interface E2eKeySource {
 }
 
 /**
- * The member's open tabs (services/MemberEvents.ts through the supervisor; LiveView.ts) and IRC clients
- * (services/NetworkFeed.ts). Called from the dispatcher fiber; none of them blocks.
+ * The member's open tabs (services/events/MemberEvents.ts through the supervisor; LiveView.ts) and IRC clients
+ * (services/events/NetworkFeed.ts). Called from the dispatcher fiber; none of them blocks.
  */
 export interface ActorEvents {
   /** Whether the account has an open tab: the channel changes are not computed otherwise. */
@@ -51,7 +51,7 @@ export interface ActorEvents {
   readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
   /**
    * Every line the server sent that is not the answer to one of Belay's own queries, as received, with its receive
-   * time (services/NetworkFeed.ts: the IRC client listener relays them). Absent in tests that do not look.
+   * time (services/events/NetworkFeed.ts: the IRC client listener relays them). Absent in tests that do not look.
    */
   readonly line?: (accountId: number, networkId: number, line: string, time: number) => void
 }
@@ -77,7 +77,7 @@ export interface ActorDeps {
   readonly closeAtOnce?: boolean | undefined
   /**
    * Whether this process may hold the network's connection now; asked right before every socket is opened (boot,
-   * retry, connect_network). A cluster node answers whether it still holds the network's shard lock (docs/decisions.md
+   * retry, connect_network). A cluster node answers whether it still holds the network's shard lock (docs/decisions/several-nodes.md
    * "Several nodes", fencing): an attempt it refuses waits FENCE_RECHECK in `backoff` and asks again. Absent: always.
    */
   readonly fence?: (() => boolean) | undefined

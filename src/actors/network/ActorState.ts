@@ -19,7 +19,7 @@ import type { ModeList, ModeListLetter } from "../../schema/ChannelMode.js"
 import { toIsoTime } from "../../schema/Ids.js"
 import type { NetworkState, NetworkStatus } from "../../schema/Network.js"
 import { NotConnected, type Refused, type Timeout } from "../../schema/ToolErrors.js"
-import type { NetworkConfig } from "../../services/Networks.js"
+import type { NetworkConfig } from "../../services/networks/Networks.js"
 import type { TimerEntry } from "../ActorTimers.js"
 import type { IrcConnection } from "../IrcTransport.js"
 import type { Stepper } from "../ReconnectPolicy.js"
@@ -30,7 +30,7 @@ import type { Gated, Input, Reply } from "./Inbox.js"
 import type { InputQueue } from "./InputQueue.js"
 import type { StatusCell } from "./StatusCell.js"
 import type * as ModeLists from "./ModeListRequests.js"
-import type { Outbound } from "./Outbound.js"
+import type { Outbound } from "./OutboundState.js"
 
 /** Mutable per-connection state: one per socket, forgotten when it closes. */
 export interface Session {

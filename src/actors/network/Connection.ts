@@ -231,7 +231,7 @@ export const onQuitGraceOver = (s: Session) => Effect.sync(() => s.connection.de
 /**
  * Keepalive deadlines are rounded up to a whole second: the keepalives of thousands of idle connections
  * then fall due together, one wake of the shared ActorTimers a second rather than one per connection, and a PING
- * goes out at most a second later than 90 s of silence (docs/decisions.md "Keepalive").
+ * goes out at most a second later than 90 s of silence (docs/decisions/irc-connections.md "Keepalive").
  */
 const KEEPALIVE_GRAIN_MS = 1000
 

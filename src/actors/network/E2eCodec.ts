@@ -19,8 +19,8 @@
  *   other party's nick: the sender's, or the recipient's for our own echoed message (FiSHLiM, fish.py: one key per
  *   channel or per nick).
  */
-import type { E2eKeyChange, E2eKeyEntry } from "../../services/E2eKeys.js"
-import type { Encryption, NewMessage } from "../../services/MessageRow.js"
+import type { E2eKeyChange, E2eKeyEntry } from "../../services/networks/E2eKeys.js"
+import type { Encryption, NewMessage } from "../../services/history/MessageRow.js"
 import {
   CTCP_ACTION_OVERHEAD_BYTES,
   type FishKey,

@@ -1,5 +1,5 @@
 /**
- * History: which stored messages (docs/decisions.md "message" kinds) one IRC line becomes, and in which buffer — a
+ * History: which stored messages (docs/decisions/history.md "message" kinds) one IRC line becomes, and in which buffer — a
  * channel, a DM named after the peer, or the server buffer `:server:<networkId>`. Pure functions; the network
  * actor's dispatcher calls them with its state *before* applying the line (a QUIT must still see the channels the
  * user was in), then appends the result to the MessageWriter in order.
@@ -20,7 +20,7 @@
  *   ACK) are not history.
  */
 import { serverBufferTarget } from "../../schema/Ids.js"
-import type { BufferKind, MessageKind, NewMessage } from "../../services/MessageRow.js"
+import type { BufferKind, MessageKind, NewMessage } from "../../services/history/MessageRow.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
 import { equalsFolded, foldCase } from "../../irc/CaseMapping.js"

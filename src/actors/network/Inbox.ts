@@ -21,9 +21,9 @@ import type {
   SendQueueFull,
   Timeout
 } from "../../schema/ToolErrors.js"
-import type { E2eKeyChange } from "../../services/E2eKeys.js"
+import type { E2eKeyChange } from "../../services/networks/E2eKeys.js"
 import type { NetworkEvent } from "../../schema/SocketFrame.js"
-import type { NetworkConfig, StoredChannel } from "../../services/Networks.js"
+import type { NetworkConfig, StoredChannel } from "../../services/networks/Networks.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import type { SayKind } from "../NetworkApi.js"
 import type { RequestId } from "./ModeListRequests.js"

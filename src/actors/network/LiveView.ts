@@ -1,6 +1,6 @@
 /**
  * LiveView: what the member's open tabs are told about this network, so a chat client can draw its channels without
- * polling (docs/decisions.md "The browser WebSocket"): the connection (`network`, from every status the actor
+ * polling (docs/decisions/web.md "The browser WebSocket"): the connection (`network`, from every status the actor
  * publishes), the channels the member is in (`channel`), each member joining, leaving or changing prefix or away
  * state (`member`), topics (`topic`) and the member's own away state (`away`).
  *

@@ -1,6 +1,6 @@
 /**
  * Outbound: a connection's outgoing lines, paced so the IRC server never sees a flood (RFC 1459 §8.10;
- * docs/decisions.md "Outbound flood control"). Every line the actor writes goes through here, in order, behind the
+ * docs/decisions/irc-connections.md "Outbound flood control"). Every line the actor writes goes through here, in order, behind the
  * lines already waiting; the connection's TokenBucket lets FLOOD_BURST go at once and then one every FLOOD_INTERVAL,
  * and the rest wait in the queue until the "send" timer says the bucket holds a token again.
  *
@@ -24,31 +24,11 @@ import { InvalidArguments, SendQueueFull } from "../../schema/ToolErrors.js"
 import { FLOOD_BURST, FLOOD_INTERVAL, SEND_QUEUE_LINES } from "../ReconnectPolicy.js"
 import { type Actor, now, type Session } from "./ActorState.js"
 import * as E2e from "./E2eCodec.js"
+import type { Outbound, QueuedLine, SendOptions } from "./OutboundState.js"
 import { arm } from "./Timers.js"
 import * as TokenBucket from "./TokenBucket.js"
 
-/** One line waiting to be written, and what to do once it is. */
-export interface QueuedLine {
-  readonly line: string
-  readonly options: SendOptions | undefined
-}
-
-export interface SendOptions {
-  /** Runs when the line is written (never, if the connection ends first). */
-  readonly sent?: Effect.Effect<void>
-  /**
-   * The line may carry plaintext (a message not sealed, a raw line): checked again against the end-to-end keys when
-   * it is written, and dropped if its target got a key while it waited (docs/decisions.md "`send_raw` cannot leak
-   * plaintext into an encrypted target").
-   */
-  readonly plaintext?: boolean
-}
-
-/** The outgoing side of one connection: its bucket and the lines waiting, oldest first. */
-export interface Outbound {
-  bucket: TokenBucket.TokenBucket
-  readonly queue: Array<QueuedLine>
-}
+export type { Outbound, QueuedLine, SendOptions }
 
 export const RATE: TokenBucket.TokenBucketRate = { burst: FLOOD_BURST, intervalMs: Duration.toMillis(FLOOD_INTERVAL) }
 

@@ -1,5 +1,5 @@
 /**
- * AuthApi owns the REST routes of member sign-in (docs/decisions.md,
+ * AuthApi owns the REST routes of member sign-in (docs/decisions/web.md,
  * REST; interface "Other routes"), JSON in and out, every answer `no-store`:
  *
  * `POST /api/auth/login/token` `{username, password}`, in order:
@@ -25,14 +25,15 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type LoginTokenResponse, LoginTokenRequest, MemberPaths, type MeResponse } from "../../schema/MemberApi.js"
 import { OAuthPaths } from "../../schema/OAuth.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator } from "../../services/Authenticator.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { OAuthClients } from "../../services/OAuthClients.js"
-import { OAuthTokens } from "../../services/OAuthTokens.js"
-import { SignInLimiter } from "../../services/SignInLimiter.js"
-import { clientIp, rateLimitKey } from "../ClientIp.js"
+import { Authenticator } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { OAuthClients } from "../../services/oauth/OAuthClients.js"
+import { OAuthTokens } from "../../services/identity/OAuthTokens.js"
+import { SignInLimiter } from "../../services/identity/SignInLimiter.js"
+import { rateLimitKey } from "../../net/RateLimitKey.js"
+import { clientIp } from "../ClientIp.js"
 import { json, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
 import { foreignOrigin, isForeignOrigin, isSameOriginPost, malformed, noStore, oauthError, readOAuthBody } from "../oauth/OAuthHttp.js"

@@ -1,6 +1,6 @@
 /**
  * LoginRoutes owns signing in and out in the browser outside an authorization
- * (docs/decisions.md, Pages):
+ * (docs/decisions/web.md, Pages):
  *
  *   - `GET /login?next=<same-origin path>`: the sign-in page (password and passkey); a
  *     member already signed in goes straight on (303). `next` defaults to `/` and is
@@ -24,12 +24,13 @@
  */
 import { Effect, Either, Option, Schema } from "effect"
 import { MemberPaths, PasskeySignInRequest } from "../../schema/MemberApi.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { PasskeyCeremonies } from "../../services/PasskeyCeremonies.js"
-import { SignInLimiter } from "../../services/SignInLimiter.js"
-import { clientIp, rateLimitKey } from "../ClientIp.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { PasskeyCeremonies } from "../../services/identity/PasskeyCeremonies.js"
+import { SignInLimiter } from "../../services/identity/SignInLimiter.js"
+import { rateLimitKey } from "../../net/RateLimitKey.js"
+import { clientIp } from "../ClientIp.js"
 import { json, type HttpRequest, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
 import { hasSameOriginHeader, isSameOriginPost, noStore, oauthError, page, readOAuthBody, seeOther } from "../oauth/OAuthHttp.js"

@@ -1,6 +1,6 @@
 /**
  * MemberCredential owns the credential rule of every `/api/*` route that acts for a member
- * (docs/decisions.md, Credentials): the browser session cookie, or
+ * (docs/decisions/web.md, Credentials): the browser session cookie, or
  * `Authorization: Bearer` with an OAuth access token or a password-sign-in token. API
  * tokens are for /mcp only: here they get 401 `{error: "invalid_token", error_description}`
  * like a token that does not exist (RFC 6750 §3.1). A request that sends an Authorization
@@ -8,7 +8,7 @@
  * Stateless Effects over Authenticator and BrowserSessions.
  */
 import { Effect, Either, Option } from "effect"
-import type { Authenticator, Principal } from "../../services/Authenticator.js"
+import type { Authenticator, Principal } from "../../services/identity/Authenticator.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 import { type IssuerSettings, resolveIssuer } from "../Issuer.js"
 import { foreignOrigin, isSameOriginPost, malformed, noStore } from "../oauth/OAuthHttp.js"

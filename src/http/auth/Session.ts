@@ -1,14 +1,14 @@
 /**
- * Session owns how the browser session travels over HTTP (docs/decisions.md): the cookie that carries it (`belay_session`, `__Host-belay_session` on https;
+ * Session owns how the browser session travels over HTTP (docs/decisions/web.md): the cookie that carries it (`belay_session`, `__Host-belay_session` on https;
  * HttpOnly, SameSite=Lax, Path=/), reading it back into a live session, the per-session
  * CSRF token of settings forms, the same-origin rule of state-changing requests, and the
- * 303 to `/login?next=<path>` of a page asked for without a session (docs/decisions.md,
+ * 303 to `/login?next=<path>` of a page asked for without a session (docs/decisions/web.md,
  * "The browser session"). Pure helpers and stateless Effects over BrowserSessions.
  */
 import { Duration, Effect, Option } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
-import type { Accounts } from "../../services/Accounts.js"
-import { type BrowserSession, BrowserSessionLimits, type BrowserSessions, csrfToken, verifyCsrfToken } from "../../services/BrowserSessions.js"
+import type { Accounts } from "../../services/identity/Accounts.js"
+import { type BrowserSession, BrowserSessionLimits, type BrowserSessions, csrfToken, verifyCsrfToken } from "../../services/identity/BrowserSessions.js"
 import { readCookie, sessionCookieName, setCookie } from "../Cookies.js"
 import type { HttpRequest, HttpResponse } from "../HttpServer.js"
 import { isHttps } from "../Issuer.js"

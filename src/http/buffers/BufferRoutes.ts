@@ -1,5 +1,5 @@
 /**
- * BufferRoutes owns `GET /api/buffers` (docs/decisions.md "The web client's server surface"): every buffer with
+ * BufferRoutes owns `GET /api/buffers` (docs/decisions/web.md "The web client's server surface"): every buffer with
  * history of every network of the member — channels, queries and the `:server:<id>` buffers — with its last
  * message, its read marker and the unread and highlight counts (ReadMarkers.buffers), so a tab opening draws its
  * buffer list in one request. Highlights are judged against the member's nick on each network as its actor reports
@@ -9,12 +9,12 @@
 import { Effect, Either } from "effect"
 import { NetworkControl } from "../../actors/NetworkApi.js"
 import { toIsoTime } from "../../schema/Ids.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator } from "../../services/Authenticator.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { Networks } from "../../services/Networks.js"
-import { ReadMarkers, type SelfOnNetwork } from "../../services/ReadMarkers.js"
+import { Authenticator } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { Networks } from "../../services/networks/Networks.js"
+import { ReadMarkers, type SelfOnNetwork } from "../../services/history/ReadMarkers.js"
 import { memberRequest } from "../auth/MemberCredential.js"
 import { json, type Route } from "../HttpServer.js"
 import { noStore } from "../oauth/OAuthHttp.js"

@@ -3,7 +3,7 @@
  * principal: initialize, notifications/initialized (handled by the route: 202),
  * tools/list (pre-serialized per scope, so listing costs no schema work per call) and
  * tools/call (scope gate → argument decoding → handler → result encoding). Every
- * other method is -32601, `ping` included (docs/decisions.md "Stateless MCP, one POST").
+ * other method is -32601, `ping` included (docs/decisions/http-and-mcp.md "Stateless MCP, one POST").
  * Stateless.
  *
  * Hot path: tools/list and a failed decode answer without running any Effect beyond the
@@ -35,7 +35,7 @@ import {
   toolSuccessResult
 } from "../../schema/ToolCatalog.js"
 import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
-import type { Principal } from "../../services/Authenticator.js"
+import type { Principal } from "../../services/identity/Authenticator.js"
 import { makeToolHandlers, type ToolCaller, type ToolHandler } from "./ToolHandlers.js"
 import type { HttpResponse } from "../HttpServer.js"
 

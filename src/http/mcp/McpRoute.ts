@@ -1,6 +1,6 @@
 /**
  * POST /mcp: the MCP Streamable HTTP transport in its single-POST, stateless profile
- * (interface "MCP endpoint"; docs/decisions.md "Stateless MCP, one POST", "Request body
+ * (interface "MCP endpoint"; docs/decisions/http-and-mcp.md "Stateless MCP, one POST", "Request body
  * limits", "Protocol versions"). This file decides HTTP status codes and headers only; what
  * each method does is McpDispatcher's. Order of checks: Origin (403) → bearer (401) → body
  * size (413) → JSON (-32700) → envelope (-32600) → notification (202) → version header
@@ -16,8 +16,8 @@ import { checkProtocolVersionHeader, decodeIncoming, httpStatusOfProtocolError, 
 import { MCP_BODY_LIMIT_BYTES } from "../../schema/Limits.js"
 import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator, type Principal } from "../../services/Authenticator.js"
-import { Metrics } from "../../services/Metrics.js"
+import { Authenticator, type Principal } from "../../services/identity/Authenticator.js"
+import { Metrics } from "../../services/upkeep/Metrics.js"
 import { isAllowedOrigin, issuerFor } from "../Issuer.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { McpDispatcher } from "./McpDispatcher.js"
@@ -43,7 +43,7 @@ export const mcpRoutes = Effect.gen(function*() {
     jsonRpcErrorResponse(null, new InvalidRequest({ message: `Request body larger than ${MCP_BODY_LIMIT_BYTES} bytes` }))
   )
   const unreadable = rpcError(400, jsonRpcErrorResponse(null, new InvalidRequest({ message: "could not read the request body" })))
-  // docs/decisions.md "Slow and abandoned connections": a body not sent in time; the connection closes with it.
+  // docs/decisions/http-and-mcp.md "Slow and abandoned connections": a body not sent in time; the connection closes with it.
   const timedOut = rpcError(408, jsonRpcErrorResponse(null, new InvalidRequest({ message: "the request body did not arrive in time" })))
 
   /** After authentication and the body: decode, check, dispatch. */

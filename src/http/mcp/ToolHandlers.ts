@@ -17,11 +17,11 @@ import type { Message as MessageSchema } from "../../schema/Message.js"
 import type { NetworkStatus } from "../../schema/Network.js"
 import { type SerializedPart, serializedPart, SerializedPayload } from "../../schema/ToolCatalog.js"
 import { NotConnected, type ToolFailure, UnknownNetwork } from "../../schema/ToolErrors.js"
-import type { Principal } from "../../services/Authenticator.js"
-import { MessageHistory, type StoredMessage } from "../../services/MessageHistory.js"
-import { type NetworkListing, Networks } from "../../services/Networks.js"
-import { NickNotes, type RelayBotMarks } from "../../services/NickNotes.js"
-import { serializedMessageRecord, toMessageRecord } from "../../services/MessageRecord.js"
+import type { Principal } from "../../services/identity/Authenticator.js"
+import { MessageHistory, type StoredMessage } from "../../services/history/MessageHistory.js"
+import { type NetworkListing, Networks } from "../../services/networks/Networks.js"
+import { NickNotes, type RelayBotMarks } from "../../services/networks/NickNotes.js"
+import { serializedMessageRecord, toMessageRecord } from "../../services/history/MessageRecord.js"
 
 /** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
 export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N>["output"]>

@@ -1,6 +1,6 @@
 /**
  * NetworkRoutes owns `/api/networks`: the member's IRC networks added, edited and removed from the browser
- * (docs/decisions.md "The web client's server surface"). JSON in and out, every answer `no-store`, credentials as
+ * (docs/decisions/web.md "The web client's server surface"). JSON in and out, every answer `no-store`, credentials as
  * every /api route of the member (MemberCredential.memberRequest: the session cookie, same-origin for writes, or a
  * Bearer OAuth / password-sign-in token; an API token → 401; a write on a paused account → 403 account_paused).
  *
@@ -32,11 +32,11 @@ import {
   ServerPassword
 } from "../../schema/Network.js"
 import { listProblems } from "../../schema/ProblemList.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator } from "../../services/Authenticator.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { type NetworkSummary, Networks } from "../../services/Networks.js"
+import { Authenticator } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { type NetworkSummary, Networks } from "../../services/networks/Networks.js"
 import { memberRequest } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { noStore, readOAuthBody } from "../oauth/OAuthHttp.js"

@@ -8,12 +8,12 @@ import { Data, Effect, Either, Option } from "effect"
 import { parseBoundedJson } from "../../schema/BoundedJson.js"
 import { InvalidClient, type OAuthError, oauthErrorHeaders, toOAuthErrorBody } from "../../schema/OAuthErrors.js"
 import type { AppSettings } from "../../services/AppConfig.js"
-import type { OAuthClients } from "../../services/OAuthClients.js"
+import type { OAuthClients } from "../../services/oauth/OAuthClients.js"
 import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"
 import { HTML_CONTENT_TYPE, securityHeaders } from "../pages/Pages.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 
-/** docs/decisions.md: 16 KiB on the OAuth endpoints; beyond → 413. */
+/** docs/decisions/oauth.md: 16 KiB on the OAuth endpoints; beyond → 413. */
 export const OAUTH_BODY_LIMIT = 16 * 1024
 
 /** RFC 6749 §5.1 (both MUST on token responses); also on register and revoke, which answer secrets or their fate. */
@@ -26,7 +26,7 @@ export const tooLarge = (headers: Readonly<Record<string, string>> = {}): HttpRe
   json(413, { error: "invalid_request" }, { ...noStore, ...headers })
 
 /**
- * A body not sent within the reader's deadline (docs/decisions.md "Slow and abandoned connections"): 408 with the
+ * A body not sent within the reader's deadline (docs/decisions/http-and-mcp.md "Slow and abandoned connections"): 408 with the
  * malformed-body JSON, since the request could not be read; the connection closes with it.
  */
 export const bodyTimedOut = (headers: Readonly<Record<string, string>> = {}): HttpResponse =>
@@ -114,7 +114,7 @@ export const bodyValue = (body: URLSearchParams | { readonly json: unknown }): u
 /**
  * Whether an API request comes from a web page of another origin: an `Origin` that is
  * neither this server's nor in `BELAY_CORS_ORIGINS` — Issuer.isAllowedOrigin, the very
- * rule of /mcp (docs/decisions.md), DNS-rebinding defence included.
+ * rule of /mcp (docs/decisions/oauth.md), DNS-rebinding defence included.
  * A form-encoded POST is a CORS "simple request" a browser sends without preflight, so
  * the refusal must happen here, not by withholding CORS headers (Fetch, "CORS protocol").
  */
@@ -146,7 +146,7 @@ export const isSameOriginPost = (request: HttpRequest, issuer: string): boolean 
  */
 export const hasSameOriginHeader = (request: HttpRequest, issuer: string): boolean => request.header("origin") === issuer
 
-/** An HTML page of the flow with the security headers of docs/decisions.md "Pages". */
+/** An HTML page of the flow with the security headers of docs/decisions/oauth.md "Pages". */
 export const page = (status: number, body: string, headers: Readonly<Record<string, string>> = {}): HttpResponse => ({
   status,
   headers: { "content-type": HTML_CONTENT_TYPE, ...securityHeaders, ...headers },
@@ -168,7 +168,7 @@ export const invalidClient = (authorizationSent: boolean) =>
   )
 
 /**
- * The checks the client endpoints (token, revoke) make first, in docs/decisions.md order, none of
+ * The checks the client endpoints (token, revoke) make first, in docs/decisions/oauth.md order, none of
  * which touches a code or token: Host → same origin → body (form or JSON, 16 KiB) →
  * parameters (`decode`) → client_id known. Left: the response that ends the request.
  */

@@ -14,8 +14,8 @@
 import { Effect, Either } from "effect"
 import { decodeRevokeRequest, OAuthPaths } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { OAuthClients } from "../../services/OAuthClients.js"
-import { OAuthTokens } from "../../services/OAuthTokens.js"
+import { OAuthClients } from "../../services/oauth/OAuthClients.js"
+import { OAuthTokens } from "../../services/identity/OAuthTokens.js"
 import type { Route } from "../HttpServer.js"
 import { checkClientRequest, noStore } from "./OAuthHttp.js"
 

@@ -20,8 +20,8 @@
 import { Effect, Either } from "effect"
 import { decodeTokenRequest, OAuthPaths, type TokenResponse } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { OAuthClients } from "../../services/OAuthClients.js"
-import { OAuthCodes } from "../../services/OAuthCodes.js"
+import { OAuthClients } from "../../services/oauth/OAuthClients.js"
+import { OAuthCodes } from "../../services/oauth/OAuthCodes.js"
 import { json, type Route } from "../HttpServer.js"
 import { checkClientRequest, noStore, oauthError } from "./OAuthHttp.js"
 

@@ -11,7 +11,7 @@ import { PASSKEY_SCRIPT_PATH } from "./PasskeyScript.js"
 
 export const HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 
-/** Form field names shared with the endpoints (docs/decisions.md). */
+/** Form field names shared with the endpoints (docs/decisions/oauth.md). */
 export const PageFields = {
   username: "username",
   password: "password",
@@ -104,7 +104,7 @@ td form{margin:0}
 const STYLE_SOURCE = `'sha256-${Crypto.createHash("sha256").update(style).digest("base64")}'`
 
 /**
- * Headers for every page (docs/decisions.md "Pages"). `frame-ancestors
+ * Headers for every page (docs/decisions/oauth.md "Pages"). `frame-ancestors
  * 'none'` with `X-Frame-Options: DENY` refuses framing; the rest of the policy lets a page load
  * nothing but its own stylesheet (by hash), same-origin scripts and same-origin fetches. No
  * `form-action`: Chromium and Safari apply it to the redirect after the approve POST and would

@@ -1,13 +1,13 @@
-// The member's pages besides sign-in (docs/decisions.md): the start page
+// The member's pages besides sign-in (docs/decisions/web.md): the start page
 // `/` and Settings — API tokens, Authorized apps, Passkeys, Password. Server-rendered HTML in the
 // layout and stylesheet of Pages.ts: native controls only (every input has a label, every
 // button says what it does to which row, so a keyboard and a screen reader suffice), each
 // form carrying the session's CSRF field. Pure functions; safe from any fiber.
 import { MemberPaths } from "../../schema/MemberApi.js"
-import type { ApiTokenListing } from "../../services/ApiTokens.js"
-import type { AuthorizedApp, PasswordSignIn } from "../../services/OAuthTokens.js"
+import type { ApiTokenListing } from "../../services/identity/ApiTokens.js"
+import type { AuthorizedApp, PasswordSignIn } from "../../services/identity/OAuthTokens.js"
 import { clientUriHost } from "../../services/oauth/ClientMetadata.js"
-import type { PasskeyListing } from "../../services/Passkeys.js"
+import type { PasskeyListing } from "../../services/identity/Passkeys.js"
 import { html, layout, PageFields, SafeHtml } from "./Pages.js"
 import { PASSKEY_SCRIPT_PATH } from "./PasskeyScript.js"
 
@@ -163,7 +163,7 @@ export interface AuthorizedAppsPageInput {
   readonly notice?: Notice | undefined
 }
 
-/** The name under which password-sign-in tokens are listed (docs/decisions.md). */
+/** The name under which password-sign-in tokens are listed (docs/decisions/web.md). */
 export const PASSWORD_SIGN_IN_LABEL = "Password sign-in"
 
 export const authorizedAppsPage = (ctx: SettingsContext, input: AuthorizedAppsPageInput): string => {

@@ -14,12 +14,12 @@
  * Stateless; PushSubscriptions is safe under concurrency.
  */
 import { Effect, Either, Schema } from "effect"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator } from "../../services/Authenticator.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { MAX_PER_ACCOUNT, type PushOwner, PushSubscriptions } from "../../services/PushSubscriptions.js"
-import { WebPush } from "../../services/WebPush.js"
+import { Authenticator } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { MAX_PER_ACCOUNT, type PushOwner, PushSubscriptions } from "../../services/push/PushSubscriptions.js"
+import { WebPush } from "../../services/push/WebPush.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"

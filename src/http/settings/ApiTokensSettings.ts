@@ -1,5 +1,5 @@
 /**
- * ApiTokensSettings owns Settings > API tokens (interface "API token"; docs/decisions.md): the list (name, scope, created, last used, the revoked
+ * ApiTokensSettings owns Settings > API tokens (interface "API token"; docs/decisions/web.md): the list (name, scope, created, last used, the revoked
  * marker — a revoked token stays listed), minting (name and scope; the raw value is in
  * the answer to the POST and nowhere else, never in a URL or a log), and revoking, which
  * stops the token at /mcp from the next request on (ApiTokens.revoke drops cached
@@ -8,11 +8,11 @@
  */
 import { Effect } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
-import { ApiTokens, type TokenScope } from "../../services/ApiTokens.js"
-import { Accounts } from "../../services/Accounts.js"
+import { ApiTokens, type TokenScope } from "../../services/identity/ApiTokens.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { CredentialUsage } from "../../services/CredentialUsage.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { CredentialUsage } from "../../services/identity/CredentialUsage.js"
 import type { HttpRequest, Route } from "../HttpServer.js"
 import { page, seeOther } from "../oauth/OAuthHttp.js"
 import { type ApiTokensPageInput, apiTokensPage, type Notice, SettingsFields } from "../pages/SettingsPages.js"

@@ -1,6 +1,6 @@
 /**
  * AuthorizedAppsSettings owns Settings > Authorized apps (interface "States and
- * transitions"; docs/decisions.md): each app the member approved and
+ * transitions"; docs/decisions/web.md): each app the member approved and
  * still has a live token for (name, website host, approved, last used), and each live
  * password-sign-in token as a "Password sign-in" row.
  *
@@ -12,11 +12,11 @@
  */
 import { Effect } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { CredentialUsage } from "../../services/CredentialUsage.js"
-import { OAuthTokens } from "../../services/OAuthTokens.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { CredentialUsage } from "../../services/identity/CredentialUsage.js"
+import { OAuthTokens } from "../../services/identity/OAuthTokens.js"
 import type { Route } from "../HttpServer.js"
 import { page, seeOther } from "../oauth/OAuthHttp.js"
 import { authorizedAppsPage, type Notice } from "../pages/SettingsPages.js"

@@ -1,5 +1,5 @@
 /**
- * SettingsHttp owns the checks every member page and settings form shares (docs/decisions.md), in order:
+ * SettingsHttp owns the checks every member page and settings form shares (docs/decisions/web.md), in order:
  *   GET:  Host names this server (400) → a live session, else 303 to `/login?next=<path>`.
  *   POST (form): Host (400) → same-origin request (403; Origin, or Sec-Fetch-Site when the
  *         pages' no-referrer policy made it `null`) → a live session, else 303 to sign-in

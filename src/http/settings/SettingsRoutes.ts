@@ -1,13 +1,13 @@
 /**
- * SettingsRoutes gathers the member's pages (docs/decisions.md):
+ * SettingsRoutes gathers the member's pages (docs/decisions/web.md):
  * `/settings` (→ the first section) and the four sections (`/` is the web client, pages/ClientAssets.ts). Without a session every
  * one of them answers 303 to `/login?next=<its path>` (SettingsHttp). Stateless.
  */
 import { Effect } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import type { Route } from "../HttpServer.js"
 import { seeOther } from "../oauth/OAuthHttp.js"
 import { apiTokensSettingsRoutes } from "./ApiTokensSettings.js"

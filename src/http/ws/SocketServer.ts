@@ -1,6 +1,6 @@
 /**
  * SocketServer: the browser WebSocket `GET /api/ws` (docs/contract.md "The member's browser surface", WebSocket; the
- * interface, "Events" 2–3 and "Authentication" 2–3; docs/decisions.md "The browser WebSocket"). It owns the `ws`
+ * interface, "Events" 2–3 and "Authentication" 2–3; docs/decisions/web.md "The browser WebSocket"). It owns the `ws`
  * server (RFC 6455), the registry of open sockets, and when each one must end.
  *
  * Before the upgrade, in order — a refusal is a plain HTTP answer and no WebSocket is ever opened:
@@ -34,17 +34,17 @@ import { Duration, Effect, Either, Layer, Option, Queue, Runtime } from "effect"
 import WebSocket, { WebSocketServer } from "ws"
 import { NetworkControl } from "../../actors/NetworkApi.js"
 import { SOCKET_PATH } from "../../schema/SocketFrame.js"
-import { Accounts } from "../../services/Accounts.js"
+import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
-import { Authenticator } from "../../services/Authenticator.js"
-import { BrowserSessions } from "../../services/BrowserSessions.js"
-import { CredentialRevocations, type CredentialRevoked } from "../../services/CredentialRevocations.js"
-import { MemberEvents } from "../../services/MemberEvents.js"
-import { MessageHistory } from "../../services/MessageHistory.js"
-import { Networks } from "../../services/Networks.js"
-import { NickNotes } from "../../services/NickNotes.js"
-import { OAuthTokens } from "../../services/OAuthTokens.js"
-import { ReadMarkers } from "../../services/ReadMarkers.js"
+import { Authenticator } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { CredentialRevocations, type CredentialRevoked } from "../../services/identity/CredentialRevocations.js"
+import { MemberEvents } from "../../services/events/MemberEvents.js"
+import { MessageHistory } from "../../services/history/MessageHistory.js"
+import { Networks } from "../../services/networks/Networks.js"
+import { NickNotes } from "../../services/networks/NickNotes.js"
+import { OAuthTokens } from "../../services/identity/OAuthTokens.js"
+import { ReadMarkers } from "../../services/history/ReadMarkers.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, HttpUpgrades, json, refuseUpgrade } from "../HttpServer.js"
 import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"

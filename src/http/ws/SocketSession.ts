@@ -1,6 +1,6 @@
 /**
  * SocketSession: the life of one open browser WebSocket, after SocketServer let it in (docs/contract.md "The member's browser
- * surface", WebSocket; docs/decisions.md "The browser WebSocket"):
+ * surface", WebSocket; docs/decisions/web.md "The browser WebSocket"):
  *
  *   1. subscribe to the account's events (MemberEvents) — before anything is read, so nothing published from now on
  *      can be missed;
@@ -30,13 +30,13 @@ import { foldCase } from "../../irc/CaseMapping.js"
 import { isToolName } from "../../schema/McpTools.js"
 import { type CallId, decodeClientFrame, type ServerFrame } from "../../schema/SocketFrame.js"
 import type { NetworkControlService } from "../../actors/NetworkApi.js"
-import type { Accounts } from "../../services/Accounts.js"
-import type { MemberEvents, Subscription } from "../../services/MemberEvents.js"
-import type { MessageHistory, StoredMessageInBuffer } from "../../services/MessageHistory.js"
-import { toMessageRecord } from "../../services/MessageRecord.js"
-import type { Networks } from "../../services/Networks.js"
-import type { NickNotes } from "../../services/NickNotes.js"
-import type { ReadMarkers } from "../../services/ReadMarkers.js"
+import type { Accounts } from "../../services/identity/Accounts.js"
+import type { MemberEvents, Subscription } from "../../services/events/MemberEvents.js"
+import type { MessageHistory, StoredMessageInBuffer } from "../../services/history/MessageHistory.js"
+import { toMessageRecord } from "../../services/history/MessageRecord.js"
+import type { Networks } from "../../services/networks/Networks.js"
+import type { NickNotes } from "../../services/networks/NickNotes.js"
+import type { ReadMarkers } from "../../services/history/ReadMarkers.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 

@@ -57,7 +57,7 @@ export interface ValidatedAuthorizeRequest<C extends AuthorizeClient = Authorize
 export const AuthorizeLimits = { stateMaxCodePoints: 1024 } as const
 
 // The parameters we read. Others (scope, resource, prompt, nonce…) are ignored and never echoed
-// (RFC 6749 §3.1, docs/decisions.md); `resource` may legitimately repeat (RFC 8707 §2).
+// (RFC 6749 §3.1, docs/decisions/oauth.md); `resource` may legitimately repeat (RFC 8707 §2).
 const parameters = [
   "client_id",
   "redirect_uri",

@@ -3,7 +3,7 @@
 import * as Crypto from "node:crypto"
 import { Schema } from "effect"
 import { CodeChallenge, CodeVerifier } from "../../schema/OAuth.js"
-import { constantTimeEqual } from "../Tokens.js"
+import { constantTimeEqual } from "../identity/Tokens.js"
 
 /** RFC 7636 §4.1: 43–128 characters of [A-Za-z0-9._~-]. */
 export const isValidCodeVerifier: (verifier: string) => boolean = Schema.is(CodeVerifier)

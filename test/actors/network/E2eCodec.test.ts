@@ -15,7 +15,7 @@ import type { CaseMapping } from "../../../src/irc/CaseMapping.js"
 import { type IrcLine, MAX_LINE_BYTES, parseLine } from "../../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport, type ISupport } from "../../../src/irc/ISupport.js"
 import { type FishKey, fishDecrypt, fishEncrypt, parseFishKey } from "../../../src/services/crypto/Fish.js"
-import type { NewMessage } from "../../../src/services/MessageRow.js"
+import type { NewMessage } from "../../../src/services/history/MessageRow.js"
 
 const key = (raw: string): FishKey => Either.getOrThrow(parseFishKey(raw))
 const line = (raw: string): IrcLine => {

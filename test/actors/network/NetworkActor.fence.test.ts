@@ -1,6 +1,6 @@
 // The network actor's fence (ActorDeps.fence: a cluster node's "do I still hold this network's shard?"), against the
 // scripted fake IRC server: asked right before every socket, a refusal opens none and asks again later, and `sever`
-// closes the socket at once with no reconnect while the fence stays shut (docs/decisions.md "Several nodes").
+// closes the socket at once with no reconnect while the fence stays shut (docs/decisions/several-nodes.md "Several nodes").
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { FENCE_RECHECK } from "../../../src/actors/network/Connection.js"

@@ -1,12 +1,12 @@
 /**
- * The REST routes of member sign-in (docs/decisions.md) over
+ * The REST routes of member sign-in (docs/decisions/web.md) over
  * HTTP against the whole app: `POST /api/auth/login/token`, `GET /api/auth/me`,
  * `POST /api/auth/logout` — every success shape and every refusal, for each credential
  * (session cookie, OAuth token, password-sign-in token, API token, none).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Accounts } from "../../../src/services/Accounts.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { fetchP, fixtureLayer, jsonOf, mcpStatus, OAuthFixture, PASSWORD, postForm, postJson, randomIp, startOAuthApp } from "../oauth/OAuthHarness.js"
 import { apiToken, appToken, bearer, passwordToken, signedIn } from "./MemberHarness.js"

@@ -1,5 +1,5 @@
 /**
- * Sign-in and sign-out pages over HTTP (docs/decisions.md):
+ * Sign-in and sign-out pages over HTTP (docs/decisions/web.md):
  * `GET /login` (`?next=` same-origin paths only), `POST /login` and its refusals, the one
  * failure limit shared with the authorization page's sign-in, and `POST /logout`.
  */

@@ -6,7 +6,7 @@
  * cookie jar). Each helper returns what the tests assert on.
  */
 import { Effect } from "effect"
-import { ApiTokens } from "../../../src/services/ApiTokens.js"
+import { ApiTokens } from "../../../src/services/identity/ApiTokens.js"
 import { CookieJar, fetchP, field, jsonOf, obtainCode, type OAuthApp, PASSWORD, postForm, postJson, redeem, textOf } from "../oauth/OAuthHarness.js"
 
 /** Signs `alice` in at /login; returns the jar holding the session and the sign-in's response. */

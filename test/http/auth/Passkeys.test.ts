@@ -135,7 +135,7 @@ describe(`passkeys over HTTP on ${describeMode}`, () => {
         expect(res.res.headers.get("set-cookie")).toBeNull()
       }
       // Seven of them named alice's credential, each from another address: three more make ten
-      // failures for the account (the limit, docs/decisions.md), and then even a good passkey waits.
+      // failures for the account (the limit, docs/decisions/web.md), and then even a good passkey waits.
       for (let i = 0; i < 3; i++) {
         expect((yield* passkeySignIn(url, laptop.get(yield* signInOptions(url), { userVerified: false }))).status).toBe(401)
       }

@@ -2,15 +2,15 @@
  * Read markers over the browser WebSocket and `GET /api/buffers`, against the whole app (fake network actors, real
  * database, history stored through the real MessageWriter): a marker set in one tab reaches every tab of its member
  * and no one else's, never moves back, bad frames change nothing, and the buffer list counts unread messages and
- * highlights of the member's current nick (docs/decisions.md "The web client's server surface").
+ * highlights of the member's current nick (docs/decisions/web.md "The web client's server surface").
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { Accounts } from "../../../src/services/Accounts.js"
-import type { BufferKind } from "../../../src/services/MessageRow.js"
-import { MessageWriter } from "../../../src/services/MessageWriter.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
+import type { BufferKind } from "../../../src/services/history/MessageRow.js"
+import { MessageWriter } from "../../../src/services/history/MessageWriter.js"
 import type { MessageKind } from "../../../src/schema/Message.js"
-import { Networks } from "../../../src/services/Networks.js"
+import { Networks } from "../../../src/services/networks/Networks.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { apiToken, bearer, passwordToken, signedIn } from "../auth/MemberHarness.js"
 import { fetchP, jsonOf, type OAuthApp, PASSWORD, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"

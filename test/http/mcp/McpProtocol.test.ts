@@ -120,7 +120,7 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
       const refused = yield* call(read.token, "send_message", { networkId: read.networkId, target: "#a", text: "hi" })
       expect(refused).toMatchObject({ isError: true, structuredContent: { ok: false, error: "insufficient-scope" } })
 
-      const { Accounts } = yield* Effect.promise(() => import("../../../src/services/Accounts.js"))
+      const { Accounts } = yield* Effect.promise(() => import("../../../src/services/identity/Accounts.js"))
       yield* app.get(Accounts).setStatus("alice", "paused").pipe(Effect.orDie)
       expect(yield* list(rw.token)).toHaveLength(7)
       const paused = yield* call(rw.token, "set_nick_note", { networkId: rw.networkId, nick: "x", note: "y" })
@@ -129,7 +129,7 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
       expect(readWhilePaused.isError).toBeUndefined()
 
       // Revocation reaches /mcp at once, although the token's authentication was just used (and cached).
-      const { ApiTokens } = yield* Effect.promise(() => import("../../../src/services/ApiTokens.js"))
+      const { ApiTokens } = yield* Effect.promise(() => import("../../../src/services/identity/ApiTokens.js"))
       expect((yield* post(app.url, rpc("tools/list"), { authorization: `Bearer ${read.token}` })).status).toBe(200)
       yield* app.get(ApiTokens).revoke("bob", "t-read").pipe(Effect.orDie)
       expect((yield* post(app.url, rpc("tools/list"), { authorization: `Bearer ${read.token}` })).status).toBe(401)

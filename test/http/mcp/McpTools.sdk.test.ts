@@ -11,8 +11,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { toIsoTime } from "../../../src/schema/Ids.js"
 import { Refused, Timeout } from "../../../src/schema/ToolErrors.js"
-import { MessageWriter } from "../../../src/services/MessageWriter.js"
-import { E2eKeys } from "../../../src/services/E2eKeys.js"
+import { MessageWriter } from "../../../src/services/history/MessageWriter.js"
+import { E2eKeys } from "../../../src/services/networks/E2eKeys.js"
 import { seedAccount, startTestApp } from "../../support/TestApp.js"
 import { describeMode } from "../../support/TestDatabase.js"
 
@@ -145,7 +145,7 @@ describe(`MCP tools through the SDK client on ${describeMode}`, () => {
       })
       expect((yield* call("get_nick_note", { networkId, nick: "bob" })).payload).toMatchObject({ note: "met at FOSDEM" })
       expect((yield* call("set_nick_note", { networkId, nick: "x", note: "n".repeat(4097) })).payload).toMatchObject({ error: "invalid-arguments" })
-      // A note never goes to IRC: line breaks are kept as written (docs/decisions.md), and nothing is sent.
+      // A note never goes to IRC: line breaks are kept as written (docs/decisions/http-and-mcp.md), and nothing is sent.
       const multiLine = "met at FOSDEM\r\nprefers DMs\n\nsigned the key"
       const callsBeforeNote = (yield* app.fake.calls).length
       expect((yield* call("set_nick_note", { networkId, nick: "Carol", note: multiLine })).payload).toEqual({

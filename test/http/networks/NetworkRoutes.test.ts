@@ -1,5 +1,5 @@
 /**
- * `/api/networks` against the whole app over HTTP (docs/decisions.md "The web client's server surface"): add, edit
+ * `/api/networks` against the whole app over HTTP (docs/decisions/web.md "The web client's server surface"): add, edit
  * and remove with the validation of `belay network add`, another member's network answered 404, the credential and
  * origin rules of every /api route, and — over real network actors and the scripted fake IRC server — an edit of
  * the connection settings reconnecting the network with them, while a rename keeps the connection.
@@ -8,8 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, FiberRef, Layer, LogLevel, Option } from "effect"
 import { HttpAddress } from "../../../src/http/HttpServer.js"
 import { makeAppLayer, NetworkActorsLive } from "../../../src/main.js"
-import { Accounts } from "../../../src/services/Accounts.js"
-import { Networks } from "../../../src/services/Networks.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
+import { Networks } from "../../../src/services/networks/Networks.js"
 import * as FakeIrcServer from "../../support/FakeIrcServer.js"
 import { describeMode, settingsFrom, testEnvironment } from "../../support/TestDatabase.js"
 import { apiToken, bearer, passwordToken, signedIn } from "../auth/MemberHarness.js"

@@ -1,5 +1,5 @@
 /**
- * The issuer rule of docs/decisions.md and the metadata documents: PUBLIC_BASE_URL wins, else Host, X-Forwarded-* only behind a
+ * The issuer rule of docs/decisions/oauth.md and the metadata documents: PUBLIC_BASE_URL wins, else Host, X-Forwarded-* only behind a
  * trusted proxy, malformed hosts refused and never reflected; RFC 8414 discovery with every
  * field; RFC 9728 metadata at both paths naming the same issuer byte for byte.
  */

@@ -95,7 +95,7 @@ describe(`MCP SDK client authorization on ${describeMode}`, () => {
 
       const authorizationUrl = provider.authorizationUrl!
       expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${app.url}/oauth/authorize`)
-      // The SDK names the resource once PRM exists; the server ignores it (docs/decisions.md).
+      // The SDK names the resource once PRM exists; the server ignores it (docs/decisions/oauth.md).
       expect(authorizationUrl.searchParams.get("resource")).toBe(serverUrl)
 
       const decision = yield* approveOverHttp(app.url, authorizationUrl.href, new CookieJar())

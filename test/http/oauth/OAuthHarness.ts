@@ -7,7 +7,7 @@ import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, FiberRef, Layer, LogLevel } from "effect"
-import { Accounts } from "../../../src/services/Accounts.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
 import { startTestApp } from "../../support/TestApp.js"
 
 export const PASSWORD = "correct horse battery staple"

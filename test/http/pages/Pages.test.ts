@@ -67,7 +67,7 @@ describe("approvalPage", () => {
     expect(page).not.toContain("<script>")
   })
 
-  it("has one form with approve and deny buttons named decision, and the CSRF field (docs/decisions.md)", () => {
+  it("has one form with approve and deny buttons named decision, and the CSRF field (docs/decisions/oauth.md)", () => {
     const page = approval()
     expect(count(page, "<form ")).toBe(1)
     expect(page).toContain("<form method=\"post\" action=\"/oauth/authorize/decision\">")

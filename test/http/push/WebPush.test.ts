@@ -1,5 +1,5 @@
 /**
- * Web Push end to end against a local push service (docs/decisions.md): the
+ * Web Push end to end against a local push service (docs/decisions/web.md): the
  * VAPID key, registering and deleting subscriptions with every refusal, a direct message delivered as an aes128gcm
  * message the test opens with the subscription's own keys (RFC 8291) under a valid VAPID signature (RFC 8292),
  * nothing while a tab is focused, a subscription deleted when its credential is revoked and when the push service
@@ -8,9 +8,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { MessageRecord } from "../../../src/schema/SocketFrame.js"
-import { MessageWriter } from "../../../src/services/MessageWriter.js"
-import { Networks } from "../../../src/services/Networks.js"
-import { highlights, notifies } from "../../../src/services/WebPush.js"
+import { MessageWriter } from "../../../src/services/history/MessageWriter.js"
+import { Networks } from "../../../src/services/networks/Networks.js"
+import { highlights, notifies } from "../../../src/services/push/WebPush.js"
 import { eventually } from "../../support/Eventually.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { apiToken, bearer, passwordToken, postJsonAs, signedIn } from "../auth/MemberHarness.js"

@@ -1,14 +1,14 @@
 /**
- * The member's pages over HTTP (docs/decisions.md): the 303 to
+ * The member's pages over HTTP (docs/decisions/web.md): the 303 to
  * sign-in without a session, and each settings section — API tokens (mint once, list,
  * revoke; hosted), Authorized apps (apps and password sign-ins, revoke and its event),
  * Password (revokes nothing) — with every refusal of their forms.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Option, Queue } from "effect"
-import { Accounts } from "../../../src/services/Accounts.js"
-import { OAuthClients } from "../../../src/services/OAuthClients.js"
-import { CredentialRevocations } from "../../../src/services/CredentialRevocations.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
+import { OAuthClients } from "../../../src/services/oauth/OAuthClients.js"
+import { CredentialRevocations } from "../../../src/services/identity/CredentialRevocations.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { CookieJar, fetchP, fixtureLayer, jsonOf, mcpStatus, OAuthFixture, PASSWORD, postForm, postJson, startOAuthApp } from "../oauth/OAuthHarness.js"
 import { apiToken, appToken, bearer, getPage, passwordToken, postSettings, signedIn, signInAtLogin } from "../auth/MemberHarness.js"

@@ -2,15 +2,15 @@
  * The browser WebSocket `GET /api/ws` over Node clients on the `ws` package, against the whole app (fake network
  * actors, real database): who may open it (before the upgrade), hello first, events delivered to every socket of
  * their member and to no one else, tool calls through the one path of /mcp, resume with `since`, and the 4001 close
- * for every way a credential ends (docs/decisions.md; the interface "Events").
+ * for every way a credential ends (docs/decisions/web.md; the interface "Events").
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
-import { Accounts } from "../../../src/services/Accounts.js"
-import { ApiTokens } from "../../../src/services/ApiTokens.js"
-import { MessageWriter } from "../../../src/services/MessageWriter.js"
-import { Networks } from "../../../src/services/Networks.js"
-import { sha256 } from "../../../src/services/Tokens.js"
+import { Accounts } from "../../../src/services/identity/Accounts.js"
+import { ApiTokens } from "../../../src/services/identity/ApiTokens.js"
+import { MessageWriter } from "../../../src/services/history/MessageWriter.js"
+import { Networks } from "../../../src/services/networks/Networks.js"
+import { sha256 } from "../../../src/services/identity/Tokens.js"
 import { eventually } from "../../support/Eventually.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { apiToken, appToken, bearer, passwordToken, postJsonAs, postSettings, signedIn } from "../auth/MemberHarness.js"

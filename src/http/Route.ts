@@ -1,0 +1,50 @@
+/**
+ * Route: the vocabulary a feature's HTTP handler is written in — the request as HttpServer hands it over, the
+ * response it returns, and the route (method, path, handler) that joins them. HttpServer serves routes, Router
+ * matches them; both import this, so neither imports the other. Types and tagged errors only.
+ */
+import type * as Http from "node:http"
+import { Data, type Effect } from "effect"
+
+export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
+export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
+/** The client did not finish sending the body within HttpLimits.bodyTimeoutMs; answer 408 (the connection closes). */
+export class BodyTimedOut extends Data.TaggedError("BodyTimedOut")<{ readonly afterMs: number }> {}
+
+export interface HttpRequest {
+  readonly method: string
+  readonly path: string
+  /** Path parameters of the matched route (`:id` → `params.id`), percent-decoded. */
+  readonly params: Readonly<Record<string, string>>
+  readonly query: URLSearchParams
+  readonly headers: Http.IncomingHttpHeaders
+  /** The TCP peer; the forwarded client address is resolved by ClientIp when trusted. */
+  readonly remoteAddress: string
+  /**
+   * Reads the whole body; call it once per request. Fails with BodyTooLarge past `limit` bytes and with BodyTimedOut
+   * when the client has not sent it all within HttpLimits.bodyTimeoutMs.
+   */
+  readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
+  readonly header: (name: string) => string | undefined
+}
+
+export interface HttpResponse {
+  readonly status: number
+  readonly headers?: Readonly<Record<string, string>>
+  /**
+   * Parts are written in order without being joined: a large answer kept encoded (tools/list's ~54 KB) goes out as
+   * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request.
+   */
+  readonly body?: string | Buffer | ReadonlyArray<Buffer>
+}
+
+export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>
+
+export interface Route {
+  readonly method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS"
+  /** find-my-way syntax: `/settings/passkeys/:id/remove`. */
+  readonly path: string
+  /** Label for metrics; defaults to the path. */
+  readonly name?: string
+  readonly handler: Handler
+}

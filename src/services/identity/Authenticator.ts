@@ -1,0 +1,115 @@
+/**
+ * Authenticator owns the one question every request to /mcp asks: whose bearer token is
+ * this, and what may it do? It owns no table: API tokens (scope fixed at creation) are
+ * ApiTokens', OAuth access tokens (always read-write, the interface, "Authentication" 3)
+ * are OAuthTokens', and the account's status is Accounts' — a paused account is narrowed
+ * to read (the interface, "Authentication" 5).
+ *
+ * Every request is authenticated again; answers are cached briefly by CredentialCache,
+ * which drops a credential as soon as its revocation is announced, so a revocation still
+ * takes effect at once. Each success is handed to CredentialUsage ("last used" in
+ * Settings, kept in memory). Stateless itself; safe to call concurrently.
+ */
+import { Effect, Option } from "effect"
+import { Accounts } from "./Accounts.js"
+import { ApiTokens, type TokenScope } from "./ApiTokens.js"
+import { CredentialCache } from "./CredentialCache.js"
+import { CredentialUsage } from "./CredentialUsage.js"
+import { OAuthTokens } from "./OAuthTokens.js"
+import { API_TOKEN_PREFIX, sha256 } from "./Tokens.js"
+
+export interface Principal {
+  readonly accountId: number
+  /** The table the token lives in; what CredentialRevocations and CredentialCache key on. */
+  readonly credential: "api-token" | "oauth"
+  /** The row id of the token in its table (`api_tokens` or `oauth_tokens`, per `credential`). */
+  readonly tokenId: number
+  /**
+   * For an `oauth` credential: `app`, issued to an app, or `password`, a password-sign-in
+   * token of `POST /api/auth/login/token` (docs/decisions/web.md). Null for API tokens.
+   */
+  readonly oauthKind: "app" | "password" | null
+  /** The app an `app` token was issued to; null otherwise. */
+  readonly clientId: string | null
+  /** The scope the token was granted. */
+  readonly grantedScope: TokenScope
+  readonly paused: boolean
+  /** What the request may do now: read when the account is paused. */
+  readonly scope: TokenScope
+}
+
+/** Bearer tokens are base64url-ish opaque strings; anything else is not worth a query. */
+const PLAUSIBLE_TOKEN = /^[\x21-\x7e]{16,512}$/
+
+export class Authenticator extends Effect.Service<Authenticator>()("belay/Authenticator", {
+  effect: Effect.gen(function*() {
+    const apiTokens = yield* ApiTokens
+    const oauthTokens = yield* OAuthTokens
+    const accounts = yield* Accounts
+    const cache = yield* CredentialCache
+    const usage = yield* CredentialUsage
+
+    type Credential = Pick<Principal, "credential" | "tokenId" | "oauthKind" | "clientId" | "accountId" | "grantedScope">
+
+    const oauthToken = (hash: Buffer) =>
+      Effect.map(oauthTokens.authenticate(hash), Option.map((t): Credential => ({
+        credential: "oauth",
+        tokenId: t.tokenId,
+        oauthKind: t.kind,
+        clientId: t.clientId,
+        accountId: t.accountId,
+        grantedScope: "read-write"
+      })))
+
+    const apiToken = (hash: Buffer) =>
+      Effect.map(apiTokens.authenticate(hash), Option.map((t): Credential => ({
+        credential: "api-token",
+        tokenId: t.tokenId,
+        oauthKind: null,
+        clientId: null,
+        accountId: t.accountId,
+        grantedScope: t.scope
+      })))
+
+    /**
+     * Every API token is minted with its prefix (Tokens.ts), so a token without it is
+     * looked up only as an OAuth token; one with it is an API token first (an OAuth token
+     * may carry a hosted `<name>~` prefix that happens to start the same way).
+     */
+    const credentialOf = (raw: string, hash: Buffer): Effect.Effect<Option.Option<Credential>> =>
+      raw.startsWith(API_TOKEN_PREFIX)
+        ? Effect.flatMap(apiToken(hash), (found) => (Option.isSome(found) ? Effect.succeed(found) : oauthToken(hash)))
+        : oauthToken(hash)
+
+    const lookup = (raw: string, hash: Buffer) =>
+      Effect.gen(function*() {
+        const credential = yield* credentialOf(raw, hash)
+        if (Option.isNone(credential)) return Option.none<Principal>()
+        const account = yield* accounts.findById(credential.value.accountId)
+        if (Option.isNone(account)) return Option.none<Principal>()
+        const paused = account.value.status === "paused"
+        return Option.some<Principal>({
+          ...credential.value,
+          paused,
+          scope: paused ? "read" : credential.value.grantedScope
+        })
+      })
+
+    /** The principal behind an `Authorization` header value, if it is a live credential. */
+    const authenticate = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
+      const match = authorization?.match(/^Bearer +(\S+) *$/i)
+      const raw = match?.[1]
+      if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
+      const hash = sha256(raw)
+      return Effect.map(cache.getOrLookup(hash.toString("base64"), lookup(raw, hash)), (principal) => {
+        if (Option.isSome(principal)) {
+          usage.record(principal.value.credential, principal.value.tokenId)
+        }
+        return principal
+      })
+    }
+
+    return { authenticate } as const
+  }),
+  dependencies: [ApiTokens.Default, OAuthTokens.Default, Accounts.Default, CredentialCache.Default, CredentialUsage.Default]
+}) {}

@@ -1,0 +1,205 @@
+/**
+ * PasskeyCeremonies owns the two WebAuthn ceremonies (W3C WebAuthn Level 3 §7) through
+ * `@simplewebauthn/server`: registering a passkey from Settings > Passkeys, and signing in
+ * with one on `/login` or the authorization page.
+ *
+ * The relying party is this server's issuer (Issuer.ts: PUBLIC_BASE_URL, else the request's
+ * host): its host name is the RP ID and the issuer itself the only expected origin (§7.1
+ * steps 9 and 13). Every ceremony uses a challenge from WebAuthnChallenges, taken once;
+ * user verification is required on both sides (options `userVerification: "required"`,
+ * and the UV flag checked, §7.1 step 15); passkeys are discoverable (`residentKey:
+ * "required"`), so sign-in asks for no name and reveals nothing about which accounts exist
+ * or have passkeys. The signature counter must grow (§7.2 step 22; Passkeys.recordUse).
+ * docs/decisions/web.md, "Passkeys".
+ *
+ * A failed sign-in says nothing about why: every reason is one `None` to the caller (and
+ * one log line with the reason for the operator). Stateless apart from its stores; safe to
+ * call concurrently.
+ */
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse
+} from "@simplewebauthn/server"
+import { Data, Effect, Either, Option } from "effect"
+import type { AuthenticationResponse, RegistrationResponse } from "../../schema/MemberApi.js"
+import { Passkeys } from "./Passkeys.js"
+import { constantTimeEqual } from "./Tokens.js"
+import { WebAuthnChallenges, WebAuthnChallengeLimits } from "./WebAuthnChallenges.js"
+
+export const RELYING_PARTY_NAME = "Belay"
+
+/** Why a registration was refused; shown to the member who is adding the passkey. */
+export class PasskeyNotRegistered extends Data.TaggedError("PasskeyNotRegistered")<{ readonly reason: string }> {}
+
+/** The RP ID and origin of an issuer (an origin without a path, Issuer.ts). */
+export const relyingParty = (issuer: string) => ({ id: new URL(issuer).hostname, origin: issuer })
+
+/** The challenge a response was made for (its clientDataJSON, §5.8.1), or undefined when unreadable. */
+const challengeOf = (clientDataJSON: string): string | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(clientDataJSON, "base64url").toString("utf8"))
+    if (typeof parsed !== "object" || parsed === null || !("challenge" in parsed)) return undefined
+    return typeof parsed.challenge === "string" ? parsed.challenge : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export interface PasskeySignIn {
+  readonly accountId: number
+  readonly passkeyId: number
+}
+
+export class PasskeyCeremonies extends Effect.Service<PasskeyCeremonies>()("belay/PasskeyCeremonies", {
+  effect: Effect.gen(function*() {
+    const passkeys = yield* Passkeys
+    const challenges = yield* WebAuthnChallenges
+
+    /** Options for `navigator.credentials.create()`, for a member signed in with session `sessionId`. */
+    const registrationOptions = Effect.fn("PasskeyCeremonies.registrationOptions")(function*(
+      issuer: string,
+      member: { readonly accountId: number; readonly accountName: string; readonly sessionId: number },
+      passkeyName: string
+    ) {
+      const rp = relyingParty(issuer)
+      const userHandle = yield* passkeys.userHandleFor(member.accountId)
+      const existing = yield* passkeys.credentialIdsOf(member.accountId)
+      const challenge = yield* challenges.issue({
+        _tag: "Register",
+        accountId: member.accountId,
+        sessionId: member.sessionId,
+        passkeyName,
+        userHandle: userHandle.toString("base64url")
+      })
+      return yield* Effect.promise((): Promise<PublicKeyCredentialCreationOptionsJSON> =>
+        generateRegistrationOptions({
+          rpName: RELYING_PARTY_NAME,
+          rpID: rp.id,
+          userName: member.accountName,
+          userDisplayName: member.accountName,
+          userID: new Uint8Array(userHandle),
+          // Bytes, not a string: the library would UTF-8 encode a string, and the browser
+          // echoes the base64url of these bytes, which is the key WebAuthnChallenges holds.
+          challenge: new Uint8Array(Buffer.from(challenge, "base64url")),
+          timeout: WebAuthnChallengeLimits.promptTimeoutMs,
+          attestationType: "none",
+          excludeCredentials: existing.map((c) => ({ id: c.credentialId.toString("base64url"), transports: [...c.transports] })),
+          authenticatorSelection: { residentKey: "required", requireResidentKey: true, userVerification: "required" }
+        })
+      )
+    })
+
+    /** Verifies a registration and stores the passkey under the name given with the options. */
+    const register = Effect.fn("PasskeyCeremonies.register")(function*(
+      issuer: string,
+      member: { readonly accountId: number; readonly sessionId: number },
+      response: RegistrationResponse
+    ) {
+      const refuse = (reason: string) => Effect.fail(new PasskeyNotRegistered({ reason }))
+      const challenge = challengeOf(response.response.clientDataJSON)
+      const purpose = challenge === undefined ? Option.none() : yield* challenges.take(challenge)
+      if (challenge === undefined || Option.isNone(purpose) || purpose.value._tag !== "Register") {
+        return yield* refuse("the passkey prompt expired; try again")
+      }
+      const pending = purpose.value
+      if (pending.accountId !== member.accountId || pending.sessionId !== member.sessionId) {
+        return yield* refuse("the passkey prompt belongs to another sign-in; try again")
+      }
+      const rp = relyingParty(issuer)
+      const verified = yield* Effect.either(Effect.tryPromise(() =>
+        verifyRegistrationResponse({
+          response,
+          expectedChallenge: challenge,
+          expectedOrigin: rp.origin,
+          expectedRPID: rp.id,
+          requireUserVerification: true
+        })
+      ))
+      if (Either.isLeft(verified) || !verified.right.verified) {
+        yield* Effect.logInfo("passkey registration refused").pipe(
+          Effect.annotateLogs({ accountId: member.accountId, cause: Either.isLeft(verified) ? String(verified.left.error) : "not verified" })
+        )
+        return yield* refuse("the passkey could not be verified")
+      }
+      const credential = verified.right.registrationInfo.credential
+      return yield* passkeys.add({
+        accountId: member.accountId,
+        name: pending.passkeyName,
+        credentialId: Buffer.from(credential.id, "base64url"),
+        publicKey: Buffer.from(credential.publicKey),
+        signCount: credential.counter,
+        transports: credential.transports ?? response.response.transports ?? [],
+        userHandle: Buffer.from(pending.userHandle, "base64url")
+      }).pipe(Effect.catchTag("PasskeyExists", () => refuse("this passkey is already registered")))
+    })
+
+    /** Options for `navigator.credentials.get()`: no allowCredentials, the authenticator offers its passkeys. */
+    const signInOptions = Effect.fn("PasskeyCeremonies.signInOptions")(function*(issuer: string) {
+      const challenge = yield* challenges.issue({ _tag: "SignIn" })
+      return yield* Effect.promise((): Promise<PublicKeyCredentialRequestOptionsJSON> =>
+        generateAuthenticationOptions({
+          rpID: relyingParty(issuer).id,
+          challenge: new Uint8Array(Buffer.from(challenge, "base64url")),
+          timeout: WebAuthnChallengeLimits.promptTimeoutMs,
+          userVerification: "required"
+        })
+      )
+    })
+
+    /**
+     * Verifies an assertion (§7.2). Some(the account) or None — whatever went wrong. When the
+     * credential is known, its account is returned alongside for the failure limit.
+     */
+    const signIn = Effect.fn("PasskeyCeremonies.signIn")(function*(issuer: string, response: AuthenticationResponse) {
+      const refused = (reason: string, accountId?: number) =>
+        Effect.logInfo("passkey sign-in refused").pipe(
+          Effect.annotateLogs({ reason, ...(accountId === undefined ? {} : { accountId }) }),
+          Effect.as({ result: Option.none<PasskeySignIn>(), accountId })
+        )
+      const challenge = challengeOf(response.response.clientDataJSON)
+      const purpose = challenge === undefined ? Option.none() : yield* challenges.take(challenge)
+      if (challenge === undefined || Option.isNone(purpose) || purpose.value._tag !== "SignIn") {
+        return yield* refused("unknown, used or expired challenge")
+      }
+      const stored = yield* passkeys.findByCredentialId(Buffer.from(response.rawId, "base64url"))
+      if (Option.isNone(stored)) return yield* refused("unknown credential")
+      const passkey = stored.value
+      // §7.2 step 6: the user was not identified before the ceremony, so the response must
+      // name the credential's owner by its user handle.
+      const userHandle = response.response.userHandle
+      if (userHandle === undefined || !constantTimeEqual(userHandle, passkey.userHandle.toString("base64url"))) {
+        return yield* refused("user handle does not match the credential", passkey.accountId)
+      }
+      const rp = relyingParty(issuer)
+      const verified = yield* Effect.either(Effect.tryPromise(() =>
+        verifyAuthenticationResponse({
+          response,
+          expectedChallenge: challenge,
+          expectedOrigin: rp.origin,
+          expectedRPID: rp.id,
+          credential: {
+            id: passkey.credentialId.toString("base64url"),
+            publicKey: new Uint8Array(passkey.publicKey),
+            counter: passkey.signCount,
+            transports: [...passkey.transports]
+          },
+          requireUserVerification: true
+        })
+      ))
+      if (Either.isLeft(verified) || !verified.right.verified) {
+        return yield* refused(Either.isLeft(verified) ? String(verified.left.error) : "signature not verified", passkey.accountId)
+      }
+      if (!(yield* passkeys.recordUse(passkey.id, verified.right.authenticationInfo.newCounter))) {
+        return yield* refused("signature counter did not grow", passkey.accountId)
+      }
+      return { result: Option.some<PasskeySignIn>({ accountId: passkey.accountId, passkeyId: passkey.id }), accountId: passkey.accountId }
+    })
+
+    return { registrationOptions, register, signInOptions, signIn } as const
+  }),
+  dependencies: [Passkeys.Default, WebAuthnChallenges.Default]
+}) {}

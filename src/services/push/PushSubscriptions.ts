@@ -1,0 +1,167 @@
+/**
+ * PushSubscriptions owns `push_subscriptions` (migration 0004): the Web Push subscriptions of the member's
+ * browsers (RFC 8030 §4; docs/contract.md "The member's browser surface", Push), each owned by the credential that
+ * registered it — a browser session or an OAuth / password-sign-in token. It deletes them when that credential ends
+ * (the interface, "States and transitions": "push subscriptions registered with it are deleted"): it follows
+ * CredentialRevocations, and a session's rows go with the session row itself (ON DELETE CASCADE); WebPush deletes
+ * those whose push service answers 404 or 410 (RFC 8030 §7.3).
+ *
+ * It keeps in memory which accounts have a subscription, so that a message of an account without one costs
+ * nothing (WebPush asks `has`). Concurrency: state in PostgreSQL plus that set, changed one synchronous step at a
+ * time after each committed write; safe to call concurrently. One fiber follows the revocations; another sweeps
+ * again when CredentialRevocations says notices from other processes may have been missed. In a cluster the set
+ * must hold the subscriptions registered on other nodes too (the node that stores a message sends its push): each
+ * account whose subscriptions changed here is announced on `changes`, and ClusterEvents has the other nodes count
+ * it again (`changedElsewhere`).
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, PubSub, Queue } from "effect"
+import { CredentialRevocations } from "../identity/CredentialRevocations.js"
+
+/** A subscription as the push sender needs it. */
+export interface PushSubscription {
+  readonly id: number
+  readonly accountId: number
+  readonly endpoint: string
+  /** base64url of the browser's uncompressed P-256 public key (RFC 8291 §3.1, `ua_public`). */
+  readonly p256dh: string
+  /** base64url of the 16-byte authentication secret (RFC 8291 §3.2). */
+  readonly auth: string
+}
+
+/** Who registered it: a session, or an `oauth_tokens` row (an app's token or a password-sign-in token). */
+export type PushOwner = { readonly _tag: "Session"; readonly sessionId: number } | {
+  readonly _tag: "Token"
+  readonly tokenId: number
+}
+
+/** Subscriptions one account may hold; beyond, registration is refused. */
+export const MAX_PER_ACCOUNT = 100
+
+export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("belay/PushSubscriptions", {
+  scoped: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const revocations = yield* CredentialRevocations
+
+    /** Accounts with at least one subscription → how many. */
+    const counts = new Map<number, number>()
+    /** Accounts whose subscriptions this process added or deleted. */
+    const changes = yield* PubSub.unbounded<number>()
+    const count = (accountId: number): Effect.Effect<void> =>
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${accountId}`.pipe(Effect.orDie),
+        (rows) => {
+          const n = rows[0]?.n ?? 0
+          if (n === 0) counts.delete(accountId)
+          else counts.set(accountId, n)
+        }
+      )
+    const recount = (accountId: number) => Effect.zipRight(count(accountId), PubSub.publish(changes, accountId))
+
+    // Subscribed before anything is read, so no revocation falls between the sweep below and the follower.
+    const revoked = yield* revocations.subscribe
+    const resyncs = yield* revocations.resyncs
+    // Revoked while no event could be heard (Belay was down, or its LISTEN connection was): never used again either.
+    const sweepRevoked = Effect.gen(function*() {
+      yield* sql`
+        DELETE FROM push_subscriptions p USING oauth_tokens o
+        WHERE p.oauth_token_id = o.id AND o.revoked_at IS NOT NULL`.pipe(Effect.orDie)
+      const all = yield* sql<{ accountId: number; n: number }>`
+        SELECT account_id AS "accountId", count(*)::int AS n FROM push_subscriptions GROUP BY account_id`.pipe(Effect.orDie)
+      counts.clear()
+      for (const row of all) counts.set(row.accountId, row.n)
+    })
+    yield* sweepRevoked
+
+    /**
+     * Registers (or moves here) the browser's endpoint; Some(id), or None when the account already holds
+     * MAX_PER_ACCOUNT others.
+     */
+    const add = Effect.fn("PushSubscriptions.add")(function*(
+      accountId: number,
+      owner: PushOwner,
+      subscription: { readonly endpoint: string; readonly p256dh: string; readonly auth: string }
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const sessionId = owner._tag === "Session" ? owner.sessionId : null
+      const tokenId = owner._tag === "Token" ? owner.tokenId : null
+      const rows = yield* sql.withTransaction(Effect.gen(function*() {
+        const held = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${accountId} AND endpoint <> ${subscription.endpoint}`
+        if ((held[0]?.n ?? 0) >= MAX_PER_ACCOUNT) return []
+        return yield* sql<{ id: number }>`
+          INSERT INTO push_subscriptions (account_id, session_id, oauth_token_id, endpoint, p256dh, auth, created_at)
+          VALUES (${accountId}, ${sessionId}, ${tokenId}, ${subscription.endpoint}, ${subscription.p256dh},
+                  ${subscription.auth}, ${new Date(now)})
+          ON CONFLICT (endpoint) DO UPDATE SET account_id = EXCLUDED.account_id, session_id = EXCLUDED.session_id,
+            oauth_token_id = EXCLUDED.oauth_token_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth,
+            created_at = EXCLUDED.created_at
+          RETURNING id`
+      })).pipe(Effect.orDie)
+      yield* recount(accountId)
+      const row = rows[0]
+      if (row === undefined) return undefined
+      yield* Effect.logInfo("push subscription registered").pipe(Effect.annotateLogs({ accountId, subscriptionId: row.id }))
+      return row.id
+    })
+
+    /** The member deletes one of theirs. Returns whether it existed. */
+    const remove = Effect.fn("PushSubscriptions.remove")(function*(accountId: number, id: number) {
+      const rows = yield* sql<{ id: number }>`
+        DELETE FROM push_subscriptions WHERE id = ${id} AND account_id = ${accountId} RETURNING id`.pipe(Effect.orDie)
+      yield* recount(accountId)
+      return rows.length > 0
+    })
+
+    /** The push service no longer knows the endpoint (404 or 410, RFC 8030 §7.3). */
+    const gone = Effect.fn("PushSubscriptions.gone")(function*(subscription: PushSubscription) {
+      yield* sql`DELETE FROM push_subscriptions WHERE id = ${subscription.id} AND endpoint = ${subscription.endpoint}`.pipe(
+        Effect.orDie
+      )
+      yield* recount(subscription.accountId)
+      yield* Effect.logInfo("push subscription gone at its push service; deleted").pipe(
+        Effect.annotateLogs({ accountId: subscription.accountId, subscriptionId: subscription.id })
+      )
+    })
+
+    const forAccount = Effect.fn("PushSubscriptions.forAccount")(function*(accountId: number) {
+      return yield* sql<PushSubscription>`
+        SELECT id, account_id AS "accountId", endpoint, p256dh, auth FROM push_subscriptions
+        WHERE account_id = ${accountId} ORDER BY id`.pipe(Effect.orDie)
+    })
+
+    const has = (accountId: number): boolean => counts.has(accountId)
+
+    // The credential that registered a subscription ended: its subscriptions go (a session's went with it already).
+    yield* Queue.take(revoked).pipe(
+      Effect.flatMap((event) => {
+        if (event.credential === "api-token" || !counts.has(event.accountId)) return Effect.void
+        const where = event.credential === "oauth" ? sql`oauth_token_id = ${event.tokenId}` : sql`session_id = ${event.tokenId}`
+        return Effect.gen(function*() {
+          const rows = yield* sql<{ id: number }>`DELETE FROM push_subscriptions WHERE ${where} RETURNING id`.pipe(Effect.orDie)
+          yield* recount(event.accountId)
+          if (rows.length > 0) {
+            yield* Effect.logInfo("push subscriptions of a revoked credential deleted").pipe(
+              Effect.annotateLogs({ accountId: event.accountId, subscriptions: rows.length })
+            )
+          }
+        })
+      }),
+      Effect.catchAllCause((cause) => Effect.logWarning("push subscriptions of a revoked credential not deleted", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Queue.take(resyncs).pipe(
+      Effect.zipRight(Queue.takeAll(resyncs)),
+      Effect.zipRight(sweepRevoked),
+      Effect.catchAllCause((cause) => Effect.logWarning("push subscriptions of revoked credentials not swept", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    /** Another node of the cluster changed the account's subscriptions: counted again (not announced again). */
+    const changedElsewhere = count
+
+    return { add, remove, gone, forAccount, has, changes, changedElsewhere } as const
+  }),
+  dependencies: [CredentialRevocations.Default]
+}) {}
