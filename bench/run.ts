@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- SECTION…]`: runs the benchmark sections and prints the table. Sections: `mcp`, `ingest`,
- * `memory`, `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
- * bench/sections/Listener.ts), `cluster`, `scale` (one node, 10,000 networks, bench/sections/Scale.ts); `irc` means
+ * `memory`, `settled` (B2b: memory as users run it, no forced collection, Node 24 and 20 beside The Lounge,
+ * bench/sections/Settled.ts), `storm`, `sockets`, `client`, `search`, `listener` (the IRC client listener,
+ * bench/sections/Listener.ts), `cluster`, `scale` (one node, 10,000 networks, bench/sections/Scale.ts), `export` (RSS
+ * growth and rate of `belay account export` at 1,000,000 messages, bench/sections/Export.ts); `irc` means
  * ingest, memory and storm; none means all but `scale` (`cluster` only with DATABASE_URL, which a cluster needs;
  * `scale` only when named: about 9 minutes a run at 10,000 networks, BENCH_RUNS of them). `client` drives the web
  * client in Chromium (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
@@ -31,17 +33,19 @@
 import * as Os from "node:os"
 import { databaseMode, databaseUrl, pinning, pinSelf, removeScratch, RESULTS_DIR, scratch } from "./lib/Env.js"
 import { combineRuns, loadNow, machine, merge, type RunResult, type SectionResult, write } from "./lib/Report.js"
+import { runExport } from "./sections/Export.js"
 import { runIngest } from "./sections/Ingest.js"
 import { runListener } from "./sections/Listener.js"
 import { runMcp } from "./sections/Mcp.js"
 import { runNetworks } from "./sections/Networks.js"
 import { runSearch } from "./sections/Search.js"
+import { runSettled } from "./sections/Settled.js"
 import { runClient } from "./sections/Client.js"
 import { runCluster } from "./sections/Cluster.js"
 import { runScale } from "./sections/Scale.js"
 import { runSockets } from "./sections/Sockets.js"
 
-const ALL = ["mcp", "ingest", "memory", "storm", "sockets", "client", "search", "listener", "cluster", "scale"] as const
+const ALL = ["mcp", "ingest", "memory", "settled", "storm", "sockets", "client", "search", "listener", "cluster", "scale", "export"] as const
 type Section = (typeof ALL)[number]
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
@@ -115,6 +119,9 @@ const main = async () => {
     const title = memory ? "B2. Memory: the whole service, and per network" : "B3. Reconnect storm"
     results.push(...(await repeated(memory ? "memory" : "storm", title, RUNS, () => runNetworks({ memory, storm }))))
   }
+  if (sections.includes("settled")) {
+    results.push(...(await repeated("settled", "B2b. Memory as users run it", RUNS, async () => [await runSettled()])))
+  }
   if (sections.includes("sockets")) {
     results.push(...(await repeated("sockets", "C. Browser WebSockets", RUNS, async () => [await runSockets()])))
   }
@@ -128,6 +135,9 @@ const main = async () => {
   }
   if (sections.includes("scale")) {
     results.push(...(await repeated("scale", "H. One node, ten thousand networks", RUNS, async () => [await runScale()])))
+  }
+  if (sections.includes("export")) {
+    results.push(...(await repeated("export", "I. Account export", 1, async () => [await runExport()])))
   }
   const run: RunResult = {
     startedAt: startedAt.toISOString(),

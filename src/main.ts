@@ -42,7 +42,10 @@ import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { pushRoutes } from "./http/push/PushRoutes.js"
 import { SocketServerLive } from "./http/ws/SocketServer.js"
 import { IrcListenerLive } from "./listener/IrcListener.js"
+import { AccountLimits } from "./services/identity/AccountLimits.js"
 import { Accounts } from "./services/identity/Accounts.js"
+import { AccountDeletion } from "./services/memberdata/AccountDeletion.js"
+import { AccountExport } from "./services/memberdata/AccountExport.js"
 import { ApiTokens } from "./services/identity/ApiTokens.js"
 import { AppConfig, appSettings, type AppSettings, describeConfigError } from "./services/AppConfig.js"
 import { Authenticator } from "./services/identity/Authenticator.js"
@@ -56,12 +59,16 @@ import { disablePretenuring } from "./services/upkeep/Pretenuring.js"
 import { E2eKeys } from "./services/networks/E2eKeys.js"
 import { EventChannel } from "./services/storage/EventChannel.js"
 import { MemberEvents } from "./services/events/MemberEvents.js"
+import { HistoryRetention } from "./services/history/HistoryRetention.js"
 import { MessageHistory } from "./services/history/MessageHistory.js"
 import { MessageWriter } from "./services/history/MessageWriter.js"
 import { Metrics } from "./services/upkeep/Metrics.js"
+import { DestinationGuard } from "./services/egress/DestinationGuard.js"
+import { IdentServer } from "./services/egress/IdentServer.js"
 import { NetworkFeed } from "./services/events/NetworkFeed.js"
 import { Networks } from "./services/networks/Networks.js"
 import { NickNotes } from "./services/networks/NickNotes.js"
+import { ClientDocuments } from "./services/oauth/ClientDocuments.js"
 import { OAuthClients } from "./services/oauth/OAuthClients.js"
 import { OAuthCodes } from "./services/oauth/OAuthCodes.js"
 import { OAuthConsents } from "./services/oauth/OAuthConsents.js"
@@ -94,16 +101,23 @@ export const loggerLayer = (settings: AppSettings) =>
  * one build is built once, so every service exists once however many others use it.
  */
 export const Services = Layer.mergeAll(
+  AccountLimits.Default,
   Accounts.Default,
+  AccountDeletion.Default,
+  AccountExport.Default,
   ApiTokens.Default,
   Authenticator.Default,
   BrowserSessions.Default,
+  ClientDocuments.Default,
   ClusterEvents.Default,
   CredentialRevocations.Default,
   CredentialUsage.Default,
+  DestinationGuard.Default,
   E2eKeys.Default,
   EventChannel.Default,
   MemberEvents.Default,
+  HistoryRetention.Default,
+  IdentServer.Default,
   MessageHistory.Default,
   MessageWriter.Default,
   Metrics.Default,

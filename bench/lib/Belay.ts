@@ -22,6 +22,13 @@ export interface StartOptions {
   readonly nodeFlags?: ReadonlyArray<string>
   /** How long Belay may take to answer /healthz (default 60 s): a boot with thousands of networks takes longer. */
   readonly readyTimeoutMs?: number
+  /** The node binary to run (default: this bench's own, process.execPath). */
+  readonly node?: string
+  /**
+   * Exactly as `npm start` runs it: no MALLOC_ENV (on Node 20, which has no execve, users' servers run without it
+   * unless they set it) and no BENCH_BELAY_NODE_FLAGS. Default false.
+   */
+  readonly asUsersRun?: boolean
 }
 
 /**
@@ -86,12 +93,13 @@ export const startBelay = async (databaseEnv: Record<string, string>, options: S
   const env: Record<string, string> = {
     LOG_FORMAT: "json",
     LOG_LEVEL: "info",
-    ...MALLOC_ENV,
+    ...(options.asUsersRun === true ? {} : MALLOC_ENV),
     ...databaseEnv,
     HOST: "127.0.0.1",
     PORT: String(port)
   }
-  const [command, args] = onCore(SERVER_CORE, [process.execPath, ...EXTRA_FLAGS, ...(options.nodeFlags ?? []), BIN, "serve"])
+  const flags = options.asUsersRun === true ? [] : EXTRA_FLAGS
+  const [command, args] = onCore(SERVER_CORE, [options.node ?? process.execPath, ...flags, ...(options.nodeFlags ?? []), BIN, "serve"])
   const child = Child.spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   let tail = ""
   const keep = (chunk: Buffer) => {

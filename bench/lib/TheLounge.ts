@@ -75,6 +75,8 @@ export const startLounge = (options: {
   readonly ircPort: number
   readonly networks: number
   readonly nodeFlags: ReadonlyArray<string>
+  /** The node binary (default loungeNode()): section B2b gives each process a private copy. */
+  readonly node?: string
 }): RunningLounge => {
   const entry = ensureLounge()
   const home = options.dir
@@ -105,7 +107,7 @@ export const startLounge = (options: {
     channels: []
   }))
   Fs.writeFileSync(Path.join(home, "users/bench.json"), JSON.stringify({ password: "", log: true, networks }, null, 2))
-  const [command, args] = onCore(SERVER_CORE, [loungeNode(), ...options.nodeFlags, entry, "start"])
+  const [command, args] = onCore(SERVER_CORE, [options.node ?? loungeNode(), ...options.nodeFlags, entry, "start"])
   const child = Child.spawn(command, args, {
     env: { ...process.env, THELOUNGE_HOME: home, NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"]

@@ -26,14 +26,27 @@
  *   keep a whole pool slab alive. `LeanNetTransport` (passed as its `transport` option) keeps an empty shared buffer
  *   instead, or a copy of the partial line in memory of its own.
  * - The keepalive's answer never reaches irc-framework or the actor as a line (`LeanNetTransport`, below).
+ * - Where the destination guard checked the address (BELAY_PRIVATE_DESTINATIONS=deny), the socket goes to that
+ *   address and no other: irc-framework would look the host up again, so `LeanNetTransport.connect` opens the
+ *   socket itself (its option `pinned`), with the name as the TLS server name (docs/decisions/hosting.md "One
+ *   destination guard"). The check runs before the socket; a refusal is `Refused`, never a packet.
+ * - The member's face upstream (docs/decisions/hosting.md "Each member their own face upstream"): the socket binds the
+ *   member's source address (`outgoing_addr`, which irc-framework's own connect passes as `localAddress` with its
+ *   family, and `LeanNetTransport.connect` too), and once it is connected ("raw socket connected", before TLS: a
+ *   server asks ident as soon as it accepts) its four addresses and ports go to this node's ident server with the
+ *   member's ident, until it closes.
  * - Every Client builds its own table of command handlers (`command_handler.handlers`, an Array used as a map of
  *   some 200 names, so a dictionary of ~6 KiB), though every entry is a module-level function of the library, or a
  *   closure over module-level data, taking the client's handler as an argument: the same for every client. Each
  *   client is given the first one's table (`shareCommandTable`); nothing adds handlers after construction.
  */
-import { Context, Duration, Layer } from "effect"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { Context, Duration, Effect, Exit, Layer, Option, Runtime } from "effect"
 import IRC from "irc-framework"
 import NetTransport from "irc-framework/src/transports/net.js"
+import { DestinationGuard, type PinnedDestination } from "../services/egress/DestinationGuard.js"
+import { IdentServer } from "../services/egress/IdentServer.js"
 import { QUIT_GRACE } from "./ReconnectPolicy.js"
 
 export interface TransportOptions {
@@ -47,6 +60,10 @@ export interface TransportOptions {
   readonly realname: string
   readonly serverPassword: string | null
   readonly sasl: { readonly username: string; readonly password: string } | null
+  /** The member's ident, answered by this node's ident server for the connection; absent or null: none. */
+  readonly ident?: string | null | undefined
+  /** The member's source address (BELAY_UPSTREAM_SOURCE); absent or null: the node's own. */
+  readonly localAddress?: string | null | undefined
 }
 
 /** What the transport reports, in socket order. */
@@ -59,6 +76,11 @@ export type TransportEvent =
   | { readonly _tag: "SaslFailed"; readonly reason: string; readonly message: string | null }
   /** The socket is gone; `error` is the socket error when there was one (ECONNREFUSED, certificate…). */
   | { readonly _tag: "Closed"; readonly error: string | null }
+  /**
+   * The destination guard refused the address before any socket was opened; `reason` begins with `locked-down:`
+   * (the interface's word). Permanent: the network stays offline until its host changes or it is connected again.
+   */
+  | { readonly _tag: "Refused"; readonly reason: string }
 
 export interface IrcConnection {
   /** Writes one line (CR-LF added). False when the socket cannot take it (not open, or closing). */
@@ -109,6 +131,8 @@ const KEEPALIVE_ANSWER = new RegExp(
 const isKeepaliveAnswer = (line: string): boolean => line.includes(KEEPALIVE_TOKEN) && KEEPALIVE_ANSWER.test(line)
 
 const NOTHING = Buffer.alloc(0)
+/** irc-framework's state for a socket being opened (src/transports/net.js). */
+const SOCK_CONNECTING = 1
 
 /**
  * irc-framework's socket class, keeping no slice of a read buffer between reads (see the pitfalls above), and
@@ -127,6 +151,36 @@ export class LeanNetTransport extends NetTransport {
       return true
     }
     return super.emit(event, ...args)
+  }
+
+  /**
+   * irc-framework's own connect, but to the guard's address when there is one (no second lookup), the name kept
+   * for TLS (SNI and the certificate check: Node verifies `servername` when given). SOCKS is never configured.
+   */
+  override connect(): void {
+    const pinned = this.options.pinned
+    if (pinned === undefined) return super.connect()
+    this.disposeSocket()
+    this.requested_disconnect = false
+    this.incoming_buffer = NOTHING
+    if (this.options.encoding === undefined || !this.setEncoding(this.options.encoding)) this.setEncoding("utf8")
+    this.state = SOCK_CONNECTING
+    const localAddress = this.options.outgoing_addr
+    const target = {
+      host: pinned.address,
+      port: this.options.port ?? 6667,
+      family: pinned.family,
+      ...(localAddress !== undefined ? { localAddress } : {})
+    }
+    const socket = this.options.tls === true
+      ? Tls.connect({
+        ...target,
+        servername: Net.isIP(pinned.name) === 0 ? pinned.name : undefined,
+        rejectUnauthorized: this.options.rejectUnauthorized
+      })
+      : Net.connect(target)
+    this.socket = socket
+    this._onSocketCreate(this.options, socket)
   }
 
   override onSocketData(data: Buffer): void {
@@ -152,7 +206,16 @@ const shareCommandTable = (client: IRC.Client) => {
   else handler.handlers = commandTable
 }
 
-const open = (options: TransportOptions, emit: (event: TransportEvent) => void): IrcConnection => {
+/** `4` or `6`, the family of an address literal. */
+const familyOf = (address: string): 4 | 6 => (Net.isIPv6(address) ? 6 : 4)
+
+const open = (
+  guard: DestinationGuard,
+  identServer: IdentServer | undefined,
+  runtime: Runtime.Runtime<never>,
+  options: TransportOptions,
+  emit: (event: TransportEvent) => void
+): IrcConnection => {
   const client = new IRC.Client()
   shareCommandTable(client)
   // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
@@ -163,6 +226,19 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
     if (event.from_server) emit({ _tag: "Line", line: event.line })
   })
   client.on("socket connected", () => emit({ _tag: "Opened" }))
+  const ident = options.ident ?? null
+  if (identServer?.enabled === true && ident !== null) {
+    client.on("raw socket connected", (socket) => {
+      if (!(socket instanceof Net.Socket)) return
+      const { localAddress, localPort, remoteAddress, remotePort } = socket
+      if (localAddress === undefined || localPort === undefined || remoteAddress === undefined || remotePort === undefined) {
+        return
+      }
+      const unregister = identServer.register({ localAddress, localPort, remoteAddress, remotePort, ident })
+      socket.once("close", unregister)
+    })
+  }
+  const sourceAddress = options.localAddress ?? null
   client.on("sasl failed", (event) => emit({ _tag: "SaslFailed", reason: event.reason, message: event.message ?? null }))
   client.on("socket close", (error) => {
     if (closed) return
@@ -170,6 +246,7 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
     emit({ _tag: "Closed", error: describeError(error) })
   })
 
+  const connect = (pinned: PinnedDestination | undefined) => {
   // irc-framework's connect can throw synchronously on bad options (e.g. an invalid port); report it as a close.
   try {
     client.connect({
@@ -188,14 +265,52 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
       ping_timeout: 0,
       enable_echomessage: true,
       version: null,
-      transport: LeanNetTransport
+      transport: LeanNetTransport,
+      ...(sourceAddress !== null ? { outgoing_addr: sourceAddress } : {}),
+      pinned: pinned?.address != null && pinned.family !== null
+        ? { name: pinned.name, address: pinned.address, family: pinned.family }
+        : undefined
     })
   } catch (error) {
     closed = true
     queueMicrotask(() => emit({ _tag: "Closed", error: describeError(error) ?? "could not connect" }))
   }
+  }
+
+  if (guard.mode === "allow") {
+    // Nothing to check: connect by name at once, as irc-framework always did.
+    connect(undefined)
+  } else {
+    Runtime.runCallback(runtime)(guard.check(options.host, options.port), {
+      onExit: (exit) => {
+        // Ended (quit or destroy) while the name was being checked: no socket at all.
+        if (closed) return
+        if (Exit.isSuccess(exit) && sourceAddress !== null && exit.value.family !== familyOf(sourceAddress)) {
+          // A socket bound to an address of one family cannot reach the other; the resolver's first answer may be
+          // of the right family next time, so this is an ordinary failure, retried.
+          closed = true
+          return emit({
+            _tag: "Closed",
+            error: `${options.host} answered ${exit.value.address}, not an IPv${familyOf(sourceAddress)} address as ` +
+              `the source address ${sourceAddress} (BELAY_UPSTREAM_SOURCE) needs`
+          })
+        }
+        if (Exit.isSuccess(exit)) return connect(exit.value)
+        closed = true
+        const failure = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        if (failure?._tag === "DestinationRefused") emit({ _tag: "Refused", reason: `locked-down: ${failure.message}` })
+        else emit({ _tag: "Closed", error: failure?.message ?? "could not connect" })
+      }
+    })
+  }
 
   const destroy = () => {
+    if (client.connection?.transport == null && !closed) {
+      // Still checking the destination: end here, with the Closed the actor waits for.
+      closed = true
+      queueMicrotask(() => emit({ _tag: "Closed", error: null }))
+      return
+    }
     try {
       // `had_error` makes irc-framework destroy the socket instead of a graceful end.
       client.connection.end(undefined, true)
@@ -239,4 +354,16 @@ const open = (options: TransportOptions, emit: (event: TransportEvent) => void):
   }
 }
 
-export const IrcTransportLive: Layer.Layer<IrcTransport> = Layer.succeed(IrcTransport, { open })
+/**
+ * The real transport; every connect asks the destination guard first. Its sockets go to this node's ident server
+ * when there is one in context (main.ts's Services).
+ */
+export const IrcTransportLive: Layer.Layer<IrcTransport, never, DestinationGuard> = Layer.effect(
+  IrcTransport,
+  Effect.gen(function*() {
+    const guard = yield* DestinationGuard
+    const identServer = Option.getOrUndefined(yield* Effect.serviceOption(IdentServer))
+    const runtime = yield* Effect.runtime<never>()
+    return { open: (options, emit) => open(guard, identServer, runtime, options, emit) }
+  })
+)

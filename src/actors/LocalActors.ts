@@ -248,7 +248,8 @@ export const make = (options: LocalActorsOptions = {}) =>
           throttle,
           events,
           closeAtOnce: options.closeAtOnce,
-          fence: fence === undefined ? undefined : () => fence(networkId)
+          fence: fence === undefined ? undefined : () => fence(networkId),
+          upstreamSource: Option.getOrUndefined(settings.upstreamSource)
         })
         actors.set(networkId, actor)
         yield* Scope.addFinalizer(
@@ -479,10 +480,13 @@ export const make = (options: LocalActorsOptions = {}) =>
               // actor checks again against its own keys, atomically with the write).
               const keyed = yield* encryptedTargetOfRaw(networkId, line)
               if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
-              return yield* ask(networkId, Command.raw(line))
+              // A JOIN counts against the account's channel limit, read here, off the actor (it never waits on SQL).
+              const joins = /^\s*(?:@\S+\s+)?(?::\S+\s+)?JOIN\s/i.test(line)
+              return yield* ask(networkId, Command.raw(line, joins ? yield* networks.channelLimit(networkId) : null))
             })),
         join: (networkId, channel, key) =>
-          guarded({ channel, key: Option.getOrUndefined(key) }, () => ask(networkId, Command.join(channel, key))),
+          guarded({ channel, key: Option.getOrUndefined(key) }, () =>
+            Effect.flatMap(networks.channelLimit(networkId), (limit) => ask(networkId, Command.join(channel, key, limit)))),
         part: (networkId, channel, reason) =>
           guarded({ channel, reason: Option.getOrUndefined(reason) }, () => ask(networkId, Command.part(channel, reason))),
         nick: (networkId, nick) => guarded({ nick }, () => ask(networkId, Command.nick(nick))),

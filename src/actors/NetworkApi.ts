@@ -24,6 +24,7 @@ import type {
   LockedDown,
   NotConnected,
   NotInChannel,
+  QuotaExceeded,
   Refused,
   SendQueueFull,
   Timeout,
@@ -83,17 +84,23 @@ export interface NetworkControlService {
     target: string,
     text: string
   ) => Effect.Effect<void, WriteError>
-  /** One raw line, verbatim; plaintext to an end-to-end encrypted target is refused. */
+  /**
+   * One raw line, verbatim; plaintext to an end-to-end encrypted target is refused, and so is a JOIN past the
+   * account's channel limit (QuotaExceeded, as `join`).
+   */
   readonly raw: (
     networkId: number,
     line: string
-  ) => Effect.Effect<void, WriteError | E2eChannelUseSendMessage>
-  /** Given key, else the stored key. The channel is remembered for rejoin. */
+  ) => Effect.Effect<void, WriteError | E2eChannelUseSendMessage | QuotaExceeded>
+  /**
+   * Given key, else the stored key. The channel is remembered for rejoin. A new channel past the account's channel
+   * limit on this network: QuotaExceeded, nothing sent (docs/contract.md "Account limits").
+   */
   readonly join: (
     networkId: number,
     channel: string,
     key: Option.Option<string>
-  ) => Effect.Effect<void, WriteError>
+  ) => Effect.Effect<void, WriteError | QuotaExceeded>
   readonly part: (
     networkId: number,
     channel: string,

@@ -13,6 +13,9 @@ import { NetworkControl } from "../actors/NetworkApi.js"
 import { type AdminNetwork, AdminRequest, type AdminResponse } from "../schema/Admin.js"
 import { JSON_MAX_DEPTH, parseBoundedJson } from "../schema/BoundedJson.js"
 import { Accounts } from "../services/identity/Accounts.js"
+import { makeAccountLimitsAdmin } from "./AccountLimitsAdmin.js"
+import { AccountDeletion } from "../services/memberdata/AccountDeletion.js"
+import { makeAdminExport } from "./AdminExport.js"
 import { ApiTokens } from "../services/identity/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
 import { E2eKeys } from "../services/networks/E2eKeys.js"
@@ -27,6 +30,8 @@ export const makeAdminHandler = Effect.gen(function*() {
   const tokens = yield* ApiTokens
   const e2e = yield* E2eKeys
   const control = yield* NetworkControl
+  const limitsAdmin = yield* makeAccountLimitsAdmin
+  const deletion = yield* AccountDeletion
 
   /** The account's networks with their live connection: state, current nick, last error, next retry. */
   const networkList = (account: string) =>
@@ -62,6 +67,15 @@ export const makeAdminHandler = Effect.gen(function*() {
         return Effect.map(accounts.setStatus(request.name, "active"), (a) => ({ name: a.name, status: a.status }))
       case "AccountRecover":
         return Effect.map(accounts.recover(request.name, request.password), (r) => ({ revokedApps: r.revokedApps }))
+      case "AccountLimits":
+        return limitsAdmin.set(request)
+      case "AccountShow":
+        return limitsAdmin.show(request.name)
+      case "AccountDelete":
+        return Effect.map(deletion.begin(request.name), (d) => ({ deleting: request.name, networks: d.networks }))
+      case "AccountExport":
+        // Streamed by AdminExport before it gets here (its answer is not one line).
+        return Effect.fail({ message: "account export is answered as a stream" })
       case "NetworkAdd":
         return Effect.map(
           networks.add(request.account, {
@@ -144,6 +158,7 @@ export const AdminServerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const handle = yield* makeAdminHandler
+    const exportFor = yield* makeAdminExport
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const socketPath = config.adminSocket
 
@@ -176,7 +191,8 @@ export const AdminServerLive = Layer.scopedDiscard(
         const line = buffer.slice(0, nl)
         socket.pause()
         runFork(
-          Effect.flatMap(handle(line), (response) => Effect.sync(() => socket.end(JSON.stringify(response) + "\n")))
+          Option.getOrElse(exportFor(line, socket), () =>
+            Effect.flatMap(handle(line), (response) => Effect.sync(() => socket.end(JSON.stringify(response) + "\n"))))
         )
       })
     })

@@ -17,6 +17,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Either, Schema } from "effect"
 import { AdminNetwork, type AdminRequest, AdminResponse } from "../schema/Admin.js"
 import { parseFishKey } from "../services/crypto/Fish.js"
+import { limitsRequest, showLines } from "./AccountLimitsCommand.js"
 
 class UsageError extends Error {}
 
@@ -27,6 +28,11 @@ const USAGE = `usage:
   belay account pause NAME
   belay account resume NAME
   belay account recover NAME          (new password on stdin; revokes every OAuth app)
+  belay account limits NAME [--networks N] [--channels N] [--apps N] [--push-subscriptions N]
+        [--passkeys N] [--sessions N]  (N: a number, unlimited or default)
+  belay account show NAME             (its limits, where each comes from, and what it holds)
+  belay account delete NAME [--yes]   (irreversible: asks for confirmation unless --yes)
+  belay account export NAME > FILE    (the member's data as JSON Lines; no secrets)
   belay network add ACCOUNT --name N --host H --port P [--tls] [--tls-insecure] [--nick NICK]
         [--username U] [--realname R] [--server-password P] [--sasl-plain USER:PASS] [--join '#a,#b']
   belay network list ACCOUNT          (state, current nick, next retry, last error)
@@ -43,7 +49,7 @@ interface Parsed {
   readonly flags: ReadonlyMap<string, string | true>
 }
 
-const BOOLEAN_FLAGS = new Set(["tls", "tls-insecure", "json", "help"])
+const BOOLEAN_FLAGS = new Set(["tls", "tls-insecure", "json", "help", "yes"])
 
 const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
   const positional: Array<string> = []
@@ -87,6 +93,23 @@ const readStdinSecret = (what: string): Promise<string> =>
     process.stdin.once("error", reject)
   })
 
+/**
+ * Deleting an account cannot be undone (docs/contract.md "Admin commands"): without `--yes` the operator types the
+ * account's name on a terminal; a script without a terminal must say `--yes`.
+ */
+const confirmDeletion = (name: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (!process.stdin.isTTY) {
+      return reject(new UsageError(`deleting ${name} cannot be undone: pass --yes to confirm (stdin is not a terminal)`))
+    }
+    process.stderr.write(`Delete account ${name} and everything it owns? This cannot be undone.\nType its name to confirm: `)
+    process.stdin.setEncoding("utf8")
+    process.stdin.once("data", (answer: string) => {
+      process.stdin.pause()
+      answer.trim() === name ? resolve() : reject(new UsageError("not confirmed; nothing was deleted"))
+    })
+  })
+
 const positiveInt = (value: string | undefined, what: string): number => {
   if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1) {
     throw new UsageError(`${what} must be a positive integer, got ${JSON.stringify(value ?? "")}`)
@@ -126,6 +149,22 @@ const toRequest = async (p: Parsed): Promise<AdminRequest> => {
     case "account resume":
       arity(p, 3, "account resume NAME")
       return { _tag: "AccountResume", name: arg(2) }
+    case "account delete":
+      arity(p, 3, "account delete NAME [--yes]")
+      if (!p.flags.has("yes")) await confirmDeletion(arg(2))
+      return { _tag: "AccountDelete", name: arg(2) }
+    case "account export":
+      arity(p, 3, "account export NAME > FILE")
+      return { _tag: "AccountExport", name: arg(2) }
+    case "account limits": {
+      arity(p, 3, "account limits NAME [--networks N] [--channels N] [--apps N] [--push-subscriptions N] …")
+      const built = limitsRequest(arg(2), p.flags)
+      if ("usage" in built) throw new UsageError(built.usage)
+      return built.request
+    }
+    case "account show":
+      arity(p, 3, "account show NAME")
+      return { _tag: "AccountShow", name: arg(2) }
     case "account recover":
       arity(p, 3, "account recover NAME")
       return { _tag: "AccountRecover", name: arg(2), password: await readStdinSecret("new password") }
@@ -221,6 +260,49 @@ const call = (socketPath: string, request: AdminRequest): Promise<AdminResponse>
     })
   })
 
+/**
+ * `account export`: the head line is an AdminResponse; on success the archive follows, copied to stdout at the pace
+ * stdout takes it (pipe: the socket is paused while stdout is full). Resolves with the refusal, or with whether the
+ * archive arrived whole (its last line is the `end` line).
+ */
+const callExport = (socketPath: string, request: AdminRequest): Promise<AdminResponse | { readonly whole: boolean }> =>
+  new Promise((resolve, reject) => {
+    const socket = Net.connect(socketPath)
+    let headText = ""
+    let tail = ""
+    let streaming = false
+    socket.once("connect", () => socket.write(JSON.stringify(request) + "\n"))
+    const onData = (chunk: Buffer) => {
+      if (streaming) {
+        tail = (tail + chunk.toString("utf8")).slice(-4096)
+        return
+      }
+      headText += chunk.toString("utf8")
+      const nl = headText.indexOf("\n")
+      if (nl === -1) return
+      const head = Schema.decodeUnknownEither(Schema.parseJson(AdminResponse))(headText.slice(0, nl))
+      if (Either.isLeft(head)) return reject(new Error("the server sent an unreadable response"))
+      if (!head.right.ok) return resolve(head.right)
+      streaming = true
+      const rest = Buffer.from(headText.slice(nl + 1), "utf8")
+      tail = rest.toString("utf8").slice(-4096)
+      process.stdout.write(rest)
+      socket.pipe(process.stdout, { end: false })
+    }
+    socket.on("data", onData)
+    socket.once("end", () => {
+      if (!streaming) return reject(new Error("the server sent an unreadable response"))
+      const last = tail.trimEnd().split("\n").pop() ?? ""
+      resolve({ whole: last.startsWith(`{"kind":"end"`) })
+    })
+    socket.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT" || e.code === "ECONNREFUSED") {
+        reject(new Error(`no belay server is running (no admin socket at ${socketPath}); start one with 'belay serve'`))
+      } else if (streaming) resolve({ whole: false })
+      else reject(e)
+    })
+  })
+
 /** Seconds from now until `iso`, for a human reading `network list`. */
 const fromNow = (iso: string): string => {
   const seconds = Math.round((Date.parse(iso) - Date.now()) / 1000)
@@ -254,6 +336,13 @@ const printHuman = (request: AdminRequest, result: unknown): string => {
       return `account ${request.name} is ${String(r.status)}`
     case "AccountRecover":
       return `password of ${request.name} reset; ${String(r.revokedApps)} app token(s) revoked`
+    case "AccountLimits":
+    case "AccountShow":
+      return showLines(result)
+    case "AccountDelete":
+      return `account ${request.name} is being deleted: it can no longer sign in, its networks quit; its name is free once all its data is gone`
+    case "AccountExport":
+      return ""
     case "NetworkAdd":
       return String(r.id)
     case "NetworkList":
@@ -292,6 +381,21 @@ const runClient = async (argv: ReadonlyArray<string>): Promise<number> => {
       return 2
     }
     throw e
+  }
+  if (request._tag === "AccountExport") {
+    try {
+      const outcome = await callExport(adminSocketPath(), request)
+      if ("whole" in outcome) {
+        if (outcome.whole) return 0
+        process.stderr.write("belay: the export was cut short (see the server log); the file is incomplete\n")
+        return 1
+      }
+      if (!outcome.ok) process.stderr.write(`belay: ${outcome.error}\n`)
+      return 1
+    } catch (e) {
+      process.stderr.write(`belay: ${e instanceof Error ? e.message : String(e)}\n`)
+      return 1
+    }
   }
   try {
     const response = await call(adminSocketPath(), request)

@@ -27,6 +27,7 @@ import {
   LockedDown,
   NotConnected,
   NotInChannel,
+  QuotaExceeded,
   Refused,
   SendQueueFull,
   Timeout,
@@ -79,8 +80,11 @@ export const NetworkEntity = Entity.make(NETWORK_ENTITY_TYPE, [
     payload: { kind: Schema.Literal("privmsg", "action", "notice"), target, text: Schema.String },
     error: WriteErrors
   }),
-  Rpc.make("Raw", { payload: { line: Schema.String }, error: Schema.Union(WriteErrors, E2eChannelUseSendMessage) }),
-  Rpc.make("Join", { payload: { channel, key: Schema.NullOr(Schema.String) }, error: WriteErrors }),
+  Rpc.make("Raw", {
+    payload: { line: Schema.String },
+    error: Schema.Union(WriteErrors, E2eChannelUseSendMessage, QuotaExceeded)
+  }),
+  Rpc.make("Join", { payload: { channel, key: Schema.NullOr(Schema.String) }, error: Schema.Union(WriteErrors, QuotaExceeded) }),
   Rpc.make("Part", {
     payload: { channel, reason: Schema.NullOr(Schema.String) },
     error: Schema.Union(WriteErrors, NotInChannel)

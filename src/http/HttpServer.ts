@@ -26,7 +26,7 @@
  */
 import * as Http from "node:http"
 import type { Duplex } from "node:stream"
-import { Context, Duration, Effect, Either, Exit, Fiber, Layer, Option, Runtime } from "effect"
+import { Context, Duration, Effect, Either, Exit, Fiber, Layer, Option, Runtime, Stream } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { Metrics } from "../services/upkeep/Metrics.js"
 import {
@@ -336,6 +336,30 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   res.end()
 }
 
+/**
+ * A streamed answer (HttpResponse `stream`): each chunk is written once the socket took the one before, so the
+ * producer never runs ahead of the client. A client that goes away interrupts the handler's fiber (`handle`), which
+ * ends the wait for `drain`.
+ */
+const sendStream = (res: Http.ServerResponse, response: HttpResponse, stream: NonNullable<HttpResponse["stream"]>) =>
+  Effect.gen(function*() {
+    res.writeHead(response.status, Object.assign({}, response.headers))
+    yield* Stream.runForEach(stream, (chunk) =>
+      Effect.async<void>((resume) => {
+        if (res.write(chunk)) return resume(Effect.void)
+        const onDrain = () => resume(Effect.void)
+        res.once("drain", onDrain)
+        return Effect.sync(() => res.off("drain", onDrain))
+      }))
+    yield* Effect.async<void>((resume) => {
+      res.end(() => resume(Effect.void))
+    })
+  }).pipe(
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(Effect.logWarning("a streamed answer failed; connection cut", cause), Effect.sync(() => res.destroy()))
+    )
+  )
+
 /** A plain HTTP response on a connection that asked to be upgraded, then closed (RFC 6455 §4.2.2). */
 export const refuseUpgrade = (socket: Duplex, response: HttpResponse): void => {
   if (socket.destroyed) return
@@ -411,9 +435,13 @@ export const HttpServerLive = Layer.scoped(
               Effect.as(json(500, { error: "server_error", error_description: "internal error" }))
             )
           ),
-          Effect.map((response) => {
+          Effect.flatMap((response) => {
+            const observe = Effect.sync(() =>
+              metrics.observeHttp(route.name ?? route.path, response.status, (performance.now() - started) / 1000)
+            )
+            if (response.stream !== undefined) return Effect.zipRight(sendStream(res, response, response.stream), observe)
             send(req, res, response)
-            metrics.observeHttp(route.name ?? route.path, response.status, (performance.now() - started) / 1000)
+            return observe
           })
         )
       )

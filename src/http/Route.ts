@@ -4,7 +4,7 @@
  * matches them; both import this, so neither imports the other. Types and tagged errors only.
  */
 import type * as Http from "node:http"
-import { Data, type Effect } from "effect"
+import { Data, type Effect, type Stream } from "effect"
 
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly limit: number }> {}
 export class BodyReadFailed extends Data.TaggedError("BodyReadFailed")<{ readonly cause: unknown }> {}
@@ -36,6 +36,12 @@ export interface HttpResponse {
    * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request.
    */
   readonly body?: string | Buffer | ReadonlyArray<Buffer>
+  /**
+   * Instead of `body`, an answer too large to hold (Settings › Export): written chunk by chunk, each once the client
+   * has taken the one before, without a content-length. A failure mid-way cuts the connection, so the client sees an
+   * incomplete answer rather than a complete-looking one.
+   */
+  readonly stream?: Stream.Stream<string | Uint8Array, unknown>
 }
 
 export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>

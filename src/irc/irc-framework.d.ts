@@ -66,6 +66,12 @@ declare module "irc-framework" {
       socks?: { readonly host: string; readonly port?: number; readonly user?: string; readonly pass?: string } | undefined
       /** The socket class `Connection` builds per connect (default: src/transports/net.js, `NetTransport` below). */
       transport?: (new (options: ClientOptions) => NetTransport) | undefined
+      /**
+       * Not irc-framework's: Belay's socket class (src/actors/IrcTransport.ts) connects to this address, checked by
+       * the destination guard, instead of looking the host up again; TLS verifies `name`. irc-framework passes its
+       * options object through to the socket class untouched.
+       */
+      pinned?: { readonly name: string; readonly address: string; readonly family: 4 | 6 } | undefined
     }
 
     /**
@@ -75,7 +81,19 @@ declare module "irc-framework" {
      */
     class NetTransport {
       constructor(options: ClientOptions)
+      /** The Client's options object, as given to `connect`. */
+      options: ClientOptions
+      socket: import("node:net").Socket | null
+      /** 0 disconnected, 1 connecting, 2 connected. */
+      state: number
+      requested_disconnect: boolean
       incoming_buffer: Buffer
+      /** Opens the socket (net.connect or tls.connect, looking `options.host` up) and binds its events. */
+      connect(): void
+      disposeSocket(): void
+      setEncoding(encoding: string): boolean
+      /** Binds the new socket's events; `connect` calls it right after creating the socket. */
+      _onSocketCreate(options: ClientOptions, socket: import("node:net").Socket): void
       onSocketData(data: Buffer): void
       emit(event: string | symbol, ...args: Array<unknown>): boolean
     }

@@ -152,7 +152,12 @@ export const onBouncer = (deps: ListenerDeps, d: Downstream, params: ReadonlyArr
           sasl: Option.none(),
           join: []
         }).pipe(Effect.either)
-        if (Either.isLeft(added)) return fail(d, "BOUNCER", "INVALID_ATTRIBUTE", ["ADDNETWORK", "name"], added.left.message)
+        if (Either.isLeft(added)) {
+          // docs/contract.md "Account limits": the refusal names the limit, as JOIN's does.
+          if (added.left._tag === "QuotaExceeded") return fail(d, "BOUNCER", "QUOTA_EXCEEDED", ["ADDNETWORK"], added.left.message)
+          const attribute = added.left._tag === "DestinationRefused" ? "host" : "name"
+          return fail(d, "BOUNCER", "INVALID_ATTRIBUTE", ["ADDNETWORK", attribute], added.left.message)
+        }
         return replyLine(d, { command: "BOUNCER", params: ["ADDNETWORK", String(added.right)] })
       }
       case "CHANGENETWORK": {
@@ -179,6 +184,8 @@ export const onBouncer = (deps: ListenerDeps, d: Downstream, params: ReadonlyArr
         if (Either.isLeft(updated)) {
           return updated.left._tag === "NetworkExists"
             ? fail(d, "BOUNCER", "INVALID_ATTRIBUTE", ["CHANGENETWORK", "name"], updated.left.message)
+            : updated.left._tag === "DestinationRefused"
+            ? fail(d, "BOUNCER", "INVALID_ATTRIBUTE", ["CHANGENETWORK", "host"], updated.left.message)
             : fail(d, "BOUNCER", "INVALID_NETID", ["CHANGENETWORK", String(netId)], "No such network")
         }
         return replyLine(d, { command: "BOUNCER", params: ["CHANGENETWORK", String(netId)] })

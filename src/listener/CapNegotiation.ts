@@ -3,11 +3,20 @@
  * capability-negotiation, CAP 302; docs/contract.md "The IRC client listener"). Pure: `onCap` takes the state and a
  * CAP command and answers the next state with the replies to send.
  *
- * Offered always: what Belay implements itself. Offered only when the upstream connection has them (PASSTHROUGH):
- * what only the upstream server can produce (away-notify, account-tag…); before a network is bound they are offered,
- * and once the bound upstream turns out to lack them no longer offered, with CAP DEL for those the client enabled.
+ * Offered always: what Belay implements itself, among them soju's smaller ones (docs/decisions/irc-listener.md "soju's
+ * smaller capabilities"): no-implicit-names, pre-away, extended-isupport, event-playback, soju.im/search and the
+ * informational soju.im/account-required, which a REQ may never name. Offered only when the upstream connection has
+ * them (PASSTHROUGH): what only the upstream server can produce (away-notify, account-tag…); before a network is
+ * bound they are offered, and once the bound upstream turns out to lack them no longer offered, with CAP DEL for
+ * those the client enabled.
  */
 import type { IrcLineInput } from "../irc/IrcLine.js"
+
+/**
+ * Informational (soju's doc/ext/account-required.md): this server completes no registration without a sign-in.
+ * Offered, never enabled: a REQ naming it, on or off, is refused whole.
+ */
+export const ACCOUNT_REQUIRED = "soju.im/account-required"
 
 /** Belay's own capabilities, with their CAP 302 values. */
 export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, string | null>([
@@ -22,8 +31,22 @@ export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, stri
   ["draft/read-marker", null],
   ["soju.im/bouncer-networks", null],
   ["soju.im/bouncer-networks-notify", null],
-  ["znc.in/self-message", null]
+  ["znc.in/self-message", null],
+  ["draft/event-playback", null],
+  ["draft/no-implicit-names", null],
+  ["no-implicit-names", null],
+  ["draft/pre-away", null],
+  ["draft/extended-isupport", null],
+  ["soju.im/search", null],
+  [ACCOUNT_REQUIRED, null]
 ])
+
+/**
+ * Whether the client wants the NAMES reply that follows a JOIN: not with IRCv3 no-implicit-names (or its draft name,
+ * which soju offers), which asks for NAMES only when the client sends it.
+ */
+export const wantsImplicitNames = (enabled: ReadonlySet<string>): boolean =>
+  !enabled.has("no-implicit-names") && !enabled.has("draft/no-implicit-names")
 
 /** Relayed from the upstream server, so offered only when it has them. */
 export const PASSTHROUGH_CAPS: ReadonlyArray<string> = [
@@ -57,12 +80,19 @@ export const offeredCaps = (upstream: ReadonlySet<string> | undefined): Readonly
 /** CAP LS replies are split below this many bytes of capabilities per line (CAP 302 multiline LS). */
 const LS_LINE_BUDGET = 380
 
+/**
+ * A client before CAP 302 cannot be told that more LS lines follow, so it gets one line, as long as a line may be
+ * (RFC 2812 §2.3: 512 bytes with CR LF, less the prefix, command and nick).
+ */
+const legacyBudget = (nick: string) => 510 - `:belay CAP ${nick} LS :`.length
+
 const lsLines = (nick: string, offered: ReadonlyMap<string, string | null>, version: number): Array<IrcLineInput> => {
+  const budget = version >= 302 ? LS_LINE_BUDGET : legacyBudget(nick)
   const words = [...offered].map(([cap, value]) => (version >= 302 && value !== null ? `${cap}=${value}` : cap))
   const chunks: Array<string> = []
   let current = ""
   for (const word of words) {
-    if (current !== "" && current.length + word.length + 1 > LS_LINE_BUDGET) {
+    if (current !== "" && current.length + word.length + 1 > budget) {
       chunks.push(current)
       current = word
     } else current = current === "" ? word : `${current} ${word}`
@@ -106,6 +136,7 @@ export const onCap = (
       const negotiating = !context.registered || state.negotiating
       const ok = asked.length > 0 && asked.every((c) => {
         const name = c.startsWith("-") ? c.slice(1) : c
+        if (name === ACCOUNT_REQUIRED) return false
         // Disabling is always allowed except for cap-notify under 302, which stays on.
         return c.startsWith("-") ? !(name === "cap-notify" && state.version >= 302) : context.offered.has(name)
       })

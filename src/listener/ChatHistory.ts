@@ -1,7 +1,9 @@
 /**
  * ChatHistory: answers IRCv3 draft/chathistory from the stored history (MessageHistory.range, targetsBetween), in a
  * `chathistory` batch (or `draft/chathistory-targets` for TARGETS) of PRIVMSG and NOTICE lines with `time` and
- * `msgid` tags, oldest first. Without draft/event-playback only messages are sent, as the extension requires.
+ * `msgid` tags, oldest first. With draft/event-playback the channel's stored JOIN, PART, QUIT, KICK, NICK, MODE and
+ * TOPIC lines come in their places (MessageLines.storedEventLine), and count towards the limit; without it only
+ * messages are sent, as the extension requires.
  * Ordering within a buffer is by message id, the order history stored them in, so messages sharing a timestamp keep
  * a total order. AROUND gives half the limit before the reference and the rest from it on; BETWEEN reads either way.
  * A server buffer, a control connection or an unknown target answer an empty batch or `INVALID_TARGET`.
@@ -14,7 +16,7 @@ import type { Bound, StoredMessage } from "../services/history/MessageHistory.js
 import { type ChatHistoryRequest, parseChatHistory } from "./ChatHistoryRequest.js"
 import { type Downstream, fail, nextBatchId, reply, replyLine } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
-import { storedLine, timeTag } from "./MessageLines.js"
+import { EVENT_KINDS, storedEventLine, storedLine, timeTag } from "./MessageLines.js"
 
 const boundBefore = (a: Bound, b: Bound, timeOfA: Date | undefined, timeOfB: Date | undefined): boolean => {
   if (a._tag === "Id" && b._tag === "Id") return a.id < b.id
@@ -23,9 +25,10 @@ const boundBefore = (a: Bound, b: Bound, timeOfA: Date | undefined, timeOfB: Dat
   return ta !== undefined && tb !== undefined && ta.getTime() <= tb.getTime()
 }
 
-const rowsFor = (deps: ListenerDeps, networkId: number, folded: string, request: ChatHistoryRequest) =>
+const rowsFor = (deps: ListenerDeps, networkId: number, folded: string, request: ChatHistoryRequest, events: boolean) =>
   Effect.gen(function*() {
-    const range = (window: Parameters<ListenerDeps["history"]["range"]>[2]) => deps.history.range(networkId, folded, window)
+    const range = (window: Parameters<ListenerDeps["history"]["range"]>[2]) =>
+      deps.history.range(networkId, folded, { ...window, events })
     switch (request._tag) {
       case "Before":
         return yield* range({ before: request.ref, newest: true, limit: request.limit })
@@ -79,10 +82,13 @@ export const onChatHistory = (deps: ListenerDeps, d: Downstream, params: Readonl
       return fail(d, "CHATHISTORY", "INVALID_TARGET", [params[0]!, request.target], "No such target")
     }
     const status = yield* deps.control.status(network.id)
-    const rows = yield* rowsFor(deps, network.id, foldCase(status.caseMapping, request.target), request)
+    const events = d.caps.enabled.has("draft/event-playback")
+    const rows = yield* rowsFor(deps, network.id, foldCase(status.caseMapping, request.target), request, events)
     open("chathistory", request.target)
+    const extra = { ...(batch !== undefined ? { batch } : {}), ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}) }
     for (const row of rows) {
-      reply(d, storedLine(row, d.view, { ...(batch !== undefined ? { batch } : {}), ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}) }))
+      const line = EVENT_KINDS.has(row.kind) ? storedEventLine(row, d.view, extra) : storedLine(row, d.view, extra)
+      if (line !== undefined) reply(d, line)
     }
     close()
   })

@@ -6,7 +6,8 @@
  * anything else through `raw`, behind
  * its end-to-end guard, under a label of Belay's when the upstream has labeled-response, so that the answer comes
  * back to this client alone with its own label (UpstreamLabels.ts; WHOIS then goes this way too). A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
- * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD.
+ * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD, ISUPPORT, SEARCH, and
+ * `AWAY *` under draft/pre-away.
  *
  * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
  * upstream's echo, or as sent) and comes back on MessageWriter.stored; the sender sees it only with echo-message (with
@@ -24,9 +25,11 @@ import { offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
 import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { isupportNow } from "./IsupportReply.js"
 import { onMarkRead } from "./MarkRead.js"
 import { parseModeChanges } from "./ModeRequest.js"
 import { closeWith } from "./Registration.js"
+import { onSearch } from "./Search.js"
 
 /** A tool failure of the port as an IRCv3 standard reply code: its tag in upper snake case. */
 const codeOf = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()
@@ -192,10 +195,32 @@ const local = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
       case "MARKREAD":
         yield* onMarkRead(deps, d, p)
         return true
+      case "ISUPPORT":
+        yield* isupportNow(deps, d)
+        return true
+      case "SEARCH":
+        yield* onSearch(deps, d, p)
+        return true
+      case "AWAY":
+        // IRCv3 pre-away: `AWAY *` says this client is not the member being present (auto-away, SessionHub); it is
+        // not an away message to set upstream. `AWAY` with no message makes it present again, and goes on upstream.
+        if (!d.caps.enabled.has("draft/pre-away")) return false
+        if (p[0] === "*") {
+          setPresent(deps, d, false)
+          numeric(d, "306", "You have been marked as being away")
+          return true
+        }
+        if (p[0] === undefined || p[0] === "") setPresent(deps, d, true)
+        return false
       default:
         return false
     }
   })
+
+const setPresent = (deps: ListenerDeps, d: Downstream, present: boolean) => {
+  d.present = present
+  if (d.handle !== undefined) deps.hub.setPresent(d.handle, present)
+}
 
 /** One line of a registered client. */
 export const onClientLine = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined) =>

@@ -17,6 +17,7 @@ import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
 import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
 import { type ClientView, ownLine } from "./MessageLines.js"
+import type { SessionHandle } from "./SessionHub.js"
 import type { SignInName } from "./SignInName.js"
 
 /** Bytes a client may leave unread in its socket before it is closed as too slow. */
@@ -90,6 +91,17 @@ export interface Downstream {
   readonly lastStates: Map<number, string>
   /** Channels (folded) the member joined whose RPL_ENDOFNAMES is still to come: their MARKREAD goes before it. */
   readonly joinsAwaitingMarker: Set<string>
+  /**
+   * Channels (folded) the member joined whose implicit NAMES reply this client, with no-implicit-names, is not sent;
+   * at most NAMES_SKIPPED, oldest dropped.
+   */
+  readonly namesSkipped: Set<string>
+  /** Counted for auto-away (SessionHub): false after `AWAY *` under draft/pre-away, before or after registration. */
+  present: boolean
+  /** An AWAY message sent before registration under draft/pre-away, applied once the client is registered. */
+  preAway: string | undefined
+  /** The session as the hub knows it, once registered (its presence changes through SessionHub.setPresent). */
+  handle: SessionHandle | undefined
   /** Own sends awaiting their echo, oldest first (at most OWN_SENDS). */
   readonly ownSends: Array<OwnSend>
   /** The newest stored message id sent to this client (backlog delivery). */
@@ -110,6 +122,8 @@ export interface Downstream {
 }
 
 export const OWN_SENDS = 64
+/** Channels joined at once whose implicit NAMES a no-implicit-names client is spared (a JOIN of many channels). */
+export const NAMES_SKIPPED = 256
 /** Labelled commands of one client awaiting the upstream's answer. */
 export const UPSTREAM_LABELS = 64
 
@@ -139,6 +153,10 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   upstreamCaps: undefined,
   lastStates: new Map(),
   joinsAwaitingMarker: new Set(),
+  namesSkipped: new Set(),
+  present: true,
+  preAway: undefined,
+  handle: undefined,
   ownSends: [],
   delivered: 0,
   out: [],

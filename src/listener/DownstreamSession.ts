@@ -24,7 +24,7 @@ import { flush, makeDownstream, numeric, withLabel } from "./Downstream.js"
 import { MAX_CLIENT_LINE_BYTES, type ReadItem, LineReader } from "./LineReader.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { onHubEvent } from "./LiveEvents.js"
-import { closeWith, complete, onRegistering } from "./Registration.js"
+import { applyPreAway, closeWith, complete, onRegistering } from "./Registration.js"
 import type { HubEvent, SessionHandle } from "./SessionHub.js"
 import { welcome } from "./WelcomeBurst.js"
 
@@ -92,13 +92,16 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
             id,
             accountId: account,
             networkId: d.network?.id ?? null,
-            offer: (event) => offer({ _tag: "Hub", event })
+            offer: (event) => offer({ _tag: "Hub", event }),
+            present: d.present
           }
-          deps.hub.attach(handle)
+          d.handle = handle
+          deps.hub.attach(handle, d.preAway !== undefined && d.preAway !== "*")
           // What ended while it signed in was announced before the hub knew this session.
           yield* onCredentialEvent(deps, d, { _tag: "Recheck" })
           if (d.closing) return false
           yield* welcome(deps, d)
+          yield* applyPreAway(deps, d)
           yield* sendBacklog(deps, d)
           return true
         }

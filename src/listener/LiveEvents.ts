@@ -3,7 +3,8 @@
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
  * markers moved anywhere (`MARKREAD`, draft/read-marker; and a channel's marker after the member's JOIN of it, before
- * its RPL_ENDOFNAMES, as the extension requires), its own nick changing upstream, for bouncer-networks-notify the
+ * its RPL_ENDOFNAMES, as the extension requires; with no-implicit-names the NAMES after that JOIN is not sent, the
+ * marker still is), its own nick changing upstream, for bouncer-networks-notify the
  * account's networks added, changed, removed or changing state, and changes to the credential it signed in with
  * (CredentialCheck.ts).
  *
@@ -23,8 +24,8 @@ import type { StoredRow } from "../services/history/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
 import type { NetworkStatus } from "../schema/Network.js"
-import { passthroughChange } from "./CapNegotiation.js"
-import { type Downstream, refreshView, SERVER_NAME, write } from "./Downstream.js"
+import { passthroughChange, wantsImplicitNames } from "./CapNegotiation.js"
+import { type Downstream, NAMES_SKIPPED, refreshView, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { closeWith } from "./Registration.js"
@@ -128,9 +129,23 @@ const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, raw: strin
     if (extra === undefined) return
     const line = relayedLine(raw, time, d.view, extra)
     if (line === undefined) return
-    const parsed = raw.includes(" NICK ") || raw.includes(" JOIN ") || raw.includes(" 366 ") ? parseLine(raw) : undefined
+    const implicitNames = wantsImplicitNames(d.caps.enabled)
+    const parsed = raw.includes(" NICK ") || raw.includes(" JOIN ") || raw.includes(" 366 ") ||
+        (!implicitNames && raw.includes(" 353 "))
+      ? parseLine(raw)
+      : undefined
     const from = parsed?.source?.nick
     const first = parsed?.params[0]
+    // IRCv3 no-implicit-names: the NAMES reply that follows the member's own JOIN is not this client's, unless it
+    // answers this client's own NAMES (labelled); the read marker still goes where RPL_ENDOFNAMES would have been.
+    const namesOf = parsed?.command === "353" ? parsed.params[2] : parsed?.command === "366" ? parsed.params[1] : undefined
+    if (!implicitNames && extra.answer !== true && namesOf !== undefined && d.namesSkipped.has(foldCase(d.caseMapping, namesOf))) {
+      if (parsed?.command === "366") {
+        d.namesSkipped.delete(foldCase(d.caseMapping, namesOf))
+        if (d.joinsAwaitingMarker.delete(foldCase(d.caseMapping, namesOf))) yield* sendMarker(deps, d, networkId, namesOf, d.caseMapping)
+      }
+      return
+    }
     // draft/read-marker: after the member's own JOIN, the channel's marker comes before its RPL_ENDOFNAMES.
     if (parsed?.command === "366" && parsed.params[1] !== undefined && d.joinsAwaitingMarker.delete(foldCase(d.caseMapping, parsed.params[1]))) {
       yield* sendMarker(deps, d, networkId, parsed.params[1], d.caseMapping)
@@ -139,6 +154,11 @@ const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, raw: strin
     if (parsed?.command === "JOIN" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick) &&
       d.caps.enabled.has("draft/read-marker")) {
       d.joinsAwaitingMarker.add(foldCase(d.caseMapping, first))
+    }
+    if (parsed?.command === "JOIN" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick) &&
+      !implicitNames) {
+      if (d.namesSkipped.size >= NAMES_SKIPPED) d.namesSkipped.delete(d.namesSkipped.values().next().value!)
+      d.namesSkipped.add(foldCase(d.caseMapping, first))
     }
     // The member's own nick change: what the client now calls itself.
     if (parsed?.command === "NICK" && from !== undefined && first !== undefined && equalsFolded(d.caseMapping, from, d.nick)) {

@@ -92,6 +92,77 @@ export const storedLine = (
   })
 }
 
+/** The kinds IRCv3 draft/event-playback adds to history: a stored channel event (actors/network/History.ts). */
+export const EVENT_KINDS: ReadonlySet<string> = new Set(["join", "part", "quit", "kick", "nick", "mode", "topic"])
+
+const EVENT_NICK = /^[^\s\0:!@][^\s\0!@]*$/
+
+/**
+ * A stored channel event as the line it was (IRCv3 draft/event-playback), from its stored fields: the speaker is the
+ * nick alone (the member's own `selfSource` when it was the member under that nick), a KICK's `kicked (reason)`
+ * text is read back into its target and reason, and JOIN takes the extended form (account `*`, the nick as the
+ * real name, as the welcome burst draws it) for a client with extended-join. Undefined for any other kind.
+ */
+export const storedEventLine = (
+  row: StoredMessage,
+  view: ClientView,
+  extra: { readonly batch?: string; readonly selfSource?: string } = {}
+): string | undefined => {
+  // A speaker that is no nick (a server's odd prefix) would not make a line a client can parse.
+  if (!EVENT_KINDS.has(row.kind) || row.nick === null || !EVENT_NICK.test(row.nick)) return undefined
+  const nick = row.nick
+  const own = row.self && extra.selfSource !== undefined && extra.selfSource.startsWith(`${nick}!`)
+  const source = parseSource(own ? extra.selfSource! : nick)
+  const text = clean(row.text)
+  const channel = row.target
+  let command: string
+  let params: Array<string>
+  switch (row.kind) {
+    case "join":
+      command = "JOIN"
+      params = view.caps.has("extended-join") ? [channel, "*", nick] : [channel]
+      break
+    case "part":
+      command = "PART"
+      params = text === "" ? [channel] : [channel, text]
+      break
+    case "quit":
+      command = "QUIT"
+      params = [text === "" ? "Quit" : text]
+      break
+    case "kick": {
+      const space = text.indexOf(" ")
+      const kicked = space === -1 ? text : text.slice(0, space)
+      const reason = space === -1 ? kicked : text.slice(space + 1).replace(/^\(/, "").replace(/\)$/, "")
+      if (kicked === "") return undefined
+      command = "KICK"
+      params = [channel, kicked, reason === "" ? kicked : reason]
+      break
+    }
+    case "nick":
+      if (text === "" || text.includes(" ")) return undefined
+      command = "NICK"
+      params = [text]
+      break
+    case "mode": {
+      const words = text.split(" ").filter((w) => w !== "")
+      if (words.length === 0) return undefined
+      command = "MODE"
+      params = [channel, ...words]
+      break
+    }
+    default:
+      command = "TOPIC"
+      params = [channel, text]
+  }
+  try {
+    return formatLine({ tags: ownTags(view, { time: row.time, msgid: msgidOf(row.id), ...extra }), source, command, params })
+  } catch {
+    // A stored field formatLine cannot carry (a middle parameter that became empty or starts with `:`) is skipped.
+    return undefined
+  }
+}
+
 const parseSource = (source: string) => {
   const bang = source.indexOf("!")
   const at = source.indexOf("@")

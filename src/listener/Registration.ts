@@ -9,12 +9,13 @@
  *
  * Concurrency rule: runs on the connection's session fiber only (DownstreamSession.ts).
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { IrcLine } from "../irc/IrcLine.js"
 import { offeredCaps, onCap } from "./CapNegotiation.js"
 import { type Downstream, fail, flush, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine } from "./MessageLines.js"
+import { isupportTokens, sendIsupport } from "./IsupportReply.js"
 import { signIn } from "./SignIn.js"
 import { mergeSignInNames, parsePass, parseSignInName } from "./SignInName.js"
 
@@ -22,6 +23,9 @@ import { mergeSignInNames, parsePass, parseSignInName } from "./SignInName.js"
 export const SASL_PAYLOAD_BYTES = 10 * 1024
 /** AUTHENTICATE payloads come in chunks of this many bytes; a shorter one (or `+`) ends it (sasl-3.1). */
 const SASL_CHUNK = 400
+
+/** An away message kept before registration (draft/pre-away) is cut to this many characters. */
+export const AWAY_BYTES = 390
 
 /** What a step of registration asks of the session. */
 export type Step = "continue" | "ready" | "close"
@@ -73,6 +77,20 @@ export const onRegistering = (deps: ListenerDeps, d: Downstream, line: IrcLine):
         if ((p[0] ?? "").toUpperCase() === "BIND" && p[1] !== undefined && /^\d{1,15}$/.test(p[1])) {
           d.bindNetworkId = Number(p[1])
         } else fail(d, "BOUNCER", "INVALID_NETID", [p[1] ?? "*"], "Only BIND is accepted before registration")
+        break
+      case "AWAY":
+        // IRCv3 pre-away: accepted before registration once negotiated, applied when the client is registered
+        // (DownstreamSession.ts); `AWAY *` says the client is not the member being present.
+        if (!d.caps.enabled.has("draft/pre-away")) numeric(d, "451", "You have not registered")
+        else {
+          d.preAway = p[0] === undefined || p[0] === "" ? undefined : p[0].slice(0, AWAY_BYTES)
+          d.present = d.preAway !== "*"
+        }
+        break
+      case "ISUPPORT":
+        // IRCv3 extended-isupport: before registration only once negotiated; what is known before the network is.
+        if (!d.caps.enabled.has("draft/extended-isupport")) numeric(d, "451", "You have not registered")
+        else sendIsupport(d, isupportTokens(undefined, undefined))
         break
       case "PING":
         replyLine(d, { command: "PONG", params: [SERVER_NAME, p[0] ?? ""] })
@@ -205,4 +223,24 @@ export const complete = (deps: ListenerDeps, d: Downstream): Effect.Effect<Step>
     }
     d.network = { id: network.id, name: network.name }
     return "ready"
+  })
+
+/**
+ * IRCv3 pre-away: an away message sent before registration becomes the member's away message on the bound network,
+ * as a client's AWAY does after it (ClientCommands.ts); `AWAY *` only keeps the client out of auto-away's count
+ * (SessionHub). A read-only sign-in is told it may not write, as it would be after registration.
+ */
+export const applyPreAway = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const message = d.preAway
+    d.preAway = undefined
+    if (message === undefined || message === "*" || d.network === undefined) return
+    // The session was attached leaving auto-away alone (SessionHub.attach): if the message is not set, it settles now.
+    const unset = (code: string, description: string) => {
+      fail(d, "AWAY", code, [], description)
+      if (d.network !== undefined) deps.hub.settleAway(d.network.id)
+    }
+    if (d.signedIn?.readOnly !== false) return unset("READ_ONLY", "This sign-in may only read")
+    const set = yield* Effect.either(deps.control.away(d.network.id, Option.some(message)))
+    if (set._tag === "Left") unset(set.left._tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase(), "The away message could not be set")
   })

@@ -49,6 +49,11 @@ export interface SessionHandle {
   readonly networkId: number | null
   /** Hands the session an event; never blocks. */
   readonly offer: (event: HubEvent) => void
+  /**
+   * Whether it counts as the member being present for auto-away: not after `AWAY *` under IRCv3 pre-away (a client
+   * connected without the member, to fetch history or push). Changed only through `setPresent`.
+   */
+  present: boolean
 }
 
 export const makeSessionHub = (deps: {
@@ -62,6 +67,8 @@ export const makeSessionHub = (deps: {
   const unregistered = new Map<string, number>()
   const byNetwork = new Map<number, Set<SessionHandle>>()
   const byAccount = new Map<number, Set<SessionHandle>>()
+  /** The sessions of each network that count as present (auto-away follows this count, not the bound sessions'). */
+  const presentByNetwork = new Map<number, Set<SessionHandle>>()
 
   const add = <K>(map: Map<K, Set<SessionHandle>>, key: K, s: SessionHandle) => {
     let set = map.get(key)
@@ -99,17 +106,38 @@ export const makeSessionHub = (deps: {
       if (n <= 0) unregistered.delete(ipKey)
       else unregistered.set(ipKey, n)
     },
-    attach: (s: SessionHandle): void => {
+    /**
+     * `awayComing`: the session is about to set the member's own away message (pre-away), which auto-away would only
+     * race with, so auto-away is left as it is (`settleAway` if that message is not set after all).
+     */
+    attach: (s: SessionHandle, awayComing = false): void => {
       add(byAccount, s.accountId, s)
-      if (s.networkId !== null && add(byNetwork, s.networkId, s) === 1) {
-        deps.bound?.(s.networkId, true)
-        deps.fork(autoAway(s.networkId, false))
+      if (s.networkId === null) return
+      if (add(byNetwork, s.networkId, s) === 1) deps.bound?.(s.networkId, true)
+      if (s.present) {
+        if (add(presentByNetwork, s.networkId, s) === 1 && !awayComing) deps.fork(autoAway(s.networkId, false))
+      } else if (!presentByNetwork.has(s.networkId)) {
+        // pre-away: every client of the network is away, this one included (the extension's "not present").
+        deps.fork(autoAway(s.networkId, true))
       }
     },
     detach: (s: SessionHandle): void => {
       remove(byAccount, s.accountId, s)
-      if (s.networkId !== null && byNetwork.get(s.networkId)?.has(s) === true && remove(byNetwork, s.networkId, s) === 0) {
-        deps.bound?.(s.networkId, false)
+      if (s.networkId === null || byNetwork.get(s.networkId)?.has(s) !== true) return
+      if (remove(byNetwork, s.networkId, s) === 0) deps.bound?.(s.networkId, false)
+      if (presentByNetwork.get(s.networkId)?.has(s) === true && remove(presentByNetwork, s.networkId, s) === 0) {
+        deps.fork(autoAway(s.networkId, true))
+      }
+    },
+    /** Auto-away as the network's present sessions say it should be now. */
+    settleAway: (networkId: number): void => deps.fork(autoAway(networkId, !presentByNetwork.has(networkId))),
+    /** The session says the member is present or not (IRCv3 pre-away `AWAY *`, or `AWAY` with no message). */
+    setPresent: (s: SessionHandle, present: boolean): void => {
+      if (s.present === present) return
+      s.present = present
+      if (s.networkId === null || byNetwork.get(s.networkId)?.has(s) !== true) return
+      if (present && add(presentByNetwork, s.networkId, s) === 1) deps.fork(autoAway(s.networkId, false))
+      if (!present && presentByNetwork.get(s.networkId)?.has(s) === true && remove(presentByNetwork, s.networkId, s) === 0) {
         deps.fork(autoAway(s.networkId, true))
       }
     },

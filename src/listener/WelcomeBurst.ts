@@ -12,17 +12,11 @@ import { Effect, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import { applyISupport, defaultISupport } from "../irc/ISupport.js"
 import type { ChannelView, NetworkEvent } from "../schema/SocketFrame.js"
-import { passthroughChange } from "./CapNegotiation.js"
-import { CHATHISTORY_LIMIT } from "./ChatHistoryRequest.js"
+import { passthroughChange, wantsImplicitNames } from "./CapNegotiation.js"
+import { isupportTokens, sendIsupport } from "./IsupportReply.js"
 import { type Downstream, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine, timeTag } from "./MessageLines.js"
-
-/** RFC 2812 §2.3: 15 parameters at most; 005 spends two on the nick and the trailing text. */
-const TOKENS_PER_LINE = 13
-
-/** ISUPPORT tokens Belay answers for itself, so the upstream's are not passed on. */
-const OWN_TOKENS = new Set(["BOUNCER_NETID", "CHATHISTORY", "MSGREFTYPES", "CLIENTTAGDENY"])
 
 /** The names of a NAMES reply are split so that each 353 stays well inside 512 bytes. */
 const NAMES_BUDGET = 400
@@ -63,20 +57,7 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
     numeric(d, "002", `Your host is ${SERVER_NAME}, running ${VERSION}`)
     numeric(d, "003", "This server is a bouncer")
     numeric(d, "004", SERVER_NAME, VERSION, "aiowrsx", "beIiklmnopqrstv")
-    const own = [
-      ...(networkId !== undefined ? [`BOUNCER_NETID=${networkId}`] : ["CHANTYPES="]),
-      `CHATHISTORY=${CHATHISTORY_LIMIT}`,
-      "MSGREFTYPES=msgid,timestamp",
-      ...(Option.isSome(upstream) && !upstream.value.caps.includes("message-tags") ? ["CLIENTTAGDENY=*"] : [])
-    ]
-    const passed = tokens.filter((t) => {
-      const key = t.split("=")[0]!.replace(/^-/, "")
-      return !OWN_TOKENS.has(key) && !(networkId === undefined && key === "CHANTYPES")
-    })
-    const all = [...passed, ...own]
-    for (let i = 0; i < all.length; i += TOKENS_PER_LINE) {
-      numeric(d, "005", ...all.slice(i, i + TOKENS_PER_LINE), "are supported by this server")
-    }
+    sendIsupport(d, isupportTokens(networkId ?? null, Option.getOrUndefined(upstream)))
     numeric(d, "422", "MOTD File is missing")
     if (Option.isSome(upstream) && upstream.value.away) numeric(d, "306", "You have been marked as being away")
     if (networkId === undefined) return
@@ -108,6 +89,11 @@ const drawChannel = (
       if (channel.topic.setBy !== null && channel.topic.setAt !== null) {
         numeric(d, "333", channel.channel, channel.topic.setBy, String(Math.floor(Date.parse(channel.topic.setAt) / 1000)))
       }
+    }
+    if (!wantsImplicitNames(d.caps.enabled)) {
+      // IRCv3 no-implicit-names: no NAMES after the JOIN; the read marker still follows it.
+      if (caseMapping !== undefined) yield* sendMarker(deps, d, networkId, channel.channel, caseMapping)
+      return
     }
     const multi = d.caps.enabled.has("multi-prefix")
     const names = channel.members.map((m) => `${multi ? m.prefix : m.prefix.slice(0, 1)}${m.nick}`)

@@ -2,8 +2,10 @@
 // and the MCP handshake data (protocol version negotiation, the initialize result, the four
 // methods, tools/call params). Pure; no state.
 //
-// Decisions (docs/decisions/http-and-mcp.md):
-// - Exactly four methods; anything else, ping included, is -32601.
+// Decisions (docs/decisions/http-and-mcp.md "Protocol versions"):
+// - 2025-era requests: the interface's four methods and ping; anything else is -32601 at HTTP 200.
+// - 2026-07-28 requests (McpRequestMeta.ts says which are): their own errors, HeaderMismatch -32020 and
+//   UnsupportedProtocolVersion -32022 at HTTP 400, an unknown method -32601 at HTTP 404.
 // - Invalid JSON → -32700 with id null (HTTP 400); valid JSON that is not a request, a batch
 //   array, or a request whose id is null or not a string/integer → -32600 (HTTP 400), carrying
 //   the id when it could be read; a body nesting deeper than BoundedJson's JSON_MAX_DEPTH →
@@ -123,7 +125,40 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
   static readonly httpStatus = 200 as const
 }
 
-export const JsonRpcProtocolError = Schema.Union(ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError)
+/**
+ * 2026-07-28 (transports/streamable-http "Server Validation"): an HTTP header that mirrors the body — MCP-Protocol-Version,
+ * Mcp-Method, Mcp-Name — is missing, malformed, or names something else than the body.
+ */
+export class HeaderMismatch extends Schema.TaggedError<HeaderMismatch>()("HeaderMismatch", {
+  message: Schema.String
+}) {
+  static readonly code = -32020 as const
+  static readonly httpStatus = 400 as const
+}
+
+/**
+ * 2026-07-28 (basic/versioning "Protocol Version Negotiation"): the request's protocol version is not one Belay serves
+ * that way; `data` lists those it serves (`supported`) and echoes the one asked for (`requested`).
+ */
+export class UnsupportedProtocolVersion extends Schema.TaggedError<UnsupportedProtocolVersion>()("UnsupportedProtocolVersion", {
+  requested: Schema.String
+}) {
+  static readonly code = -32022 as const
+  static readonly httpStatus = 400 as const
+  override get message(): string {
+    return `Unsupported protocol version ${showValue(this.requested)}; supported: ${ALL_PROTOCOL_VERSIONS.join(", ")}`
+  }
+}
+
+export const JsonRpcProtocolError = Schema.Union(
+  ParseError,
+  InvalidRequest,
+  MethodNotFound,
+  InvalidParams,
+  InternalError,
+  HeaderMismatch,
+  UnsupportedProtocolVersion
+)
 export type JsonRpcProtocolError = typeof JsonRpcProtocolError.Type
 
 const codeOf: { readonly [K in JsonRpcProtocolError["_tag"]]: number } = {
@@ -131,7 +166,9 @@ const codeOf: { readonly [K in JsonRpcProtocolError["_tag"]]: number } = {
   InvalidRequest: InvalidRequest.code,
   MethodNotFound: MethodNotFound.code,
   InvalidParams: InvalidParams.code,
-  InternalError: InternalError.code
+  InternalError: InternalError.code,
+  HeaderMismatch: HeaderMismatch.code,
+  UnsupportedProtocolVersion: UnsupportedProtocolVersion.code
 }
 
 const httpStatusOf: { readonly [K in JsonRpcProtocolError["_tag"]]: 200 | 400 } = {
@@ -139,16 +176,30 @@ const httpStatusOf: { readonly [K in JsonRpcProtocolError["_tag"]]: 200 | 400 } 
   InvalidRequest: InvalidRequest.httpStatus,
   MethodNotFound: MethodNotFound.httpStatus,
   InvalidParams: InvalidParams.httpStatus,
-  InternalError: InternalError.httpStatus
+  InternalError: InternalError.httpStatus,
+  HeaderMismatch: HeaderMismatch.httpStatus,
+  UnsupportedProtocolVersion: UnsupportedProtocolVersion.httpStatus
 }
 
-/** The HTTP status to answer a protocol error with (docs/decisions/http-and-mcp.md: -32700 and -32600 are 400). */
+/**
+ * The HTTP status to answer a 2025-era request's protocol error with (docs/decisions/http-and-mcp.md: -32700 and
+ * -32600 are 400; the rest 200, which the 1.x SDK client reads as a JSON-RPC error rather than a transport failure).
+ */
 export const httpStatusOfProtocolError = (error: JsonRpcProtocolError): 200 | 400 => httpStatusOf[error._tag]
+
+/**
+ * The same for a 2026-07-28 request: an unknown method is 404 (transports/streamable-http "Protocol Version Header"),
+ * so that a client tells a modern server without the method from a legacy one.
+ */
+export const httpStatusOfModernError = (error: JsonRpcProtocolError): 200 | 400 | 404 =>
+  error._tag === "MethodNotFound" ? 404 : httpStatusOf[error._tag]
 
 /** The JSON-RPC `error` member for a protocol error. */
 export const toJsonRpcErrorObject = (error: JsonRpcProtocolError): JsonRpcErrorObject =>
   error._tag === "InvalidRequest" && error.data !== undefined
     ? { code: codeOf[error._tag], message: error.message, data: error.data }
+    : error._tag === "UnsupportedProtocolVersion"
+    ? { code: codeOf[error._tag], message: error.message, data: { supported: [...ALL_PROTOCOL_VERSIONS], requested: error.requested } }
     : { code: codeOf[error._tag], message: error.message }
 
 export const jsonRpcErrorResponse = (id: JsonRpcId | null, error: JsonRpcProtocolError): JsonRpcErrorResponse => ({
@@ -237,30 +288,21 @@ export const DEFAULT_HEADER_PROTOCOL_VERSION: ProtocolVersion = "2025-03-26"
 export const isSupportedProtocolVersion = (u: unknown): u is ProtocolVersion =>
   typeof u === "string" && (SUPPORTED_PROTOCOL_VERSIONS as ReadonlyArray<string>).includes(u)
 
+/** The revision served statelessly, with per-request `_meta` (McpRequestMeta.ts); no initialize. */
+export const MODERN_PROTOCOL_VERSION = "2026-07-28"
+
+/**
+ * Every version Belay serves, newest first: server/discover's `supportedVersions` and the `supported` list of an
+ * UnsupportedProtocolVersion error (basic/versioning: a dual-era server names both eras).
+ */
+export const ALL_PROTOCOL_VERSIONS: ReadonlyArray<string> = [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS]
+
 /**
  * Lifecycle "Version Negotiation": echo a supported requested version, otherwise answer our
  * latest (not an error; the client decides whether it can go on).
  */
 export const negotiateProtocolVersion = (requested: unknown): ProtocolVersion =>
   isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION
-
-/**
- * The MCP-Protocol-Version header of a non-initialize request: absent means 2025-03-26; an
- * unsupported value is HTTP 400 with -32600 (never -32022, so 2026-era clients fall back).
- */
-export const checkProtocolVersionHeader = (
-  header: string | undefined
-): Either.Either<ProtocolVersion, InvalidRequest> =>
-  header === undefined
-    ? Either.right(DEFAULT_HEADER_PROTOCOL_VERSION)
-    : isSupportedProtocolVersion(header)
-    ? Either.right(header)
-    : Either.left(
-      new InvalidRequest({
-        message: `Bad Request: unsupported MCP-Protocol-Version ${showValue(header)}`,
-        data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: header }
-      })
-    )
 
 export const SERVER_NAME = "belay"
 

@@ -22,6 +22,9 @@ export const MemberPaths = {
   passkeyOptions: "/settings/passkeys/options",
   passkeyRemove: "/settings/passkeys/:id/remove",
   password: "/settings/password",
+  account: "/settings/account",
+  accountExport: "/settings/account/export",
+  accountDelete: "/settings/account/delete",
   loginToken: "/api/auth/login/token",
   me: "/api/auth/me",
   assets: "/assets/:file"

@@ -39,7 +39,9 @@ export const CodeChallenge = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{4
 export const RegisterRequest = Schema.Struct({
   client_name: Schema.String,
   redirect_uris: Schema.NonEmptyArray(Schema.String),
-  client_uri: Schema.optional(Schema.String)
+  client_uri: Schema.optional(Schema.String),
+  /** OpenID Connect Registration §2, sent by 2026-era DCR clients; echoed when given. */
+  application_type: Schema.optional(Schema.Literal("native", "web"))
 })
 export type RegisterRequest = typeof RegisterRequest.Type
 
@@ -51,6 +53,7 @@ export const RegisterResponse = Schema.Struct({
   client_name: Schema.String,
   client_uri: Schema.optional(Schema.String),
   redirect_uris: Schema.NonEmptyArray(Schema.String),
+  application_type: Schema.optional(Schema.Literal("native", "web")),
   grant_types: Schema.Tuple(Schema.Literal("authorization_code")),
   response_types: Schema.Tuple(Schema.Literal("code")),
   token_endpoint_auth_method: Schema.Literal("none")
@@ -64,12 +67,14 @@ export const registerResponse = (client: {
   readonly clientName: string
   readonly clientUri?: string | null | undefined
   readonly redirectUris: readonly [string, ...Array<string>]
+  readonly applicationType?: "native" | "web" | null | undefined
 }): RegisterResponse => ({
   client_id: client.clientId,
   client_id_issued_at: client.clientIdIssuedAt,
   client_name: client.clientName,
   ...(client.clientUri == null ? {} : { client_uri: client.clientUri }),
   redirect_uris: client.redirectUris,
+  ...(client.applicationType == null ? {} : { application_type: client.applicationType }),
   grant_types: ["authorization_code"],
   response_types: ["code"],
   token_endpoint_auth_method: "none"
@@ -79,8 +84,8 @@ export const registerResponse = (client: {
 // Token and revocation
 
 /** Token request after `decodeTokenRequest`: every parameter present and non-empty, grant_type
- * `authorization_code`, code_verifier well-formed. `resource`, `scope` and other parameters are
- * ignored (RFC 6749 §3.1; the MCP SDK sends `resource` once RFC 9728 metadata exists). */
+ * `authorization_code`, code_verifier well-formed. `resource` (RFC 8707) is read apart by `readResources`, for the
+ * endpoint to check against this server's /mcp; `scope` and other parameters are ignored (RFC 6749 §3.1). */
 export const TokenRequest = Schema.Struct({
   grant_type: Schema.Literal("authorization_code"),
   client_id: Schema.NonEmptyString,
@@ -146,6 +151,21 @@ export const decodeTokenRequest = (body: unknown): Either.Either<TokenRequest, T
         ))
   })
 
+/** RFC 8707 `resource` values of a token body (form or parsed JSON): a form may repeat the parameter, JSON may give a
+ * string or an array of strings; empty values count as absent (RFC 6749 §3.1). Anything else → invalid_request. */
+export const readResources = (body: unknown): Either.Either<ReadonlyArray<string>, InvalidRequest> => {
+  const raw: unknown = body instanceof URLSearchParams
+    ? body.getAll("resource")
+    : typeof body === "object" && body !== null && Object.hasOwn(body, "resource")
+    ? Reflect.get(body, "resource")
+    : []
+  const list: ReadonlyArray<unknown> = Array.isArray(raw) ? raw : raw === undefined || raw === null ? [] : [raw]
+  if (!list.every((value): value is string => typeof value === "string")) {
+    return Either.left(new InvalidRequest({ description: "parameter resource must be a string" }))
+  }
+  return Either.right(list.filter((value) => value !== ""))
+}
+
 /** Decodes a revocation body (form or parsed JSON) with the same reading rules as
  * `decodeTokenRequest`. The caller answers 401 invalid_client for an unknown client_id and 200
  * otherwise, revoking only a token issued to that client (RFC 7009 §2.2). */
@@ -188,7 +208,9 @@ const readParameters = <A, I>(
 
 /** Every field of the interface's discovery response, each non-empty (RFC 8414 §2: an omitted
  * grant_types_supported would default to code+implicit), plus RFC 9207's flag: every approve and
- * deny redirect carries `iss`, and oauth4webapi then requires it. */
+ * deny redirect carries `iss`, and oauth4webapi then requires it; and the Client ID Metadata
+ * Document flag (draft-ietf-oauth-client-id-metadata-document §5), which clients such as Claude
+ * heed only beside `none` in token_endpoint_auth_methods_supported (docs/decisions/oauth.md). */
 export const DiscoveryDocument = Schema.Struct({
   issuer: Schema.String,
   authorization_endpoint: Schema.String,
@@ -201,7 +223,8 @@ export const DiscoveryDocument = Schema.Struct({
   revocation_endpoint_auth_methods_supported: Schema.Tuple(Schema.Literal("none")),
   code_challenge_methods_supported: Schema.Tuple(Schema.Literal("S256")),
   service_documentation: Schema.String,
-  authorization_response_iss_parameter_supported: Schema.Literal(true)
+  authorization_response_iss_parameter_supported: Schema.Literal(true),
+  client_id_metadata_document_supported: Schema.Literal(true)
 })
 export type DiscoveryDocument = typeof DiscoveryDocument.Type
 
@@ -221,7 +244,8 @@ export const discoveryDocument = (issuer: string): DiscoveryDocument => ({
   revocation_endpoint_auth_methods_supported: ["none"],
   code_challenge_methods_supported: ["S256"],
   service_documentation: issuer + OAuthPaths.serviceDocumentation,
-  authorization_response_iss_parameter_supported: true
+  authorization_response_iss_parameter_supported: true,
+  client_id_metadata_document_supported: true
 })
 
 /** RFC 9728 §2, served at both `/.well-known/oauth-protected-resource/mcp` and

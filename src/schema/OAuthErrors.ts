@@ -105,6 +105,17 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
   override get message(): string { return describe(this.error, this.description) }
 }
 
+/** 400, token (and the authorization error page): a `resource` (RFC 8707 §2) that does not name this server's
+ * `/mcp`, or, at the token endpoint, one other than the authorization's (docs/decisions/oauth.md "`resource` names
+ * this server's /mcp, and the token remembers it"). */
+export class InvalidTarget extends Schema.TaggedError<InvalidTarget>()("InvalidTarget", Description) {
+  static readonly error = "invalid_target"
+  static readonly status = 400
+  get error(): "invalid_target" { return "invalid_target" }
+  get status(): 400 { return 400 }
+  override get message(): string { return describe(this.error, this.description) }
+}
+
 /** The member denied the app. The only error ever sent to a redirect_uri (interface "Errors >
  * OAuth": every other authorization error is shown on the page). */
 export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", Description) {
@@ -124,6 +135,7 @@ export const OAuthError = Schema.Union(
   InvalidClient,
   TemporarilyUnavailable,
   TooManyRequests,
+  InvalidTarget,
   AccessDenied
 )
 export type OAuthError = typeof OAuthError.Type

@@ -24,7 +24,8 @@ export const TOOL_ERROR_CODES = [
   "e2e-channel-use-send-message",
   "locked-down",
   "refused",
-  "timeout"
+  "timeout",
+  "quota-exceeded"
 ] as const
 
 /**
@@ -34,7 +35,8 @@ export const TOOL_ERROR_CODES = [
  * e2e-channel-use-send-message: send_raw cannot PRIVMSG an end-to-end encrypted channel.
  * locked-down: the instance does not allow the network's host. refused: the IRC server
  * refused (numeric, text). timeout: the IRC server did not answer in time, or the network's
- * outgoing queue is full (nothing sent).
+ * outgoing queue is full (nothing sent). quota-exceeded: a per-account limit (channels per network) would be passed;
+ * nothing was sent.
  *
  * The published description stays short: this schema is repeated in all 23 outputSchemas,
  * and `message` explains each failure where it happens.
@@ -188,6 +190,29 @@ export class SendQueueFull extends Schema.TaggedError<SendQueueFull>()("SendQueu
   }
 }
 
+/**
+ * The names of the per-account limits (docs/contract.md "Account limits"), as `belay account show` and every refusal
+ * name them.
+ */
+export const LIMIT_NAMES = ["networks", "channels", "apps", "push-subscriptions", "passkeys", "sessions"] as const
+export const LimitName = Schema.Literal(...LIMIT_NAMES)
+export type LimitName = typeof LimitName.Type
+
+/**
+ * A per-account limit would be passed: nothing was created (docs/decisions/account-limits.md "A refusal names the
+ * limit and creates nothing"). `max` is the limit that applies to this account now.
+ */
+export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", {
+  limit: LimitName,
+  max: Schema.Number
+}) {
+  static readonly wire = "quota-exceeded" as const
+  override get message(): string {
+    const what = this.limit === "channels" ? "channels on this network" : `${this.limit} on this account`
+    return `limit reached: at most ${this.max} ${what} (limit "${this.limit}"); remove one first or ask the operator`
+  }
+}
+
 /** Every tool failure, as a Schema (e.g. to carry it across an RPC boundary) and as a type. */
 export const ToolFailure = Schema.Union(
   InsufficientScope,
@@ -200,7 +225,8 @@ export const ToolFailure = Schema.Union(
   LockedDown,
   Refused,
   Timeout,
-  SendQueueFull
+  SendQueueFull,
+  QuotaExceeded
 )
 export type ToolFailure = typeof ToolFailure.Type
 
@@ -215,7 +241,8 @@ const wireOf: { readonly [K in ToolFailure["_tag"]]: ToolErrorCode } = {
   LockedDown: LockedDown.wire,
   Refused: Refused.wire,
   Timeout: Timeout.wire,
-  SendQueueFull: SendQueueFull.wire
+  SendQueueFull: SendQueueFull.wire,
+  QuotaExceeded: QuotaExceeded.wire
 }
 
 /** True for the tagged errors above (for a dispatcher that must tell them from defects). */

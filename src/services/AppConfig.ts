@@ -8,6 +8,8 @@
  */
 import * as Path from "node:path"
 import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { type DestinationException, parseExceptions } from "../net/DestinationExceptions.js"
+import { parseSourceRange, type SourceRange } from "../net/UpstreamFace.js"
 
 export interface AppSettings {
   readonly host: string
@@ -49,6 +51,33 @@ export interface AppSettings {
    * (docs/contract.md "Settings"); 0, the default, a free port (the other nodes learn it from the network's owner).
    */
   readonly clusterDirectPort: number
+  /**
+   * BELAY_ACCOUNT_MAX_NETWORKS and BELAY_NETWORK_MAX_CHANNELS: networks per account and channels per network (joined
+   * and configured to join) before `belay account limits` overrides them; None: no limit. Hosted, 10 and 50 unless set
+   * (docs/decisions/account-limits.md "Networks and channels: hosted defaults, none self-hosted").
+   */
+  readonly accountMaxNetworks: Option.Option<number>
+  readonly networkMaxChannels: Option.Option<number>
+  /**
+   * BELAY_HISTORY_RETENTION_DAYS: stored lines older than this many days are pruned in small batches; None keeps
+   * everything (docs/decisions/account-limits.md "Retention: windows of the oldest ids, one node at a time").
+   */
+  readonly historyRetentionDays: Option.Option<number>
+  /**
+   * BELAY_PRIVATE_DESTINATIONS: whether a member's outbound connections (IRC networks, Web Push endpoints, fetches)
+   * may reach loopback, private, link-local and other non-public addresses, or the node's own; `deny` by default
+   * when hosted, `allow` otherwise (docs/decisions/hosting.md "One destination guard").
+   */
+  readonly privateDestinations: "deny" | "allow"
+  /** BELAY_DESTINATION_EXCEPTIONS: destinations opened even under `deny` (a local ircd, the tests). */
+  readonly destinationExceptions: ReadonlyArray<DestinationException>
+  /**
+   * BELAY_IDENTD_LISTEN: where the RFC 1413 ident server listens, answering each upstream connection with its member's
+   * ident (docs/decisions/hosting.md "Each member their own face upstream"); None: no ident server.
+   */
+  readonly identdListen: Option.Option<{ readonly host: string; readonly port: number }>
+  /** BELAY_UPSTREAM_SOURCE: the range each member's upstream connections take their own source address from. */
+  readonly upstreamSource: Option.Option<SourceRange>
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -162,6 +191,76 @@ const ircListen = Config.option(Config.string("BELAY_IRC_LISTEN")).pipe(
   })
 )
 
+/** `host:port`, `[v6]:port`, usually `0.0.0.0:113`; port 0 picks a free one (tests). */
+const identdListen = Config.option(Config.string("BELAY_IDENTD_LISTEN")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none<{ host: string; port: number }>())
+    const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(value.value.trim())
+    const port = m === null ? NaN : Number(m[3])
+    if (m === null || port > 65535) {
+      return Either.left(invalid("BELAY_IDENTD_LISTEN", `BELAY_IDENTD_LISTEN must be host:port, e.g. 0.0.0.0:113, got ${JSON.stringify(value.value)}`))
+    }
+    return Either.right(Option.some({ host: (m[1] ?? m[2])!, port }))
+  })
+)
+
+const upstreamSource = Config.option(Config.string("BELAY_UPSTREAM_SOURCE")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none<SourceRange>())
+    const range = parseSourceRange(value.value)
+    return "error" in range
+      ? Either.left(invalid("BELAY_UPSTREAM_SOURCE", `BELAY_UPSTREAM_SOURCE ${range.error}`))
+      : Either.right(Option.some(range))
+  })
+)
+
+/**
+ * A count limit: a whole number (0 allows none), `unlimited`, or unset (None: the deployment's default applies). The
+ * bound keeps the number an integer PostgreSQL and JSON carry exactly.
+ */
+const countLimit = (name: string) =>
+  Config.option(Config.string(name)).pipe(
+    Config.mapOrFail((value) => {
+      if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none<number | "unlimited">())
+      const raw = value.value.trim().toLowerCase()
+      if (raw === "unlimited") return Either.right(Option.some<number | "unlimited">("unlimited"))
+      const n = /^\d{1,7}$/.test(raw) ? Number(raw) : NaN
+      return Number.isInteger(n) && n <= 1_000_000
+        ? Either.right(Option.some<number | "unlimited">(n))
+        : Either.left(invalid(name, `${name} must be a whole number from 0 to 1000000 or unlimited, got ${JSON.stringify(value.value)}`))
+    })
+  )
+
+/** The setting as given, else the hosted default (docs/contract.md "Names"); `unlimited` is None. */
+const resolveLimit = (given: Option.Option<number | "unlimited">, hosted: boolean, hostedDefault: number) =>
+  Option.match(given, {
+    onNone: () => (hosted ? Option.some(hostedDefault) : Option.none<number>()),
+    onSome: (v) => (v === "unlimited" ? Option.none<number>() : Option.some(v))
+  })
+
+const retentionDays = Config.option(Config.string("BELAY_HISTORY_RETENTION_DAYS")).pipe(
+  Config.mapOrFail((value) => {
+    if (Option.isNone(value) || value.value.trim() === "") return Either.right(Option.none<number>())
+    const n = /^\d{1,5}$/.test(value.value.trim()) ? Number(value.value.trim()) : NaN
+    return n >= 1 && n <= 36_500
+      ? Either.right(Option.some(n))
+      : Either.left(invalid(
+        "BELAY_HISTORY_RETENTION_DAYS",
+        `BELAY_HISTORY_RETENTION_DAYS must be a whole number of days from 1 to 36500, got ${JSON.stringify(value.value)}`
+      ))
+  })
+)
+
+const destinationExceptions = Config.string("BELAY_DESTINATION_EXCEPTIONS").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((list) => {
+    const parsed = parseExceptions(list)
+    return "error" in parsed
+      ? Either.left(invalid("BELAY_DESTINATION_EXCEPTIONS", `BELAY_DESTINATION_EXCEPTIONS: ${parsed.error}`))
+      : Either.right(parsed.exceptions)
+  })
+)
+
 /** Loopback hosts, where plaintext IRC needs no opt-in (docs/contract.md "Names"). */
 const isLoopback = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
 
@@ -196,7 +295,14 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   logLevel,
   logFormat: Config.option(Config.literal("pretty", "json")("LOG_FORMAT")),
   clusterAddress,
-  clusterDirectPort: portNumber("BELAY_CLUSTER_DIRECT_PORT", "0")
+  clusterDirectPort: portNumber("BELAY_CLUSTER_DIRECT_PORT", "0"),
+  accountMaxNetworksSetting: countLimit("BELAY_ACCOUNT_MAX_NETWORKS"),
+  networkMaxChannelsSetting: countLimit("BELAY_NETWORK_MAX_CHANNELS"),
+  historyRetentionDays: retentionDays,
+  privateDestinationsSetting: Config.option(Config.literal("deny", "allow")("BELAY_PRIVATE_DESTINATIONS")),
+  destinationExceptions,
+  identdListen,
+  upstreamSource
 }).pipe(
   Config.mapOrFail((s) => {
     // docs/decisions/several-nodes.md: a hosted deployment needs a fixed issuer and the
@@ -230,8 +336,13 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
       ))
     }
     const { ircTlsCert: _cert, ircTlsKey: _key, ircPlaintext: _plain, ...rest } = s
+    const { accountMaxNetworksSetting: _networks, networkMaxChannelsSetting: _channels, ...limited } = rest
+    const { privateDestinationsSetting: _destinations, ...settings } = limited
     return Either.right<AppSettings>({
-      ...rest,
+      ...settings,
+      accountMaxNetworks: resolveLimit(s.accountMaxNetworksSetting, s.hosted, 10),
+      networkMaxChannels: resolveLimit(s.networkMaxChannelsSetting, s.hosted, 50),
+      privateDestinations: Option.getOrElse(s.privateDestinationsSetting, () => (s.hosted ? "deny" : "allow")),
       ircTls,
       adminSocket: Option.getOrElse(s.adminSocket, () => Path.join(s.dataDir, "belay.sock")),
       logFormat: Option.getOrElse(s.logFormat, () => (process.stdout.isTTY ? "pretty" : "json"))

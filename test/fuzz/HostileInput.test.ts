@@ -13,6 +13,7 @@
  * Reproducible: the bodies come from fast-check with a fixed seed, printed at the start; FUZZ_SEED overrides it and
  * FUZZ_RUNS the number of bodies per endpoint. A failure prints the seed, the body's label and its first bytes.
  */
+import * as Net from "node:net"
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import fc from "fast-check"
@@ -35,6 +36,8 @@ import {
 import { connect } from "../http/ws/SocketClient.js"
 import { passwordToken, signedIn } from "../http/auth/MemberHarness.js"
 import { type MemoryFigures, inspectorUrl, measureAfterGc, mib } from "./support/ChildMemory.js"
+import { destinationCase, judgeDestination } from "./support/DestinationCases.js"
+import { badLimitRequest, judgeLimit, limitCase, type LimitedMember } from "./support/LimitCases.js"
 import { jsonBodyCase, type JsonBodyTarget, judgeJsonBody } from "./support/JsonBodyCases.js"
 import { judgeMcp, type McpCase, mcpCase } from "./support/McpCases.js"
 import { judgeSocket, socketCase } from "./support/SocketCases.js"
@@ -45,6 +48,8 @@ const SEED = process.env.FUZZ_SEED !== undefined && process.env.FUZZ_SEED !== ""
 const RUNS = process.env.FUZZ_RUNS !== undefined && process.env.FUZZ_RUNS !== "" ? Number(process.env.FUZZ_RUNS) : 10_000
 /** The member's JSON routes: seven routes of a few members each, all refused early (RUNS would add a minute). */
 const MEMBER_RUNS = Math.ceil(RUNS / 4)
+/** Refused network destinations: each is judged without a lookup, so a tenth of RUNS takes seconds. */
+const DESTINATION_RUNS = Math.ceil(RUNS / 10)
 /** WebSocket frames, sent one at a time on one socket. */
 const SOCKET_RUNS = Math.ceil(RUNS / 10)
 /** Bodies generated and sent per round: bounds what the test holds in memory at once. */
@@ -71,6 +76,10 @@ interface FuzzTarget {
   readonly oauth: OAuthTarget & { readonly verifier: string; readonly jar: CookieJar }
   readonly stateCounts: () => Promise<Record<string, number | string>>
   readonly memory: () => Promise<MemoryFigures>
+  /** A second member, bob, holding exactly what his limits allow (test/fuzz/support/LimitCases.ts). */
+  readonly limited: LimitedMember
+  /** One admin request line to the server's admin socket, answered as parsed JSON. */
+  readonly admin: (line: string) => Promise<Record<string, unknown>>
 }
 
 class Target extends Context.Tag("test/FuzzTarget")<Target, FuzzTarget>() {}
@@ -78,14 +87,20 @@ class Target extends Context.Tag("test/FuzzTarget")<Target, FuzzTarget>() {}
 const TargetLive = Layer.scoped(
   Target,
   Effect.gen(function*() {
-    const env = yield* testEnvironment({ LOG_LEVEL: "error", NODE_OPTIONS: "--inspect=127.0.0.1:0" })
+    // A port nothing listens on: the network stays in backoff, so write tools answer not-connected after validation.
+    const closedPort = yield* freePort
+    // Hosted rules for destinations (docs/decisions/hosting.md "One destination guard"), the fuzz network opened.
+    const env = yield* testEnvironment({
+      LOG_LEVEL: "error",
+      NODE_OPTIONS: "--inspect=127.0.0.1:0",
+      BELAY_PRIVATE_DESTINATIONS: "deny",
+      BELAY_DESTINATION_EXCEPTIONS: `127.0.0.1:${closedPort}`
+    })
     const belay = yield* startBelay(env)
     // The admin commands are other processes: no inspector for them.
     const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli({ ...belay.env, NODE_OPTIONS: "" }, args, stdin)
     expect((yield* cli(["account", "add", "alice"], `${PASSWORD}\n`)).code).toBe(0)
     const apiToken = (yield* cli(["token", "add", "alice", "--name", "fuzz", "--scope", "read-write"])).stdout.trim()
-    // A port nothing listens on: the network stays in backoff, so write tools answer not-connected after validation.
-    const closedPort = yield* freePort
     const networkId = Number(
       (yield* cli(["network", "add", "alice", "--name", "fuzznet", "--host", "127.0.0.1", "--port", String(closedPort)])).stdout
     )
@@ -109,6 +124,27 @@ const TargetLive = Layer.scoped(
     const bearer = yield* passwordToken(belay.url)
     const cookie = (yield* signedIn(belay.url)).header()["cookie"] ?? ""
     expect(cookie).toMatch(/belay_session=/)
+
+    // Bob: one network with two channels, at his overrides (docs/contract.md "Account limits").
+    expect((yield* cli(["account", "add", "bob"], `${PASSWORD}\n`)).code).toBe(0)
+    const bobNetwork = Number((yield* cli(
+      ["network", "add", "bob", "--name", "bobnet", "--host", "127.0.0.1", "--port", String(closedPort), "--join", "#one,#two"]
+    )).stdout)
+    const limits = ["account", "limits", "bob", "--networks", "1", "--channels", "2", "--push-subscriptions", "0"]
+    expect((yield* cli(limits)).code).toBe(0)
+    const bobLogin = yield* postJson(`${belay.url}/api/auth/login/token`, { username: "bob", password: PASSWORD })
+    const limited = { bearer: String((yield* jsonOf(bobLogin))["access_token"]), networkId: bobNetwork }
+    const adminSocket = `${env["BELAY_DATA_DIR"]}/belay.sock`
+    const admin = (line: string) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const socket = Net.connect(adminSocket)
+        let data = ""
+        socket.setEncoding("utf8")
+        socket.once("connect", () => socket.write(line + "\n"))
+        socket.on("data", (c: string) => (data += c))
+        socket.once("end", () => resolve(JSON.parse(data) as Record<string, unknown>))
+        socket.once("error", reject)
+      })
 
     const inspector = inspectorUrl(belay.output())
     if (inspector === undefined) return yield* Effect.dieMessage(`no inspector URL in the output:\n${belay.output()}`)
@@ -139,7 +175,9 @@ const TargetLive = Layer.scoped(
           (SELECT count(*) FROM passkeys)::int AS passkeys`)
         return rows[0] as Record<string, number | string>
       },
-      memory: () => measureAfterGc(inspector)
+      memory: () => measureAfterGc(inspector),
+      limited,
+      admin
     } satisfies FuzzTarget
   })
 )
@@ -327,6 +365,40 @@ layer(TargetLive, { timeout: "3 minutes", excludeTestServices: true })("hostile 
       const tally = yield* runStorm(target.url, "member JSON", jsonBodyCase(target.member), MEMBER_RUNS, SEED + 4_000_000, judgeJsonBody)
       summary.push(`member JSON: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
       expectClean(tally, MEMBER_RUNS)
+      expect(target.alive()).toBe(true)
+    }))
+
+  it.effect(`network destinations: ${DESTINATION_RUNS} refused addresses in every form a resolver reads`, () =>
+    Effect.gen(function*() {
+      const target = yield* Target
+      const tally = yield* runStorm(
+        target.url,
+        "destinations",
+        destinationCase(target.member.bearer),
+        DESTINATION_RUNS,
+        SEED + 6_000_000,
+        judgeDestination
+      )
+      summary.push(`destinations: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
+      expectClean(tally, DESTINATION_RUNS)
+      expect(target.alive()).toBe(true)
+    }))
+
+  it.effect(`limit edges: ${DESTINATION_RUNS} creations one past a limit, and bad overrides on the admin socket`, () =>
+    Effect.gen(function*() {
+      const target = yield* Target
+      const tally = yield* runStorm(target.url, "limits", limitCase(target.limited), DESTINATION_RUNS, SEED + 7_000_000, judgeLimit)
+      summary.push(`limits: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
+      expectClean(tally, DESTINATION_RUNS)
+      const shown = () => target.admin(JSON.stringify({ _tag: "AccountShow", name: "bob" })).then((r) => JSON.stringify(r))
+      const before = yield* Effect.promise(shown)
+      const accepted: Array<string> = []
+      for (const bad of fc.sample(badLimitRequest("bob"), { seed: SEED + 8_000_000, numRuns: Math.ceil(DESTINATION_RUNS / 4) })) {
+        const answer = yield* Effect.promise(() => target.admin(bad.line))
+        if (answer["ok"] !== false && accepted.length < 10) accepted.push(bad.label)
+      }
+      expect(accepted).toEqual([])
+      expect(yield* Effect.promise(shown)).toBe(before)
       expect(target.alive()).toBe(true)
     }))
 

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import {
-  checkProtocolVersionHeader,
+  ALL_PROTOCOL_VERSIONS,
   decodeCallToolParams,
   decodeIncoming,
+  HeaderMismatch,
+  httpStatusOfModernError,
   httpStatusOfProtocolError,
   initializeResult,
   InternalError,
@@ -18,7 +20,8 @@ import {
   ParseError,
   parseJsonBody,
   SUPPORTED_PROTOCOL_VERSIONS,
-  unknownTool
+  unknownTool,
+  UnsupportedProtocolVersion
 } from "../../src/schema/JsonRpc.js"
 
 describe("decodeIncoming", () => {
@@ -86,10 +89,22 @@ describe("protocol errors", () => {
     [new InvalidRequest({ message: "bad" }), -32600, 400],
     [new MethodNotFound({ method: "ping" }), -32601, 200],
     [new InvalidParams({ message: "bad" }), -32602, 200],
-    [new InternalError({ message: "Internal error" }), -32603, 200]
+    [new InternalError({ message: "Internal error" }), -32603, 200],
+    [new HeaderMismatch({ message: "Header mismatch" }), -32020, 400],
+    [new UnsupportedProtocolVersion({ requested: "1999-01-01" }), -32022, 400]
   ] as ReadonlyArray<readonly [JsonRpcProtocolError, number, number]>)("%s → %i, HTTP %i", (error, code, status) => {
     expect(jsonRpcErrorResponse(7, error).error.code).toBe(code)
     expect(httpStatusOfProtocolError(error)).toBe(status)
+    // 2026-07-28: the same, but an unknown method is 404
+    expect(httpStatusOfModernError(error)).toBe(error._tag === "MethodNotFound" ? 404 : status)
+  })
+
+  it("lists the supported versions, both eras, in an UnsupportedProtocolVersion error", () => {
+    expect(jsonRpcErrorResponse(3, new UnsupportedProtocolVersion({ requested: "v999" })).error).toMatchObject({
+      code: -32022,
+      data: { supported: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], requested: "v999" }
+    })
+    expect(ALL_PROTOCOL_VERSIONS).toEqual(["2026-07-28", ...SUPPORTED_PROTOCOL_VERSIONS])
   })
 
   it("words method-not-found and unknown tool", () => {
@@ -141,23 +156,6 @@ describe("protocol version", () => {
     expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(["2025-11-25", "2025-06-18", "2025-03-26"])
   })
 
-  it.each([
-    [undefined, Either.right("2025-03-26")],
-    ["2025-06-18", Either.right("2025-06-18")],
-    ["2025-11-25", Either.right("2025-11-25")]
-  ] as const)("MCP-Protocol-Version %j is accepted as %j", (header, expected) => {
-    expect(checkProtocolVersionHeader(header)).toEqual(expected)
-  })
-
-  it.each(["2026-07-28", "", "latest"])("MCP-Protocol-Version %j is HTTP 400 with -32600, never -32022", (header) => {
-    const result = checkProtocolVersionHeader(header)
-    if (Either.isRight(result)) throw new Error("accepted")
-    expect(httpStatusOfProtocolError(result.left)).toBe(400)
-    expect(jsonRpcErrorResponse(null, result.left).error).toMatchObject({
-      code: -32600,
-      data: { supported: ["2025-11-25", "2025-06-18", "2025-03-26"], requested: header }
-    })
-  })
 
   it("builds the initialize result", () => {
     const result = initializeResult({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: {} }, "1.2.3")

@@ -17,7 +17,7 @@ const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 const ISSUER = "https://b.example"
 
 describe("discoveryDocument", () => {
-  it("has every field of the interface plus the RFC 9207 flag", () => {
+  it("has every field of the interface plus the RFC 9207 and Client ID Metadata Document flags", () => {
     expect(discoveryDocument(ISSUER)).toStrictEqual({
       issuer: "https://b.example",
       authorization_endpoint: "https://b.example/oauth/authorize",
@@ -30,7 +30,8 @@ describe("discoveryDocument", () => {
       revocation_endpoint_auth_methods_supported: ["none"],
       code_challenge_methods_supported: ["S256"],
       service_documentation: "https://b.example/docs/oauth",
-      authorization_response_iss_parameter_supported: true
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true
     })
   })
 

@@ -10,6 +10,7 @@ import {
   LockedDown,
   NotConnected,
   NotInChannel,
+  QuotaExceeded,
   Refused,
   SendQueueFull,
   Timeout,
@@ -70,6 +71,11 @@ const cases: ReadonlyArray<{ readonly failure: ToolFailure; readonly error: stri
     failure: new Timeout({ operation: "the b list query for #x", seconds: 10 }),
     error: "timeout",
     message: "the b list query for #x got no answer within 10 s; try again"
+  },
+  {
+    failure: new QuotaExceeded({ limit: "channels", max: 50 }),
+    error: "quota-exceeded",
+    message: 'limit reached: at most 50 channels on this network (limit "channels"); remove one first or ask the operator'
   }
 ]
 

@@ -6,11 +6,14 @@
  * Clock rule (FakeIrcServer.ts): waits here run on the live clock, so a test under `it.scoped` (TestClock) moves
  * the actor's timers with `TestClock.adjust` while these waits still expire in real time.
  */
-import { Clock, Deferred, Duration, Effect, Option, Stream } from "effect"
+import { Clock, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
 import * as ActorTimers from "../../src/actors/ActorTimers.js"
 import * as ConnectThrottle from "../../src/actors/ConnectThrottle.js"
 import { IrcTransport, IrcTransportLive } from "../../src/actors/IrcTransport.js"
+import type { SourceRange } from "../../src/net/UpstreamFace.js"
 import * as NetworkActor from "../../src/actors/network/NetworkActor.js"
+import { appConfigFromMap } from "../../src/services/AppConfig.js"
+import { DestinationGuard } from "../../src/services/egress/DestinationGuard.js"
 import { type CaseMapping, CaseMappedMap } from "../../src/irc/CaseMapping.js"
 import type { NetworkStatus } from "../../src/schema/Network.js"
 import type { NetworkConfig, StoredChannel } from "../../src/services/networks/Networks.js"
@@ -127,6 +130,13 @@ export interface HarnessOptions {
   readonly config?: Partial<NetworkConfig>
   readonly channels?: ReadonlyArray<StoredChannel>
   readonly allowedHosts?: ReadonlySet<string>
+  /**
+   * The destination settings the real transport's guard reads (BELAY_PRIVATE_DESTINATIONS,
+   * BELAY_DESTINATION_EXCEPTIONS); default: none, so `allow`.
+   */
+  readonly destinations?: Readonly<Record<string, string>>
+  /** BELAY_UPSTREAM_SOURCE as parsed (ActorDeps.upstreamSource); default: none, the node's own address. */
+  readonly upstreamSource?: SourceRange
   readonly store?: MemoryMessageStore.MemoryMessageStore
   /** End-to-end keys the network has when the actor starts. */
   readonly e2eKeys?: ReadonlyArray<E2eKeyEntry>
@@ -141,7 +151,14 @@ export const startActor = (server: FakeIrcServer.FakeIrcServer, options: Harness
   Effect.gen(function*() {
     const store = options.store ?? (yield* MemoryMessageStore.make)
     const repo = memoryRepo(networkConfig(server, options.config), options.channels)
-    const transport = yield* IrcTransport.pipe(Effect.provide(IrcTransportLive))
+    const transport = yield* IrcTransport.pipe(
+      Effect.provide(
+        IrcTransportLive.pipe(
+          Layer.provide(DestinationGuard.Default),
+          Layer.provide(appConfigFromMap({ ...options.destinations }))
+        )
+      )
+    )
     const networkId = options.config?.id ?? 1
     // The supervisor's key router, reduced to this one network: changes go to the attached actor's inbox.
     let deliver: ((change: E2eKeyChange) => void) | undefined
@@ -166,7 +183,8 @@ export const startActor = (server: FakeIrcServer.FakeIrcServer, options: Harness
       },
       timers: options.timers ?? (yield* ActorTimers.make),
       throttle: options.throttle ?? (yield* ConnectThrottle.make()),
-      fence: options.fence
+      fence: options.fence,
+      upstreamSource: options.upstreamSource
     })
     const waitStatus = (predicate: (s: NetworkStatus) => boolean, timeout: Duration.DurationInput = "5 seconds") =>
       live(

@@ -35,6 +35,11 @@ export interface Ngircd {
 export interface NgircdOptions {
   /** PENALTY on (ngircd's default): a client sending faster than about one line a second is slowed down. */
   readonly penalties?: boolean
+  /**
+   * Ask port 113 of each client's address who it is (`Ident = yes`); ngircd 26.1 asks only when it also looks
+   * names up (`DNS = yes`). Default: neither.
+   */
+  readonly ident?: boolean
 }
 
 const writeConfig = (dir: string, port: number, options: NgircdOptions) => {
@@ -57,8 +62,7 @@ const writeConfig = (dir: string, port: number, options: NgircdOptions) => {
       ...(options.penalties === false ? ["\tMaxPenaltyTime = 0"] : []),
       "[Options]",
       "\tPAM = no",
-      "\tIdent = no",
-      "\tDNS = no",
+      ...(options.ident === true ? ["\tIdent = yes", "\tDNS = yes"] : ["\tIdent = no", "\tDNS = no"]),
       ""
     ].join("\n")
   )

@@ -8,6 +8,7 @@
  */
 import type { Effect, Option, Scope } from "effect"
 import type { CaseMapping } from "../../irc/CaseMapping.js"
+import type { SourceRange } from "../../net/UpstreamFace.js"
 import type { NetworkStatus } from "../../schema/Network.js"
 import type { NetworkEvent } from "../../schema/SocketFrame.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../../services/networks/E2eKeys.js"
@@ -81,4 +82,9 @@ export interface ActorDeps {
    * "Several nodes", fencing): an attempt it refuses waits FENCE_RECHECK in `backoff` and asks again. Absent: always.
    */
   readonly fence?: (() => boolean) | undefined
+  /**
+   * BELAY_UPSTREAM_SOURCE: the range the member's source address is drawn from, by account id (docs/decisions/hosting.md
+   * "Each member their own face upstream"). Absent: the node's own address.
+   */
+  readonly upstreamSource?: SourceRange | undefined
 }

@@ -13,6 +13,7 @@
  * a time in inbox order; a command never waits for the server (a mode list is answered later by ModeListWaiters.ts).
  */
 import { Deferred, Effect, Either, Option } from "effect"
+import { foldCase } from "../../irc/CaseMapping.js"
 import { encodeAction } from "../../irc/Ctcp.js"
 import { formatLine, parseLine } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport } from "../../irc/ISupport.js"
@@ -26,12 +27,13 @@ import {
   E2eChannelUseSendMessage,
   InvalidArguments,
   NotInChannel,
+  QuotaExceeded,
   type Refused,
   type Timeout
 } from "../../schema/ToolErrors.js"
 import type { FishKey } from "../../services/crypto/Fish.js"
 import type { SayKind } from "../NetworkApi.js"
-import { type Actor, gate, now, type Session } from "./ActorState.js"
+import { type Actor, gate, mapping, now, type Session } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 import { connect, disconnect, shutdown } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
@@ -127,7 +129,7 @@ const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: st
     }
   })
 
-const raw = (a: Actor, line: string): Effect.Effect<void, Gated | E2eChannelUseSendMessage> =>
+const raw = (a: Actor, line: string, limit: number | null): Effect.Effect<void, Gated | E2eChannelUseSendMessage | QuotaExceeded> =>
   Effect.gen(function*() {
     if (line.trim() === "") return yield* invalid("the line is empty")
     // The interface, send_raw: never plaintext to an encrypted target. Checked here too, against the keys the
@@ -135,18 +137,42 @@ const raw = (a: Actor, line: string): Effect.Effect<void, Gated | E2eChannelUseS
     const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
     if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: a.networkId, target: keyed })
     const s = yield* gate(a)
+    const parsed = parseLine(line)
+    // A JOIN sent raw counts against the channel limit as join_channel's does (its channel list, comma-separated).
+    if (parsed?.command.toUpperCase() === "JOIN" && parsed.params[0] !== undefined && parsed.params[0] !== "0") {
+      yield* withinChannelLimit(a, s, parsed.params[0].split(",").filter((c) => c !== ""), limit)
+    }
     yield* room(a, s, 1)
     // Checked again as it is written (Outbound.ts): a key set while it waits stops it there.
     yield* send(a, s, line, { plaintext: true, sent: storeOwn(a, s, [line]) })
-    const parsed = parseLine(line)
     if (parsed?.command === "NICK" && parsed.params[0] !== undefined) s.requestedNick = parsed.params[0]
   })
 
-const join = (a: Actor, channel: string, key: Option.Option<string>): Effect.Effect<void, Gated> =>
+/**
+ * The account's channel limit on this network (docs/decisions/account-limits.md "Channels: joined and configured,
+ * counted by the actor"): the channels it is in or joins on connect, each once, and `channels` joined on top. A channel
+ * already counted is always joined again; at the limit nothing is sent.
+ */
+const withinChannelLimit = (a: Actor, s: Session, channels: ReadonlyArray<string>, limit: number | null) =>
+  Effect.suspend(() => {
+    if (limit === null) return Effect.void
+    const counted = (c: string) => a.storedKeys.has(c) || Channels.isJoined(s.channels, c)
+    const held = a.storedKeys.size + Channels.joinedChannels(s.channels).filter((c) => !a.storedKeys.has(c)).length
+    const added = new Set(channels.filter((c) => !counted(c)).map((c) => foldCase(mapping(a), c))).size
+    return added > 0 && held + added > limit ? Effect.fail(new QuotaExceeded({ limit: "channels", max: limit })) : Effect.void
+  })
+
+const join = (
+  a: Actor,
+  channel: string,
+  key: Option.Option<string>,
+  limit: number | null
+): Effect.Effect<void, Gated | QuotaExceeded> =>
   Effect.gen(function*() {
     const s = yield* gate(a)
     yield* channelName(s, channel)
     if (Option.isSome(key) && !isSingleName(key.value)) return yield* invalid("the key must be one word without commas")
+    yield* withinChannelLimit(a, s, [channel], limit)
     const sent = Option.getOrElse(key, () => a.storedKeys.get(channel) ?? null)
     yield* room(a, s, 1)
     if (Option.isSome(key)) s.pendingKeys = s.pendingKeys.set(channel, key.value)
@@ -291,9 +317,9 @@ export const onCommand = (a: Actor, command: Command): Effect.Effect<unknown> =>
     case "Say":
       return answerChecked(command, command.reply, () => say(a, command.kind, command.target, command.text))
     case "Raw":
-      return answerChecked(command, command.reply, () => raw(a, command.line))
+      return answerChecked(command, command.reply, () => raw(a, command.line, command.channelLimit))
     case "Join":
-      return answerChecked(command, command.reply, () => join(a, command.channel, command.key))
+      return answerChecked(command, command.reply, () => join(a, command.channel, command.key, command.channelLimit))
     case "Part":
       return answerChecked(command, command.reply, () => part(a, command.channel, command.reason))
     case "Nick":

@@ -23,6 +23,7 @@
 import { Deferred, Duration, Effect, Option } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport } from "../../irc/ISupport.js"
+import { identOf, sourceAddressOf } from "../../net/UpstreamFace.js"
 import { LockedDown } from "../../schema/ToolErrors.js"
 import type { TransportOptions } from "../IrcTransport.js"
 import {
@@ -51,7 +52,21 @@ const isAllowedHost = (allowed: Option.Option<ReadonlySet<string>>, host: string
 const lockedDownMessage = (host: string) =>
   `locked-down: this instance does not allow connections to ${host} (BELAY_ALLOWED_HOSTS)`
 
-const transportOptions = (a: Actor): TransportOptions => ({
+/**
+ * The member's face upstream, the same on every node and at every attempt (docs/decisions/hosting.md "Each member
+ * their own face upstream"): its ident, and its source address when BELAY_UPSTREAM_SOURCE gives a range; or why the
+ * range has no address for it.
+ */
+const upstreamFace = (a: Actor): Pick<TransportOptions, "ident" | "localAddress"> | { readonly error: string } => {
+  const ident = identOf(a.config.accountId) ?? null
+  const range = a.deps.upstreamSource
+  if (range === undefined) return { ident, localAddress: null }
+  const source = sourceAddressOf(range, a.config.accountId)
+  return "error" in source ? source : { ident, localAddress: source.address }
+}
+
+const transportOptions = (a: Actor, face: Pick<TransportOptions, "ident" | "localAddress">): TransportOptions => ({
+  ...face,
   host: a.config.host,
   port: a.config.port,
   tls: a.config.tls,
@@ -62,6 +77,16 @@ const transportOptions = (a: Actor): TransportOptions => ({
   serverPassword: a.config.serverPassword,
   sasl: a.config.sasl
 })
+
+/**
+ * No source address for this member: connecting from another member's or the node's own would share its bans, so it
+ * stays offline (retrying would not change the range); connect_network asks again.
+ */
+const unplaced = (a: Actor, reason: string) =>
+  Effect.suspend(() => {
+    a.lastError = reason
+    return transition(a, "offline", { permanent: true, reason })
+  })
 
 const lockedDown = (a: Actor) =>
   Effect.suspend(() => {
@@ -106,10 +131,12 @@ const startAttempt = (a: Actor) =>
     // Asked here, right before the socket, not when the attempt was requested: the throttle's wait may have outlasted
     // this node's claim on the network.
     if (a.deps.fence !== undefined && !a.deps.fence()) return yield* fenced(a)
+    const face = upstreamFace(a)
+    if ("error" in face) return yield* unplaced(a, face.error)
     const id = ++a.sessionSeq
     const time = yield* now
     const inbox = a.inbox
-    const connection = a.deps.transport.open(transportOptions(a), (event) => {
+    const connection = a.deps.transport.open(transportOptions(a, face), (event) => {
       // Called on Node's event loop by irc-framework: only enqueue (the inbox is unbounded, so this never fails).
       inbox.unsafeOffer({ _tag: "Transport", session: id, event })
     })

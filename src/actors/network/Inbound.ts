@@ -62,6 +62,11 @@ export const onTransport = (a: Actor, s: Session, event: TransportEvent) =>
         )
       case "Closed":
         return yield* onClosed(a, s, event.error)
+      case "Refused":
+        // No socket was opened: the destination guard refused the address. Offline until asked again, like a
+        // refused registration (docs/decisions/hosting.md "One destination guard").
+        s.permanent ??= event.reason
+        return yield* onClosed(a, s, null)
     }
   })
 

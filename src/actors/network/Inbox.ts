@@ -17,6 +17,7 @@ import type {
   LockedDown,
   NotConnected,
   NotInChannel,
+  QuotaExceeded,
   Refused,
   SendQueueFull,
   Timeout
@@ -43,8 +44,23 @@ export type ReadGated = NotConnected | InvalidArguments
 /** Tagged commands, each answered through its Deferred. */
 export type Command =
   | { readonly _tag: "Say"; readonly kind: SayKind; readonly target: string; readonly text: string; readonly reply: Reply<void, Gated> }
-  | { readonly _tag: "Raw"; readonly line: string; readonly reply: Reply<void, Gated | E2eChannelUseSendMessage> }
-  | { readonly _tag: "Join"; readonly channel: string; readonly key: Option.Option<string>; readonly reply: Reply<void, Gated> }
+  /**
+   * `channelLimit` (Raw and Join): the account's channel limit when the command was sent (null: none), checked against
+   * the channels the actor holds (docs/decisions/account-limits.md "Channels: joined and configured, counted by the actor").
+   */
+  | {
+    readonly _tag: "Raw"
+    readonly line: string
+    readonly channelLimit: number | null
+    readonly reply: Reply<void, Gated | E2eChannelUseSendMessage | QuotaExceeded>
+  }
+  | {
+    readonly _tag: "Join"
+    readonly channel: string
+    readonly key: Option.Option<string>
+    readonly channelLimit: number | null
+    readonly reply: Reply<void, Gated | QuotaExceeded>
+  }
   | {
     readonly _tag: "Part"
     readonly channel: string
@@ -87,11 +103,19 @@ export const Command = {
     text,
     reply
   }),
-  raw: (line: string) => (reply: Reply<void, Gated | E2eChannelUseSendMessage>): Command => ({ _tag: "Raw", line, reply }),
-  join: (channel: string, key: Option.Option<string>) => (reply: Reply<void, Gated>): Command => ({
+  raw: (line: string, channelLimit: number | null = null) =>
+  (reply: Reply<void, Gated | E2eChannelUseSendMessage | QuotaExceeded>): Command => ({
+    _tag: "Raw",
+    line,
+    channelLimit,
+    reply
+  }),
+  join: (channel: string, key: Option.Option<string>, channelLimit: number | null = null) =>
+  (reply: Reply<void, Gated | QuotaExceeded>): Command => ({
     _tag: "Join",
     channel,
     key,
+    channelLimit,
     reply
   }),
   part: (channel: string, reason: Option.Option<string>) => (reply: Reply<void, Gated | NotInChannel>): Command => ({

@@ -37,6 +37,7 @@ import { clientIp } from "../ClientIp.js"
 import { json, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
 import { foreignOrigin, isForeignOrigin, isSameOriginPost, malformed, noStore, oauthError, readOAuthBody } from "../oauth/OAuthHttp.js"
+import { quotaExceeded } from "../QuotaResponse.js"
 import { memberCredential } from "./MemberCredential.js"
 import { clearedSessionCookie } from "./Session.js"
 
@@ -89,7 +90,11 @@ export const authApiRoutes = Effect.gen(function*() {
           created_at: Math.floor(issued.createdAt / 1000)
         }
         return json(200, response, noStore)
-      }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
+      }).pipe(
+        Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)),
+        // docs/contract.md "Account limits": the account holds as many live tokens as it may (`apps`); none issued.
+        Effect.catchTag("QuotaExceeded", (error) => Effect.succeed(quotaExceeded(error)))
+      )
   }
 
   const me: Route = {

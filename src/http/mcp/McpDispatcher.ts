@@ -1,10 +1,10 @@
 /**
- * McpDispatcher answers the four MCP methods of the interface for an authenticated
- * principal: initialize, notifications/initialized (handled by the route: 202),
- * tools/list (pre-serialized per scope, so listing costs no schema work per call) and
- * tools/call (scope gate → argument decoding → handler → result encoding). Every
- * other method is -32601, `ping` included (docs/decisions/http-and-mcp.md "Stateless MCP, one POST").
- * Stateless.
+ * McpDispatcher answers a 2025-era request (the initialize handshake's revisions) for an authenticated principal: the
+ * four MCP methods of the interface — initialize, notifications/initialized (handled by the route: 202), tools/list
+ * (pre-serialized per scope, so listing costs no schema work per call) and tools/call (scope gate → argument decoding
+ * → handler → result encoding) — and `ping`, which those revisions require every receiver to answer. Every other
+ * method is -32601 (docs/decisions/http-and-mcp.md "Stateless MCP, one POST", "Two eras on one endpoint"). The
+ * 2026-07-28 methods are Mcp2026Dispatcher's, which calls tools through `call` here. Stateless.
  *
  * Hot path: tools/list and a failed decode answer without running any Effect beyond the
  * returned value; a tools/call result is serialized once (`callResultBody`).
@@ -54,7 +54,7 @@ export type DispatchOutcome =
   | { readonly _tag: "Error"; readonly error: JsonRpcProtocolError }
 
 // dist/http/mcp and src/http/mcp are both three levels below the package root.
-const SERVER_VERSION: string = (() => {
+export const SERVER_VERSION: string = (() => {
   try {
     const pkg: unknown = JSON.parse(Fs.readFileSync(new URL("../../../package.json", import.meta.url), "utf8"))
     return typeof pkg === "object" && pkg !== null && "version" in pkg && typeof pkg.version === "string" ? pkg.version : "0.0.0"
@@ -66,8 +66,18 @@ const SERVER_VERSION: string = (() => {
 const VERSION_JSON = JSON.stringify(JSONRPC_VERSION)
 
 const RESULT_MIDDLE = Buffer.from(`"}],"structuredContent":`)
-const RESULT_END = Buffer.from("}}")
-const RESULT_END_ERROR = Buffer.from(`,"isError":true}}`)
+
+/** How a tools/call response ends after structuredContent: a success, and a failure (`isError`). */
+export interface ResultEnds {
+  readonly ok: Buffer
+  readonly error: Buffer
+}
+
+/** The 2025 era's result ends: nothing after structuredContent but isError. */
+const LEGACY_ENDS: ResultEnds = { ok: Buffer.from("}}"), error: Buffer.from(`,"isError":true}}`) }
+
+// ping (basic/utilities/ping, 2025-03-26 to 2025-11-25): "MUST respond promptly with an empty response".
+const PING_RESULT = Buffer.from(`,"result":{}}`)
 
 /**
  * The JSON-RPC response to a tools/call, as the buffers to write: the result's two texts
@@ -77,14 +87,14 @@ const RESULT_END_ERROR = Buffer.from(`,"isError":true}}`)
  * answer, escaping it into the text item another sixth, and encoding the whole answer again
  * for every poll of an unchanged page a tenth.
  */
-export const callResultBody = (id: JsonRpcId, result: CallToolResult): ReadonlyArray<Buffer> => {
+export const callResultBody = (id: JsonRpcId, result: CallToolResult, ends: ResultEnds = LEGACY_ENDS): ReadonlyArray<Buffer> => {
   const [escaped, json] = result.bytes()
   return [
     Buffer.from(`{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`),
     escaped,
     RESULT_MIDDLE,
     json,
-    result.isError ? RESULT_END_ERROR : RESULT_END
+    result.isError ? ends.error : ends.ok
   ]
 }
 
@@ -134,6 +144,8 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
           })
         case "tools/list":
           return Effect.succeed({ _tag: "Result", body: toolsListResponseParts(principal.scope, request.id) })
+        case "ping":
+          return Effect.succeed({ _tag: "Result", body: [Buffer.from(`{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(request.id)}`), PING_RESULT] })
         case "tools/call": {
           const params = decodeCallToolParams(request.params)
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })

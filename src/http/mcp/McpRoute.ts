@@ -1,18 +1,28 @@
 /**
- * POST /mcp: the MCP Streamable HTTP transport in its single-POST, stateless profile
+ * POST /mcp: the MCP Streamable HTTP transport in its single-POST, stateless profile, for both protocol eras
  * (interface "MCP endpoint"; docs/decisions/http-and-mcp.md "Stateless MCP, one POST", "Request body
- * limits", "Protocol versions"). This file decides HTTP status codes and headers only; what
- * each method does is McpDispatcher's. Order of checks: Origin (403) → bearer (401) → body
- * size (413) → JSON (-32700) → envelope (-32600) → notification (202) → version header
- * (400) → dispatch. GET, DELETE and other methods get 405 from the router, never 401.
- * Stateless: every request is authenticated again; no Mcp-Session-Id is ever issued.
+ * limits", "Protocol versions", "Two eras on one endpoint"). This file decides HTTP status codes and headers only;
+ * what each method does is McpDispatcher's (2025 era) or Mcp2026Dispatcher's (2026-07-28). Order of checks: Origin
+ * (403) → bearer (401) → body size (413) → JSON (-32700) → envelope (-32600) → notification (202) → the request's era
+ * (McpRequestMeta.eraOf) → for 2026-07-28, its headers and `_meta` (400: -32020, -32022, -32602) → dispatch (an
+ * unknown method: 200 in the 2025 era, 404 in 2026's). GET, DELETE and other methods get 405 from the router, never
+ * 401. Stateless: every request is authenticated again; no Mcp-Session-Id is ever issued.
  *
  * Hot path: a request is two asynchronous steps (authentication, then the body) and the
  * dispatcher's answer; everything between them is plain synchronous code, so a cheap call
  * such as tools/list costs the Effect runtime a few steps rather than a generator's.
  */
 import { Effect, Either, Option } from "effect"
-import { checkProtocolVersionHeader, decodeIncoming, httpStatusOfProtocolError, jsonRpcErrorResponse, parseJsonBody, InvalidRequest } from "../../schema/JsonRpc.js"
+import {
+  decodeIncoming,
+  httpStatusOfModernError,
+  httpStatusOfProtocolError,
+  InvalidRequest,
+  jsonRpcErrorResponse,
+  type JsonRpcRequest,
+  parseJsonBody
+} from "../../schema/JsonRpc.js"
+import { checkModernRequest, eraOf } from "../../schema/McpRequestMeta.js"
 import { MCP_BODY_LIMIT_BYTES } from "../../schema/Limits.js"
 import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
@@ -20,7 +30,8 @@ import { Authenticator, type Principal } from "../../services/identity/Authentic
 import { Metrics } from "../../services/upkeep/Metrics.js"
 import { isAllowedOrigin, issuerFor } from "../Issuer.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
-import { McpDispatcher } from "./McpDispatcher.js"
+import { makeMcp2026Dispatcher } from "./Mcp2026Dispatcher.js"
+import { type DispatchOutcome, McpDispatcher } from "./McpDispatcher.js"
 
 const JSON_HEADERS = { "content-type": "application/json" } as const
 const ACCEPTED: HttpResponse = { status: 202 }
@@ -32,6 +43,7 @@ export const mcpRoutes = Effect.gen(function*() {
   const authenticator = yield* Authenticator
   const dispatcher = yield* McpDispatcher
   const metrics = yield* Metrics
+  const modern = makeMcp2026Dispatcher(dispatcher.call)
 
   const unauthorized = (base: string): HttpResponse =>
     json(401, { error: "invalid_token", error_description: "a valid Bearer token is required" }, {
@@ -57,22 +69,32 @@ export const mcpRoutes = Effect.gen(function*() {
     // Notifications (any method) and client responses are accepted without a body.
     if (incoming.right._tag !== "Request") return Effect.succeed(ACCEPTED)
     const rpc = incoming.right.request
-    if (rpc.method !== "initialize") {
-      const version = checkProtocolVersionHeader(request.header("mcp-protocol-version"))
-      if (Either.isLeft(version)) return Effect.succeed(rpcError(400, jsonRpcErrorResponse(rpc.id, version.left)))
+    const version = request.header("mcp-protocol-version")
+    if (eraOf(rpc.method, rpc.params, version) === "2025") {
+      return Effect.map(dispatcher.handle(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfProtocolError))
     }
-    return Effect.map(dispatcher.handle(principal, rpc), (outcome): HttpResponse => {
-      if (outcome._tag === "Error") {
-        return rpcError(httpStatusOfProtocolError(outcome.error), jsonRpcErrorResponse(rpc.id, outcome.error))
-      }
-      if (outcome.tool) {
-        metrics.increment("belay_mcp_calls_total", "MCP tools/call by tool and outcome.", {
-          tool: outcome.tool,
-          outcome: outcome.isError ? "error" : "ok"
-        })
-      }
-      return { status: 200, headers: JSON_HEADERS, body: outcome.body }
+    const refused = checkModernRequest(rpc.method, rpc.params, {
+      protocolVersion: version,
+      method: request.header("mcp-method"),
+      name: request.header("mcp-name")
     })
+    if (refused !== undefined) return Effect.succeed(rpcError(400, jsonRpcErrorResponse(rpc.id, refused)))
+    return Effect.map(modern(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfModernError))
+  }
+
+  const respond = (
+    rpc: JsonRpcRequest,
+    outcome: DispatchOutcome,
+    statusOf: (error: Extract<DispatchOutcome, { _tag: "Error" }>["error"]) => number
+  ): HttpResponse => {
+    if (outcome._tag === "Error") return rpcError(statusOf(outcome.error), jsonRpcErrorResponse(rpc.id, outcome.error))
+    if (outcome.tool) {
+      metrics.increment("belay_mcp_calls_total", "MCP tools/call by tool and outcome.", {
+        tool: outcome.tool,
+        outcome: outcome.isError ? "error" : "ok"
+      })
+    }
+    return { status: 200, headers: JSON_HEADERS, body: outcome.body }
   }
 
   const post: Route = {

@@ -7,7 +7,8 @@
  * - `GET /api/networks` → `{networks: [<network>]}`.
  * - `POST /api/networks` `{name, host, port, tls, nick, username?, realname?, password?, channels?}` → 201
  *   `<network>`, through Networks.add as `belay network add` (the same Schemas, src/schema/Network.ts; lockdown
- *   applies when the network connects, as for the CLI); a name the account already uses → 409 network_exists.
+ *   applies when the network connects, as for the CLI); a name the account already uses → 409 network_exists; a
+ *   limit reached (networks, or channels in `channels`) → 409 quota_exceeded, nothing added.
  * - `PATCH /api/networks/{id}` with any of those fields (`password`, `username`, `realname`: null clears) → 200
  *   `<network>` (Networks.update; the supervisor reconnects the network when host, port, tls, nick or password
  *   changed). Not a network of the member → 404.
@@ -32,6 +33,7 @@ import {
   ServerPassword
 } from "../../schema/Network.js"
 import { listProblems } from "../../schema/ProblemList.js"
+import { QuotaExceeded } from "../../schema/ToolErrors.js"
 import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/identity/Authenticator.js"
@@ -40,6 +42,7 @@ import { type NetworkSummary, Networks } from "../../services/networks/Networks.
 import { memberRequest } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { noStore, readOAuthBody } from "../oauth/OAuthHttp.js"
+import { quotaExceeded } from "../QuotaResponse.js"
 
 export const NetworkPaths = {
   networks: "/api/networks",
@@ -151,10 +154,18 @@ export const networkRoutes = Effect.gen(function*() {
       })
   }
 
-  /** A change the service refused: the name is taken → 409; anything else (not the member's network) → 404. */
+  /**
+   * A change the service refused: the name is taken → 409 network_exists; a limit reached → 409 quota_exceeded
+   * (docs/contract.md "Account limits"); an address the destination guard refuses → 400 invalid_request naming the
+   * host, the address and its class (docs/decisions/hosting.md "One destination guard"); anything else (not the member's network) → 404.
+   */
   const refused = (error: { readonly _tag: string; readonly message: string }) =>
-    error._tag === "NetworkExists"
+    error instanceof QuotaExceeded
+      ? quotaExceeded(error)
+      : error._tag === "NetworkExists"
       ? json(409, { error: "network_exists", error_description: error.message }, noStore)
+      : error._tag === "DestinationRefused"
+      ? invalid(`host: ${error.message}`)
       : notFound()
 
   /** The network as it is now, with `status`; 404 if it went meanwhile. */

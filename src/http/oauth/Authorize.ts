@@ -7,9 +7,17 @@
  *   1. the Host names this server → else 400 page;
  *   2. the request (AuthorizeRequest.validateAuthorizeRequest: single-valued parameters,
  *      client known and not expired, redirect_uri registered — exact, or a loopback URI
- *      on another port —, response_type=code, an S256 challenge, state ≤ 1024) → else a
- *      400 error page, never a redirect;
+ *      on another port —, response_type=code, an S256 challenge, state ≤ 1024, each
+ *      `resource` this server's /mcp) → else a 400 error page naming the OAuth error
+ *      (invalid_client, invalid_request, invalid_target), never a redirect;
  *   3. no session → the sign-in page, which comes back here afterwards;
+ *      A client_id that is an https URL names a Client ID Metadata Document instead of a
+ *      registration: its URL's form is checked at 2, the member signs in (3) before the
+ *      document is fetched (ClientDocuments, through the destination guard: anonymous
+ *      visitors cannot make Belay fetch), then 2 runs against the document's redirect_uris;
+ *      an unusable document is a 400 page naming invalid_client, and the document's
+ *      metadata is saved in the client's row (OAuthClients.saveDocument) for the code and
+ *      the token (docs/decisions/oauth.md "Client ID Metadata Documents: a client row keyed by the URL");
  *   4. the approval page, every time (RFC 8252 §8.6), backed by a fresh single-use
  *      consent record of the validated request, bound to the session, with a CSRF token
  *      derived from the session and that record.
@@ -33,8 +41,14 @@ import { BrowserSessions, csrfToken, verifyCsrfToken } from "../../services/iden
 import { type OAuthClient, OAuthClients } from "../../services/oauth/OAuthClients.js"
 import { OAuthCodes } from "../../services/oauth/OAuthCodes.js"
 import { OAuthConsents } from "../../services/oauth/OAuthConsents.js"
-import { authorizationResponse, validateAuthorizeRequest } from "../../services/oauth/AuthorizeRequest.js"
-import { clientUriHost, redirectTarget } from "../../services/oauth/ClientMetadata.js"
+import {
+  authorizationResponse,
+  authorizeCheckError,
+  validateAuthorizeRequest
+} from "../../services/oauth/AuthorizeRequest.js"
+import { classifyRedirectUri, clientUriHost, redirectTarget } from "../../services/oauth/ClientMetadata.js"
+import { isDocumentClientId, validateDocumentUrl } from "../../services/oauth/ClientDocument.js"
+import { ClientDocuments } from "../../services/oauth/ClientDocuments.js"
 import { readCookie, sessionCookieName } from "../Cookies.js"
 import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"
 import { approvalPage, deniedPage, errorPage, oobCodePage, PageFields } from "../pages/Pages.js"
@@ -46,8 +60,8 @@ export const CONSENT_FIELD = "consent"
 
 const consentPurpose = (consentId: string) => `consent:${consentId}`
 
-const refused = (status: number, message: string, title?: string): HttpResponse =>
-  page(status, errorPage({ message, ...(title === undefined ? {} : { title }) }))
+const refused = (status: number, message: string, title?: string, error?: string): HttpResponse =>
+  page(status, errorPage({ message, ...(title === undefined ? {} : { title }), ...(error === undefined ? {} : { error }) }))
 
 export const authorizeRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -56,6 +70,7 @@ export const authorizeRoutes = Effect.gen(function*() {
   const sessions = yield* BrowserSessions
   const consents = yield* OAuthConsents
   const codes = yield* OAuthCodes
+  const documents = yield* ClientDocuments
 
   /** The client a request names, looked up only when client_id appears exactly once. */
   const clientOf = (query: URLSearchParams) => {
@@ -65,16 +80,90 @@ export const authorizeRoutes = Effect.gen(function*() {
       : Effect.succeed<OAuthClient | undefined>(undefined)
   }
 
+  /** The member signed in by the request's session cookie, if any. */
+  const signedIn = (request: HttpRequest, issuer: string) =>
+    Effect.gen(function*() {
+      const secret = readCookie(request, sessionCookieName(issuer))
+      const session = secret === undefined ? Option.none() : yield* sessions.lookup(secret)
+      const member = Option.isNone(session) ? Option.none() : yield* accounts.findById(session.value.accountId)
+      return secret === undefined || Option.isNone(session) || Option.isNone(member)
+        ? undefined
+        : { secret, session: session.value, member: member.value }
+    })
+
+  /** GET for a client_id that names a Client ID Metadata Document (step 3's note above). */
+  const showDocumentClient = (request: HttpRequest, issuer: string, clientId: string) =>
+    Effect.gen(function*() {
+      const url = validateDocumentUrl(clientId)
+      if (Either.isLeft(url)) {
+        yield* Effect.logInfo("authorization request refused").pipe(Effect.annotateLogs({ check: "client-document-url" }))
+        return refused(400, "The app's client_id is not a URL a metadata document may have.", undefined, "invalid_client")
+      }
+      const host = url.right.host
+      const visitor = yield* signedIn(request, issuer)
+      if (visitor === undefined) {
+        return signInResponse(request, {
+          issuer,
+          returnTo: `${OAuthPaths.authorize}?${request.query.toString()}`,
+          clientName: host
+        })
+      }
+      const answer = yield* documents.resolve(clientId)
+      if (Either.isLeft(answer)) {
+        return refused(400, `The metadata document of this app (at ${host}) cannot be used: ${answer.left}.`, undefined, "invalid_client")
+      }
+      const document = answer.right
+      const validated = validateAuthorizeRequest(request.query, document, { issuer })
+      if (Either.isLeft(validated)) {
+        yield* Effect.logInfo("authorization request refused").pipe(Effect.annotateLogs({ check: validated.left.check }))
+        return refused(400, validated.left.message, undefined, authorizeCheckError(validated.left.check))
+      }
+      const saved = yield* Effect.either(clients.saveDocument(document))
+      if (Either.isLeft(saved)) {
+        return refused(503, "Too many apps are waiting for approval right now. Try again later.", undefined, "temporarily_unavailable")
+      }
+      const authorization = validated.right
+      const consentId = yield* consents.create({
+        sessionId: visitor.session.sessionId,
+        clientId,
+        redirectUri: authorization.redirectUri,
+        state: authorization.state,
+        codeChallenge: authorization.codeChallenge,
+        resource: authorization.resource
+      })
+      const everyRedirectLocal = document.redirectUris.every((uri) => {
+        const kind = classifyRedirectUri(uri)
+        return Either.isRight(kind) && (kind.right === "loopback" || kind.right === "custom")
+      })
+      return page(
+        200,
+        approvalPage({
+          action: OAuthPaths.authorize,
+          csrfToken: csrfToken(visitor.secret, consentPurpose(consentId)),
+          hidden: { [CONSENT_FIELD]: consentId },
+          clientName: document.clientName,
+          clientUriHost: clientUriHost(document.clientUri),
+          target: authorization.redirectTarget,
+          username: visitor.member.name,
+          document: { host, logoHost: clientUriHost(document.logoUri), everyRedirectLocal }
+        })
+      )
+    })
+
   const show = (request: HttpRequest) =>
     Effect.gen(function*() {
       const resolved = resolveIssuer(request, config)
       if (Either.isLeft(resolved)) return refused(400, "The Host header of this request is not valid.")
       const issuer = resolved.right
+      const clientIds = request.query.getAll("client_id")
+      if (clientIds.length === 1 && isDocumentClientId(clientIds[0]!)) {
+        return yield* showDocumentClient(request, issuer, clientIds[0]!)
+      }
 
-      const validated = validateAuthorizeRequest(request.query, yield* clientOf(request.query))
+      const validated = validateAuthorizeRequest(request.query, yield* clientOf(request.query), { issuer })
       if (Either.isLeft(validated)) {
         yield* Effect.logInfo("authorization request refused").pipe(Effect.annotateLogs({ check: validated.left.check }))
-        return refused(400, validated.left.message)
+        return refused(400, validated.left.message, undefined, authorizeCheckError(validated.left.check))
       }
       const authorization = validated.right
       const client = authorization.client
@@ -95,7 +184,8 @@ export const authorizeRoutes = Effect.gen(function*() {
         clientId: authorization.clientId,
         redirectUri: authorization.redirectUri,
         state: authorization.state,
-        codeChallenge: authorization.codeChallenge
+        codeChallenge: authorization.codeChallenge,
+        resource: authorization.resource
       })
       return page(
         200,
@@ -158,12 +248,16 @@ export const authorizeRoutes = Effect.gen(function*() {
       if (!(yield* clients.approve(consent.clientId))) {
         return refused(400, "This app's registration expired before it was approved. Start again from the app.")
       }
-      const code = yield* codes.issue({
+      const issued = yield* codes.issue({
         clientId: consent.clientId,
         accountId: session.value.accountId,
         redirectUri: consent.redirectUri,
-        codeChallenge: consent.codeChallenge
-      })
+        codeChallenge: consent.codeChallenge,
+        resource: consent.resource
+      }).pipe(Effect.either)
+      // docs/contract.md "Account limits": shown to the member, never sent to the app (the interface, OAuth errors).
+      if (Either.isLeft(issued)) return refused(409, `${issued.left.message}: revoke an app in Settings, Authorized apps.`)
+      const code = issued.right
       yield* Effect.logInfo("authorization approved").pipe(
         Effect.annotateLogs({ ...annotations, target: redirectTarget(consent.redirectUri).kind })
       )

@@ -54,7 +54,8 @@ export const registerRoute = Effect.gen(function*() {
             clientIdIssuedAt: Math.floor(client.createdAt.getTime() / 1000),
             clientName: client.clientName,
             clientUri: client.clientUri,
-            redirectUris: client.redirectUris
+            redirectUris: client.redirectUris,
+            applicationType: client.applicationType
           }),
           noStore
         )

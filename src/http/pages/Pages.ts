@@ -215,6 +215,14 @@ export interface ApprovalPageInput extends FlowForm {
   readonly target: RedirectTarget
   /** The signed-in member. */
   readonly username?: string
+  /** An app known by its Client ID Metadata Document (docs/decisions/oauth.md "Client ID Metadata Documents: a
+   * client row keyed by the URL"): the document's host is what identifies it; its name and logo are its own claims. */
+  readonly document?: {
+    readonly host: string
+    readonly logoHost?: string | undefined
+    /** Every redirect_uri of the document is loopback or a custom scheme (MCP 2026-07-28 security considerations). */
+    readonly everyRedirectLocal: boolean
+  } | undefined
 }
 
 const targetText = (target: RedirectTarget): SafeHtml => {
@@ -244,13 +252,22 @@ export const approvalPage = (input: ApprovalPageInput): string => {
     html`<h1>Allow <q>${input.clientName}</q> to use your Belay account?</h1>
 ${signedInAs}
 <dl>
-<dt>App</dt><dd>${input.clientName} <span class="muted">(name chosen by the app, not verified)</span></dd>
+${input.document === undefined
+      ? html`<dt>App</dt><dd>${input.clientName} <span class="muted">(name chosen by the app, not verified)</span></dd>
 <dt>Website</dt><dd>${website}</dd>
-<dt>Access</dt><dd class="warn">Full access: read and write, same as signing in with your password.
+`
+      : html`<dt>App</dt><dd><strong>${input.document.host}</strong> <span class="muted">(the address of its metadata document: this is what identifies the app)</span></dd>
+<dt>Name</dt><dd>${input.clientName} <span class="muted">(from its metadata document, not verified)</span></dd>
+${input.document.logoHost === undefined ? "" : html`<dt>Logo</dt><dd>from ${input.document.logoHost} <span class="muted">(not verified, not shown)</span></dd>
+`}<dt>Website</dt><dd>${website}</dd>
+`}<dt>Access</dt><dd class="warn">Full access: read and write, same as signing in with your password.
 It can read your messages and act as you on every network.</dd>
 <dt>Approval goes to</dt><dd>${targetText(input.target)}</dd>
 </dl>
-<p class="muted">Only approve if you started this from the app yourself. You can revoke access later in Settings › Authorized apps.</p>
+${input.document?.everyRedirectLocal === true
+      ? html`<p class="warn">Every address this app may send the approval to is on this computer, so any program on this computer could be asking in the name of ${input.document.host}. Only approve if you started this from the app yourself, just now.</p>
+`
+      : ""}<p class="muted">Only approve if you started this from the app yourself. You can revoke access later in Settings › Authorized apps.</p>
 <form method="post" action="${input.action}">
 <input type="hidden" name="${PageFields.csrf}" value="${input.csrfToken}">
 ${hiddenInputs(input.hidden ?? {})}<div class="actions">
@@ -283,12 +300,13 @@ export const deniedPage = (input: { readonly clientName?: string } = {}): string
 
 /** An authorization that cannot continue (status 400 for an invalid request); nothing was sent to
  * the app. `message` comes from us (e.g. InvalidAuthorizeRequest.message), never from input. */
-export const errorPage = (input: { readonly message: string; readonly title?: string }): string =>
+export const errorPage = (input: { readonly message: string; readonly title?: string; readonly error?: string }): string =>
   page(
     input.title ?? "Request not valid",
     html`<h1>${input.title ?? "This request can't continue"}</h1>
 <p>${input.message}</p>
-<p class="muted">Nothing was sent to the app. Go back to the app and start again.</p>`
+${input.error === undefined ? "" : html`<p class="muted">OAuth error: <code>${input.error}</code></p>
+`}<p class="muted">Nothing was sent to the app. Go back to the app and start again.</p>`
   )
 
 /**

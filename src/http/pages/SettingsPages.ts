@@ -19,13 +19,14 @@ export const SettingsFields = {
   newPassword: "new_password"
 } as const
 
-export type SettingsSection = "api-tokens" | "authorized-apps" | "passkeys" | "password"
+export type SettingsSection = "api-tokens" | "authorized-apps" | "passkeys" | "password" | "account"
 
 const sections: ReadonlyArray<{ readonly id: SettingsSection; readonly path: string; readonly label: string }> = [
   { id: "api-tokens", path: MemberPaths.apiTokens, label: "API tokens" },
   { id: "authorized-apps", path: MemberPaths.authorizedApps, label: "Authorized apps" },
   { id: "passkeys", path: MemberPaths.passkeys, label: "Passkeys" },
-  { id: "password", path: MemberPaths.password, label: "Password" }
+  { id: "password", path: MemberPaths.password, label: "Password" },
+  { id: "account", path: MemberPaths.account, label: "Your data" }
 ]
 
 export interface SettingsContext {
@@ -171,8 +172,11 @@ export const authorizedAppsPage = (ctx: SettingsContext, input: AuthorizedAppsPa
     html`<form method="post" action="${action}">${csrfField(ctx)}<button type="submit" class="small" aria-label="${label}">Revoke</button></form>`
   const appRows = input.apps.map((app) => {
     const host = clientUriHost(app.clientUri)
+    // A metadata-document app is listed by the host of its client_id, the one thing about it that is checked
+    // (docs/decisions/oauth.md "Client ID Metadata Documents: a client row keyed by the URL"); its name is its claim.
+    const documentHost = app.kind === "document" ? clientUriHost(app.clientId) : undefined
     return html`<tr>
-<th scope="row">${app.clientName}</th>
+<th scope="row">${documentHost === undefined ? app.clientName : html`${documentHost} <span class="muted">(${app.clientName}, name not verified)</span>`}</th>
 <td>${host === undefined ? html`<span class="muted">none given</span>` : html`${host} <span class="muted">(not verified)</span>`}</td>
 <td>${when(app.approvedAt)}</td>
 <td>${when(app.lastUsedAt)}</td>
@@ -267,6 +271,30 @@ ${csrfField(ctx)}
 <input type="password" id="new-password" name="${SettingsFields.newPassword}" autocomplete="new-password" minlength="8" maxlength="1024" required aria-describedby="new-password-hint">
 <p class="muted" id="new-password-hint">At least 8 characters.</p>
 <div class="actions"><button type="submit" class="primary">Change password</button></div>
+</form>`,
+    { notice: input.notice }
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Settings > Your data: export, and the way out (docs/decisions/leaving.md)
+
+export const accountPage = (ctx: SettingsContext, input: { readonly notice?: Notice | undefined } = {}): string =>
+  settingsPage(
+    ctx,
+    "account",
+    html`<h2>Export</h2>
+<p>One file of JSON Lines: your networks (without their passwords), the channels they join, your nick notes, relay bots and
+read markers, and every stored message, buffer by buffer. No password, token or key is in it.</p>
+<p><a href="${MemberPaths.accountExport}" download>Download your data</a></p>
+<h2>Delete your account</h2>
+<p>Your networks quit, every device, app and token is signed out at once, and everything stored for you is deleted:
+history, notes, keys. This cannot be undone. Your account name can be taken again once the deletion is finished.</p>
+<form method="post" action="${MemberPaths.accountDelete}">
+${csrfField(ctx)}
+<input type="text" name="username" value="${ctx.accountName}" autocomplete="username" hidden>
+<label for="delete-password">Your password</label>
+<input type="password" id="delete-password" name="${SettingsFields.currentPassword}" autocomplete="current-password" required>
+<div class="actions"><button type="submit">Delete my account and all its data</button></div>
 </form>`,
     { notice: input.notice }
   )

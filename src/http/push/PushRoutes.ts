@@ -9,7 +9,8 @@
  * - `POST /api/push/subscriptions` with a browser PushSubscription `{endpoint, keys: {p256dh, auth}}` (≤ 16 KiB) →
  *   201 `{id}`. The endpoint must be an https URL of at most 2048 characters (http too with
  *   BELAY_PUSH_INSECURE_ENDPOINTS=true), `p256dh` a P-256 point (RFC 8291 §3.1) and `auth` 16 bytes (§3.2), both
- *   base64url; anything else → 400 `{error: "invalid_request"}`. The subscription belongs to this credential.
+ *   base64url; anything else → 400 `{error: "invalid_request"}`. The subscription belongs to this credential. At the
+ *   account's `push-subscriptions` limit → 409 `{error: "quota_exceeded", limit, max}` (docs/contract.md "Account limits").
  * - `DELETE /api/push/subscriptions/{id}` → 204; 404 when the member has no such subscription.
  * Stateless; PushSubscriptions is safe under concurrency.
  */
@@ -18,12 +19,14 @@ import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
-import { MAX_PER_ACCOUNT, type PushOwner, PushSubscriptions } from "../../services/push/PushSubscriptions.js"
+import { DestinationGuard } from "../../services/egress/DestinationGuard.js"
+import { type PushOwner, PushSubscriptions } from "../../services/push/PushSubscriptions.js"
 import { WebPush } from "../../services/push/WebPush.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
 import { foreignOrigin, isSameOriginPost, malformed, noStore, readOAuthBody } from "../oauth/OAuthHttp.js"
+import { quotaExceeded } from "../QuotaResponse.js"
 
 export const PushPaths = {
   vapidPublicKey: "/api/push/vapid-public-key",
@@ -64,6 +67,7 @@ const endpointProblem = (endpoint: string, insecure: boolean): string | undefine
 
 export const pushRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
+  const guard = yield* DestinationGuard
   const authenticator = yield* Authenticator
   const sessions = yield* BrowserSessions
   const subscriptions = yield* PushSubscriptions
@@ -106,6 +110,12 @@ export const pushRoutes = Effect.gen(function*() {
         const { endpoint, keys } = decoded.right
         const problem = endpointProblem(endpoint, config.pushInsecureEndpoints)
         if (problem !== undefined) return invalid(problem)
+        // A push service is a destination a member chooses: the guard judges it now, and again at every send
+        // (docs/decisions/hosting.md "One destination guard").
+        const target = new URL(endpoint)
+        const port = target.port === "" ? (target.protocol === "https:" ? 443 : 80) : Number(target.port)
+        const refused = yield* Effect.either(guard.vet(target.hostname, port))
+        if (Either.isLeft(refused)) return invalid(`endpoint: ${refused.left.message}`)
         const point = base64url(keys.p256dh)
         if (point === undefined || point.length !== 65 || point[0] !== 0x04) {
           return invalid("keys.p256dh must be an uncompressed P-256 point, base64url")
@@ -120,9 +130,12 @@ export const pushRoutes = Effect.gen(function*() {
           p256dh: point.toString("base64url"),
           auth: secret.toString("base64url")
         })
-        if (id === undefined) return invalid(`at most ${MAX_PER_ACCOUNT} push subscriptions per account`)
         return json(201, { id }, noStore)
-      }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
+      }).pipe(
+        Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)),
+        // docs/contract.md "Account limits": 409 quota_exceeded, nothing registered.
+        Effect.catchTag("QuotaExceeded", (error) => Effect.succeed(quotaExceeded(error)))
+      )
   }
 
   const unsubscribe: Route = {

@@ -73,7 +73,10 @@ export const passkeysSettingsRoutes = Effect.gen(function*() {
         const session = post.member.session
         return ceremonies.register(post.issuer, { accountId: session.accountId, sessionId: session.sessionId }, decoded.right.credential).pipe(
           Effect.map((id) => json(201, { id }, noStore)),
-          Effect.catchTag("PasskeyNotRegistered", (e) => Effect.succeed(refusal(400, `The passkey was not added: ${e.reason}.`)))
+          Effect.catchTag("PasskeyNotRegistered", (e) => Effect.succeed(refusal(400, `The passkey was not added: ${e.reason}.`))),
+          // docs/contract.md "Account limits": `message` for PasskeyScript to show, the limit named for a program.
+          Effect.catchTag("QuotaExceeded", (e) =>
+            Effect.succeed(json(409, { error: "quota_exceeded", message: e.message, limit: e.limit, max: e.max }, noStore)))
         )
       }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
   }

@@ -1,6 +1,6 @@
 /**
  * SettingsRoutes gathers the member's pages (docs/decisions/web.md):
- * `/settings` (→ the first section) and the four sections (`/` is the web client, pages/ClientAssets.ts). Without a session every
+ * `/settings` (→ the first section) and the five sections (`/` is the web client, pages/ClientAssets.ts). Without a session every
  * one of them answers 303 to `/login?next=<its path>` (SettingsHttp). Stateless.
  */
 import { Effect } from "effect"
@@ -10,6 +10,7 @@ import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import type { Route } from "../HttpServer.js"
 import { seeOther } from "../oauth/OAuthHttp.js"
+import { accountSettingsRoutes } from "./AccountSettings.js"
 import { apiTokensSettingsRoutes } from "./ApiTokensSettings.js"
 import { authorizedAppsSettingsRoutes } from "./AuthorizedAppsSettings.js"
 import { passkeysSettingsRoutes } from "./PasskeysSettings.js"
@@ -29,6 +30,6 @@ const settingsIndexRoutes = Effect.gen(function*() {
 })
 
 export const settingsRoutes = Effect.map(
-  Effect.all([settingsIndexRoutes, apiTokensSettingsRoutes, authorizedAppsSettingsRoutes, passkeysSettingsRoutes, passwordSettingsRoutes]),
+  Effect.all([settingsIndexRoutes, apiTokensSettingsRoutes, authorizedAppsSettingsRoutes, passkeysSettingsRoutes, passwordSettingsRoutes, accountSettingsRoutes]),
   (groups): ReadonlyArray<Route> => groups.flat()
 )

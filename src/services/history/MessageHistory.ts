@@ -386,7 +386,8 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         : sql`AND date_trunc('milliseconds', time) ${sql.literal(op)} ${bound.time}`
 
     /**
-     * A buffer's conversation messages (PRIVMSG, NOTICE, ACTION) between two bounds, oldest first, at most `limit`:
+     * A buffer's conversation messages (PRIVMSG, NOTICE, ACTION; with `events` its channel events too) between two
+     * bounds, oldest first, at most `limit`:
      * the newest of the range when `newest`, else the oldest. `after` is exclusive unless `afterInclusive`; `before`
      * is exclusive. Walks `messages (buffer_id, id)` from the end it keeps.
      */
@@ -399,9 +400,14 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         readonly before?: Bound | undefined
         readonly newest: boolean
         readonly limit: number
+        /** Also the channel events (IRCv3 draft/event-playback): JOIN, PART, QUIT, KICK, NICK, MODE, TOPIC. */
+        readonly events?: boolean
       }
     ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
       if (window.limit <= 0) return Effect.succeed([])
+      const kinds = window.events === true
+        ? sql`kind IN ('privmsg', 'notice', 'action', 'join', 'part', 'quit', 'kick', 'nick', 'mode', 'topic')`
+        : sql`kind IN ('privmsg', 'notice', 'action')`
       const lower = window.after === undefined ? sql`` : beyond(window.after, window.afterInclusive === true ? ">=" : ">")
       const upper = window.before === undefined ? sql`` : beyond(window.before, "<")
       const order = window.newest ? sql`ORDER BY buffer_id DESC, id DESC` : sql`ORDER BY buffer_id, id`
@@ -412,7 +418,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         CROSS JOIN LATERAL (
           SELECT id, time, kind, nick, text, numeric, self, encryption
           FROM messages
-          WHERE ${ofBuffer(sql`b.id`)} AND kind IN ('privmsg', 'notice', 'action') ${lower} ${upper}
+          WHERE ${ofBuffer(sql`b.id`)} AND ${kinds} ${lower} ${upper}
           ${order}
           LIMIT ${window.limit}
         ) AS m

@@ -279,8 +279,30 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       Effect.forkScoped
     )
 
+    /**
+     * History retention (HistoryRetention.ts): messages older than `cutoff` leave every kept page, so a newest page kept
+     * in memory shows no more than the database keeps; a page that lost some is a new array (what readers memoized on
+     * the old one is made again). Pages stay whole from their oldest kept id up, and `complete` keeps its meaning: the
+     * rows removed are those the database deletes.
+     */
+    const expire = (cutoff: Date): number => {
+      const before = cutoff.getTime()
+      let removed = 0
+      for (const entry of entries.values()) {
+        if (entry._tag !== "Loaded" || entry.messages.length === 0 || entry.messages[0]!.time.getTime() >= before) continue
+        const left = entry.messages.filter((m) => m.time.getTime() >= before)
+        removed += entry.messages.length - left.length
+        entry.messages = left
+        entry.version++
+        delete entry.last
+      }
+      kept -= removed
+      return removed
+    }
+
     return {
       page,
+      expire,
       beginLoad,
       abandonLoad,
       stored,

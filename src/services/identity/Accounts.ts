@@ -66,10 +66,16 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
     const sessions = yield* BrowserSessions
 
     const hashPassword = (password: string) => Effect.promise(() => hash(password, ARGON2))
+    /**
+     * An account being deleted is no account to anyone from the transaction that marked it (docs/decisions/leaving.md
+     * "Deleting an account: a marker row, then a resumable job"): not found by name or id, no sign-in, no change; its
+     * name stays taken (`create` still conflicts) until the deletion job removes the row.
+     */
+    const live = sql`NOT EXISTS (SELECT 1 FROM account_deletions d WHERE d.account_id = accounts.id)`
 
     const findByName = Effect.fn("Accounts.findByName")(function*(name: string) {
       const rows = yield* sql<AccountRow>`
-        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE name = ${name}`.pipe(Effect.orDie)
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE name = ${name} AND ${live}`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
     })
 
@@ -80,7 +86,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
 
     const findById = Effect.fn("Accounts.findById")(function*(id: number) {
       const rows = yield* sql<AccountRow>`
-        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE id = ${id} AND ${live}`.pipe(Effect.orDie)
       return Option.fromNullable(rows[0])
     })
 
@@ -104,13 +110,13 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
 
     const list = Effect.fn("Accounts.list")(function*() {
       return yield* sql<AccountRow>`
-        SELECT id, name, status, created_at AS "createdAt" FROM accounts ORDER BY name`.pipe(Effect.orDie)
+        SELECT id, name, status, created_at AS "createdAt" FROM accounts WHERE ${live} ORDER BY name`.pipe(Effect.orDie)
     })
 
     const setStatus = Effect.fn("Accounts.setStatus")(function*(name: string, status: AccountStatus) {
       const rows = yield* revocations.commit(
         sql<AccountRow>`
-          UPDATE accounts SET status = ${status} WHERE name = ${name}
+          UPDATE accounts SET status = ${status} WHERE name = ${name} AND ${live}
           RETURNING id, name, status, created_at AS "createdAt"`,
         (rows) => ({ accountsChanged: rows.map((r) => r.id) })
       ).pipe(Effect.orDie)
@@ -124,7 +130,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
     const verifyPassword = Effect.fn("Accounts.verifyPassword")(function*(name: string, password: string) {
       const rows = yield* sql<AccountRow & { readonly passwordHash: string }>`
         SELECT id, name, status, created_at AS "createdAt", password_hash AS "passwordHash"
-        FROM accounts WHERE name = ${name}`.pipe(Effect.orDie)
+        FROM accounts WHERE name = ${name} AND ${live}`.pipe(Effect.orDie)
       const row = rows[0]
       const ok = yield* Effect.promise(() => verify(row?.passwordHash ?? DUMMY_HASH, password).catch(() => false))
       if (!row || !ok) return Option.none<Account>()
@@ -137,7 +143,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
      */
     const recoveredAt = Effect.fn("Accounts.recoveredAt")(function*(id: number) {
       const rows = yield* sql<{ recoveredAt: Date | null }>`
-        SELECT recovered_at AS "recoveredAt" FROM accounts WHERE id = ${id}`.pipe(Effect.orDie)
+        SELECT recovered_at AS "recoveredAt" FROM accounts WHERE id = ${id} AND ${live}`.pipe(Effect.orDie)
       return Option.map(Option.fromNullable(rows[0]), (r) => r.recoveredAt?.getTime() ?? null)
     })
 
@@ -147,7 +153,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
       const passwordHash = yield* hashPassword(password)
       const rows = yield* sql<{ id: number }>`
         UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now()
-        WHERE name = ${name} RETURNING id`.pipe(Effect.orDie)
+        WHERE name = ${name} AND ${live} RETURNING id`.pipe(Effect.orDie)
       if (!rows[0]) return yield* new AccountNotFound({ name })
     })
 
@@ -163,7 +169,7 @@ export class Accounts extends Effect.Service<Accounts>()("belay/Accounts", {
         Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`
             UPDATE accounts SET password_hash = ${passwordHash}, password_changed_at = now(), recovered_at = now()
-            WHERE name = ${name} RETURNING id`
+            WHERE name = ${name} AND ${live} RETURNING id`
           const account = rows[0]
           if (!account) return Option.none<{ accountId: number; revokedApps: number; endedSessions: ReadonlyArray<number> }>()
           const revokedApps = yield* revoke.allOfAccount(account.id)

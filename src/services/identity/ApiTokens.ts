@@ -115,7 +115,18 @@ export class ApiTokens extends Effect.Service<ApiTokens>()("belay/ApiTokens", {
       return new Set(rows.map((r) => r.id))
     })
 
-    return { create, list, revoke, authenticate, liveAmong } as const
+    /**
+     * Revokes every live token of the account inside the caller's transaction (account deletion), and answers what to
+     * announce: the caller notifies the other processes in that transaction and announces here once it committed.
+     */
+    const revokeAllOfAccount = (accountId: number) =>
+      Effect.map(
+        sql<{ id: number }>`
+          UPDATE api_tokens SET revoked_at = now() WHERE account_id = ${accountId} AND revoked_at IS NULL RETURNING id`,
+        (rows) => rows.map((r) => ({ credential: "api-token" as const, tokenId: r.id, accountId }))
+      )
+
+    return { create, list, revoke, authenticate, liveAmong, revokeAllOfAccount } as const
   }),
   dependencies: [Accounts.Default, TokenGeneratorLive, CredentialRevocations.Default]
 }) {}

@@ -16,6 +16,7 @@ import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Option } from "effect"
 import { periodicPrune } from "../upkeep/PeriodicPrune.js"
+import { AccountLimits } from "./AccountLimits.js"
 import { CredentialRevocations } from "./CredentialRevocations.js"
 import { constantTimeEqual, sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
@@ -45,6 +46,7 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
     const revocations = yield* CredentialRevocations
+    const limits = yield* AccountLimits
 
     const endedEvents = (accountId: number, sessionIds: ReadonlyArray<number>) =>
       sessionIds.map((tokenId) => ({ credential: "session" as const, tokenId, accountId }))
@@ -60,13 +62,39 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
     const create = Effect.fn("BrowserSessions.create")(function*(accountId: number) {
       const now = yield* Clock.currentTimeMillis
       const secret = generator.mint("session")
-      yield* sql`
-        INSERT INTO browser_sessions (account_id, token_hash, created_at, expires_at, last_seen_at)
-        VALUES (${accountId}, ${sha256(secret)}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)}, ${new Date(now)})`.pipe(
+      // The `sessions` limit ends the oldest live sessions rather than refuse a sign-in: the member has no page to end
+      // them from (docs/decisions/account-limits.md "Sessions: a sign-in at the limit ends the oldest").
+      const live = Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM browser_sessions WHERE account_id = ${accountId} AND expires_at > ${new Date(now)}`,
+        (r) => r[0]?.n ?? 0
+      )
+      const ended = yield* limits.making(accountId, "sessions", live, (excess) =>
+        Effect.gen(function*() {
+          const oldest = excess === 0 ? [] : yield* sql<{ id: number }>`
+            DELETE FROM browser_sessions WHERE id IN (
+              SELECT id FROM browser_sessions WHERE account_id = ${accountId} ORDER BY (expires_at > ${new Date(now)}), created_at, id
+              LIMIT ${excess})
+            RETURNING id`
+          if (oldest.length > 0) yield* notifyEnded(accountId, oldest.map((r) => r.id))
+          yield* sql`
+            INSERT INTO browser_sessions (account_id, token_hash, created_at, expires_at, last_seen_at)
+            VALUES (${accountId}, ${sha256(secret)}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)}, ${new Date(now)})`
+          return oldest.map((r) => r.id)
+        })).pipe(Effect.orDie)
+      if (ended.length > 0) yield* announceEnded(accountId, ended)
+      yield* Effect.logInfo("browser session started").pipe(Effect.annotateLogs({ accountId, endedOldest: ended.length }))
+      return secret
+    })
+
+    /** How many live sessions the account has (`belay account show`). */
+    const liveCount = Effect.fn("BrowserSessions.liveCount")(function*(accountId: number) {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM browser_sessions WHERE account_id = ${accountId} AND expires_at > ${new Date(now)}`.pipe(
         Effect.orDie
       )
-      yield* Effect.logInfo("browser session started").pipe(Effect.annotateLogs({ accountId }))
-      return secret
+      return rows[0]?.n ?? 0
     })
 
     /** The live session behind a cookie value, if any. */
@@ -115,7 +143,7 @@ export class BrowserSessions extends Effect.Service<BrowserSessions>()("belay/Br
 
     yield* periodicPrune("browser sessions", BrowserSessionLimits.pruneEvery, pruneExpired())
 
-    return { create, lookup, liveAmong, end, endAllForAccount, announceEnded } as const
+    return { create, liveCount, lookup, liveAmong, end, endAllForAccount, announceEnded } as const
   }),
-  dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
+  dependencies: [TokenGeneratorLive, CredentialRevocations.Default, AccountLimits.Default]
 }) {}

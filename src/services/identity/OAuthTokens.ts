@@ -13,6 +13,7 @@
  */
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
+import { AccountLimits } from "./AccountLimits.js"
 import { CredentialRevocations, type CredentialRevoked } from "./CredentialRevocations.js"
 import { sha256, TokenGenerator, TokenGeneratorLive } from "./Tokens.js"
 
@@ -38,6 +39,8 @@ export interface AuthorizedApp {
   readonly clientId: string
   readonly clientName: string
   readonly clientUri: string | null
+  /** `document`: the client_id is its Client ID Metadata Document's URL, whose host identifies it (migration 0012). */
+  readonly kind: "registered" | "document"
   /** The latest approval (token issue) by this member. */
   readonly approvedAt: Date
   readonly lastUsedAt: Date | null
@@ -63,14 +66,16 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
     const revocations = yield* CredentialRevocations
+    const limits = yield* AccountLimits
 
-    /** Mints and stores a token; runs inside the caller's transaction when there is one. */
-    const issue = Effect.fn("OAuthTokens.issue")(function*(clientId: string, accountId: number) {
+    /** Mints and stores a token; runs inside the caller's transaction when there is one. `resource` is the RFC 8707
+     * resource it was issued for (`<issuer>/mcp`), or absent for a client that named none. */
+    const issue = Effect.fn("OAuthTokens.issue")(function*(clientId: string, accountId: number, resource?: string | null) {
       const now = yield* Clock.currentTimeMillis
       const accessToken = generator.mint("oauth-token")
       const rows = yield* sql<{ id: number }>`
-        INSERT INTO oauth_tokens (token_hash, client_id, account_id, created_at)
-        VALUES (${sha256(accessToken)}, ${clientId}, ${accountId}, ${new Date(now)})
+        INSERT INTO oauth_tokens (token_hash, client_id, account_id, created_at, resource)
+        VALUES (${sha256(accessToken)}, ${clientId}, ${accountId}, ${new Date(now)}, ${resource ?? null})
         RETURNING id`.pipe(Effect.orDie)
       return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
     })
@@ -91,12 +96,21 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     const issueForPassword = Effect.fn("OAuthTokens.issueForPassword")(function*(accountId: number) {
       const now = yield* Clock.currentTimeMillis
       const accessToken = generator.mint("oauth-token")
-      const rows = yield* sql<{ id: number }>`
+      // Counted with the apps' tokens (docs/decisions/account-limits.md "Apps, push subscriptions, passkeys and
+      // sessions: bounded always"): each is one more credential that speaks for the account.
+      const rows = yield* limits.within(accountId, "apps", liveCount(accountId), sql<{ id: number }>`
         INSERT INTO oauth_tokens (token_hash, kind, client_id, account_id, created_at)
         VALUES (${sha256(accessToken)}, 'password', NULL, ${accountId}, ${new Date(now)})
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id`).pipe(Effect.catchTag("SqlError", Effect.die))
       return { tokenId: rows[0]!.id, accessToken, createdAt: now } satisfies IssuedToken
     })
+
+    /** The account's live tokens, apps' and password sign-ins' (the `apps` limit), for a count under its lock. */
+    const liveCount = (accountId: number) =>
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM oauth_tokens WHERE account_id = ${accountId} AND revoked_at IS NULL`,
+        (rows) => rows[0]?.n ?? 0
+      )
 
     /** Of these token ids, those still live (the browser WebSocket checks its sockets' after a lost LISTEN). */
     const liveAmong = Effect.fn("OAuthTokens.liveAmong")(function*(tokenIds: ReadonlyArray<number>) {
@@ -109,11 +123,11 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     /** The member's approved apps (those with a live token), most recently approved first. */
     const listApps = Effect.fn("OAuthTokens.listApps")(function*(accountId: number) {
       return yield* sql<AuthorizedApp>`
-        SELECT o.client_id AS "clientId", c.client_name AS "clientName", c.client_uri AS "clientUri",
+        SELECT o.client_id AS "clientId", c.client_name AS "clientName", c.client_uri AS "clientUri", c.kind,
                max(o.created_at) AS "approvedAt", max(o.last_used_at) AS "lastUsedAt"
         FROM oauth_tokens o JOIN oauth_clients c ON c.client_id = o.client_id
         WHERE o.account_id = ${accountId} AND o.kind = 'app' AND o.revoked_at IS NULL
-        GROUP BY o.client_id, c.client_name, c.client_uri
+        GROUP BY o.client_id, c.client_name, c.client_uri, c.kind
         ORDER BY max(o.created_at) DESC, o.client_id`.pipe(Effect.orDie)
     })
 
@@ -203,6 +217,7 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
     return {
       issue,
       issueForPassword,
+      liveCount,
       authenticate,
       liveAmong,
       listApps,
@@ -214,5 +229,5 @@ export class OAuthTokens extends Effect.Service<OAuthTokens>()("belay/OAuthToken
       inTransaction
     } as const
   }),
-  dependencies: [TokenGeneratorLive, CredentialRevocations.Default]
+  dependencies: [TokenGeneratorLive, CredentialRevocations.Default, AccountLimits.Default]
 }) {}

@@ -9,6 +9,7 @@
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
+import { AccountLimits } from "./AccountLimits.js"
 
 export interface PasskeyListing {
   readonly id: number
@@ -51,6 +52,7 @@ export const isValidPasskeyName = (name: string): boolean =>
 export class Passkeys extends Effect.Service<Passkeys>()("belay/Passkeys", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const limits = yield* AccountLimits
 
     /**
      * The account's WebAuthn user handle: the one its passkeys already carry, else a new
@@ -73,11 +75,16 @@ export class Passkeys extends Effect.Service<Passkeys>()("belay/Passkeys", {
 
     const add = Effect.fn("Passkeys.add")(function*(passkey: NewPasskey) {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* sql<{ id: number }>`
+      // The `passkeys` limit (docs/decisions/account-limits.md), counted under the account's lock.
+      const held = Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM passkeys WHERE account_id = ${passkey.accountId}`,
+        (r) => r[0]?.n ?? 0
+      )
+      const rows = yield* limits.within(passkey.accountId, "passkeys", held, sql<{ id: number }>`
         INSERT INTO passkeys (account_id, credential_id, public_key, sign_count, transports, name, user_handle, created_at)
         VALUES (${passkey.accountId}, ${passkey.credentialId}, ${passkey.publicKey}, ${passkey.signCount},
                 ${[...passkey.transports]}, ${passkey.name}, ${passkey.userHandle}, ${new Date(now)})
-        ON CONFLICT (credential_id) DO NOTHING RETURNING id`.pipe(Effect.orDie)
+        ON CONFLICT (credential_id) DO NOTHING RETURNING id`).pipe(Effect.catchTag("SqlError", Effect.die))
       const row = rows[0]
       if (row === undefined) return yield* new PasskeyExists()
       yield* Effect.logInfo("passkey added").pipe(Effect.annotateLogs({ accountId: passkey.accountId, passkeyId: row.id }))
@@ -123,6 +130,11 @@ export class Passkeys extends Effect.Service<Passkeys>()("belay/Passkeys", {
       return rows.length > 0
     })
 
-    return { userHandleFor, credentialIdsOf, add, list, remove, findByCredentialId, recordUse } as const
-  })
+    /** Account deletion: every passkey of the account, inside the caller's transaction; how many. */
+    const removeAllOfAccount = (accountId: number) =>
+      Effect.map(sql<{ id: number }>`DELETE FROM passkeys WHERE account_id = ${accountId} RETURNING id`, (rows) => rows.length)
+
+    return { userHandleFor, credentialIdsOf, add, list, remove, findByCredentialId, recordUse, removeAllOfAccount } as const
+  }),
+  dependencies: [AccountLimits.Default]
 }) {}

@@ -12,6 +12,9 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Clock, Data, Duration, Effect, Option, PubSub } from "effect"
 import { foldCase, type CaseMapping } from "../../irc/CaseMapping.js"
+import { QuotaExceeded } from "../../schema/ToolErrors.js"
+import { DestinationGuard } from "../egress/DestinationGuard.js"
+import { AccountLimits } from "../identity/AccountLimits.js"
 import { Accounts } from "../identity/Accounts.js"
 import { SecretBox } from "../crypto/SecretBox.js"
 
@@ -142,6 +145,15 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
     const box = yield* SecretBox
     const accounts = yield* Accounts
     const changes = yield* PubSub.unbounded<NetworkChange>()
+    const limits = yield* AccountLimits
+    const guard = yield* DestinationGuard
+
+    /** Channels to join on connect (a new network's, or PATCH's list) within the account's channel limit. */
+    const fitsChannels = (accountId: number, join: ReadonlyArray<string>) =>
+      Effect.flatMap(limits.limitOf(accountId, "channels"), (max) =>
+        max !== null && new Set(join.map((c) => foldCase("rfc1459", c))).size > max
+          ? Effect.fail(new QuotaExceeded({ limit: "channels", max }))
+          : Effect.void)
 
     /**
      * list_networks' rows per account, kept until a network is added, changed or removed here or on another node of
@@ -222,7 +234,12 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
 
     const add = Effect.fn("Networks.add")(function*(accountName: string, settings: NetworkSettings) {
       const account = yield* accounts.require(accountName)
-      const id = yield* sql.withTransaction(
+      // docs/decisions/hosting.md "One destination guard": a refused address is refused now, nothing stored.
+      yield* guard.vet(settings.host, settings.port)
+      yield* fitsChannels(account.id, settings.join)
+      // docs/decisions/account-limits.md "A refusal names the limit and creates nothing": counted under the account's lock.
+      const counted = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM networks WHERE account_id = ${account.id}`, (r) => r[0]?.n ?? 0)
+      const id = yield* limits.within(account.id, "networks", counted,
         Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`
             INSERT INTO networks ${
@@ -252,7 +269,7 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
           }
           return Option.some(row.id)
         })
-      ).pipe(Effect.orDie)
+      ).pipe(Effect.catchTag("SqlError", Effect.die))
       if (Option.isNone(id)) return yield* new NetworkExists({ name: settings.name })
       listingsChanged()
       yield* PubSub.publish(changes, { _tag: "Added", networkId: id.value } as const)
@@ -306,6 +323,12 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
      * nothing changed. Publishes `Changed`, with `reconnect` when a connection setting actually changed.
      */
     const update = Effect.fn("Networks.update")(function*(accountId: number, networkId: number, patch: NetworkUpdate) {
+      if (patch.join !== undefined) yield* fitsChannels(accountId, patch.join)
+      if (patch.host !== undefined || patch.port !== undefined) {
+        const [now] = yield* sql<{ host: string; port: number }>`
+          SELECT host, port FROM networks WHERE id = ${networkId} AND account_id = ${accountId}`.pipe(Effect.orDie)
+        if (now !== undefined) yield* guard.vet(patch.host ?? now.host, patch.port ?? now.port)
+      }
       written(networkId)
       const result = yield* sql.withTransaction(
         Effect.gen(function*() {
@@ -417,6 +440,13 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       )
     }
 
+    /** The channel limit of the network's account (null: none), which the actor checks a JOIN against. */
+    const channelLimit = (networkId: number): Effect.Effect<number | null> =>
+      Effect.flatMap(
+        sql<{ accountId: number }>`SELECT account_id AS "accountId" FROM networks WHERE id = ${networkId}`.pipe(Effect.orDie),
+        (rows) => (rows[0] === undefined ? Effect.succeed(null) : limits.limitOf(rows[0].accountId, "channels"))
+      )
+
     const allIds = Effect.fn("Networks.allIds")(function*() {
       const rows = yield* sql<{ id: number }>`SELECT id FROM networks ORDER BY id`.pipe(Effect.orDie)
       return rows.map((r) => r.id)
@@ -445,6 +475,40 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
     const setEnabled = Effect.fn("Networks.setEnabled")(function*(networkId: number, enabled: boolean) {
       written(networkId)
       yield* sql`UPDATE networks SET enabled = ${enabled} WHERE id = ${networkId}`.pipe(Effect.orDie)
+    })
+
+    /** Account deletion (docs/decisions/leaving.md), in the caller's transaction: offline for good, on every node. */
+    const disableAllOfAccount = (accountId: number) =>
+      Effect.map(sql<{ id: number }>`UPDATE networks SET enabled = false WHERE account_id = ${accountId} RETURNING id`, (rows) => {
+        for (const r of rows) written(r.id)
+        return rows.map((r) => r.id)
+      })
+
+    /** Announces `ids` removed, as `remove` does: each actor is stopped wherever it runs, and QUITs. */
+    const announceRemoved = (accountId: number, ids: ReadonlyArray<number>) =>
+      Effect.suspend(() => {
+        if (ids.length === 0) return Effect.void
+        for (const networkId of ids) {
+          owners.delete(networkId)
+          written(networkId)
+        }
+        listingsChanged()
+        return Effect.asVoid(PubSub.publishAll(changes, ids.map((networkId) => ({ _tag: "Removed", networkId, accountId } as const))))
+      })
+
+    /** Stops every network of an account being deleted (again at each resume: the marker may have died first). */
+    const stopAllOfAccount = Effect.fn("Networks.stopAllOfAccount")(function*(accountId: number) {
+      const rows = yield* sql<{ id: number }>`SELECT id FROM networks WHERE account_id = ${accountId}`.pipe(Effect.orDie)
+      yield* announceRemoved(accountId, rows.map((r) => r.id))
+    })
+
+    /** Deletes up to `limit` networks of an account being deleted, their contents already gone; how many. */
+    const removeSomeOfAccount = Effect.fn("Networks.removeSomeOfAccount")(function*(accountId: number, limit: number) {
+      const rows = yield* sql<{ id: number }>`
+        DELETE FROM networks WHERE id IN (SELECT id FROM networks WHERE account_id = ${accountId} LIMIT ${limit})
+        RETURNING id`.pipe(Effect.orDie)
+      yield* announceRemoved(accountId, rows.map((r) => r.id))
+      return rows.length
     })
 
     const setAwayMessage = Effect.fn("Networks.setAwayMessage")(function*(networkId: number, message: string | null) {
@@ -506,6 +570,7 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       listForAccount,
       listing,
       isOwnedBy,
+      channelLimit,
       remove,
       update,
       autojoin,
@@ -514,6 +579,9 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       allIds,
       loadAll,
       setEnabled,
+      disableAllOfAccount,
+      stopAllOfAccount,
+      removeSomeOfAccount,
       setAwayMessage,
       channels,
       rememberChannel,
@@ -522,5 +590,5 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       changedElsewhere
     } as const
   }),
-  dependencies: [Accounts.Default, SecretBox.Default]
+  dependencies: [Accounts.Default, SecretBox.Default, AccountLimits.Default, DestinationGuard.Default]
 }) {}

@@ -10,6 +10,7 @@
 import { Data, Either, Schema } from "effect"
 import { CodeChallenge, OOB_REDIRECT_URI } from "../../schema/OAuth.js"
 import { matchRedirectUri, redirectTarget, type RedirectTarget } from "./ClientMetadata.js"
+import { checkResources } from "./ResourceIndicator.js"
 
 /** The part of a registered client that authorization needs. The lookup returns undefined for
  * unknown clients and for pending registrations past their one-hour lifetime. */
@@ -29,6 +30,16 @@ export type AuthorizeCheck =
   | "code-challenge" // present, 43 characters of base64url (RFC 7636 §4.2)
   | "code-challenge-method" // exactly `S256`; absent means plain (RFC 7636 §4.3), so it is refused
   | "state-length" // at most 1024 code points (the interface)
+  | "resource" // RFC 8707: when present, this server's /mcp (docs/decisions/oauth.md)
+
+/** The OAuth error each check stands for, shown on the error page (never sent to the app): the client's
+ * checks are invalid_client, a resource invalid_target (RFC 8707 §2), the rest invalid_request. */
+export const authorizeCheckError = (check: AuthorizeCheck): "invalid_client" | "invalid_target" | "invalid_request" =>
+  check === "client-id-present" || check === "client-known"
+    ? "invalid_client"
+    : check === "resource"
+    ? "invalid_target"
+    : "invalid_request"
 
 /** An authorization request that cannot continue: shown on the error page, never redirected. */
 export class InvalidAuthorizeRequest extends Data.TaggedError("InvalidAuthorizeRequest")<{
@@ -52,12 +63,14 @@ export interface ValidatedAuthorizeRequest<C extends AuthorizeClient = Authorize
   readonly codeChallengeMethod: "S256"
   /** Present only when the request carried a non-empty state; returned byte for byte. */
   readonly state?: string
+  /** `<issuer>/mcp` when the request named it (RFC 8707); absent when it named none. */
+  readonly resource?: string
 }
 
 export const AuthorizeLimits = { stateMaxCodePoints: 1024 } as const
 
-// The parameters we read. Others (scope, resource, prompt, nonce…) are ignored and never echoed
-// (RFC 6749 §3.1, docs/decisions/oauth.md); `resource` may legitimately repeat (RFC 8707 §2).
+// The parameters we read once. Others (scope, prompt, nonce…) are ignored and never echoed (RFC 6749 §3.1,
+// docs/decisions/oauth.md); `resource` may legitimately repeat (RFC 8707 §2) and is read apart.
 const parameters = [
   "client_id",
   "redirect_uri",
@@ -72,11 +85,13 @@ type Parameter = (typeof parameters)[number]
  * Runs the checks in order. `client` is either the record already looked up for the request's
  * client_id, or a lookup function; a record whose clientId differs from the request's counts as
  * unknown. Empty values count as absent (RFC 6749 §3.1), so `state=` yields no state in the
- * redirect.
+ * redirect. With `options.issuer`, every `resource` must name that issuer's `/mcp` (ResourceIndicator); without
+ * it (pure callers that check no resource) `resource` is ignored.
  */
 export const validateAuthorizeRequest = <C extends AuthorizeClient>(
   query: URLSearchParams | Readonly<Record<string, string>>,
-  client: C | undefined | ((clientId: string) => C | undefined)
+  client: C | undefined | ((clientId: string) => C | undefined),
+  options: { readonly issuer?: string } = {}
 ): Either.Either<ValidatedAuthorizeRequest<C>, InvalidAuthorizeRequest> => {
   const fail = (check: AuthorizeCheck, message: string) =>
     Either.left(new InvalidAuthorizeRequest({ status: 400, check, message }))
@@ -122,6 +137,18 @@ export const validateAuthorizeRequest = <C extends AuthorizeClient>(
     return fail("state-length", "The state parameter is longer than 1024 characters.")
   }
 
+  let resource: string | undefined
+  if (options.issuer !== undefined) {
+    const presented = query instanceof URLSearchParams
+      ? query.getAll("resource")
+      : Object.hasOwn(query, "resource") ? [query["resource"] ?? ""] : []
+    const checked = checkResources(presented, options.issuer)
+    if (Either.isLeft(checked)) {
+      return fail("resource", "The app asked for access to another server (resource), not this one's MCP endpoint.")
+    }
+    resource = checked.right
+  }
+
   return Either.right({
     client: found,
     clientId,
@@ -131,7 +158,8 @@ export const validateAuthorizeRequest = <C extends AuthorizeClient>(
     responseType: "code",
     codeChallenge,
     codeChallengeMethod: "S256",
-    ...(state === undefined ? {} : { state })
+    ...(state === undefined ? {} : { state }),
+    ...(resource === undefined ? {} : { resource })
   })
 }
 

@@ -86,6 +86,22 @@ export const validateClientUri = (raw: unknown): Either.Either<ClientUri | undef
   return Either.right({ uri: raw, host: url.host })
 }
 
+// ---------------------------------------------------------------------------------------------
+// application_type
+
+/** application_type (OpenID Connect Registration 1.0 §2; the MCP 2026-07-28 revision has DCR clients send it):
+ * absent, `native` or `web`, stored and echoed. Belay is no OpenID provider, so it puts no extra rule on the
+ * redirect URIs of either kind: they follow the interface's "Redirect URI forms" (docs/decisions/oauth.md
+ * "Registration stays, with application_type"). Another value is invalid_client_metadata, as OIDC answers. */
+export const validateApplicationType = (
+  raw: unknown
+): Either.Either<"native" | "web" | undefined, InvalidClientMetadata> =>
+  raw === undefined || raw === null
+    ? Either.right(undefined)
+    : raw === "native" || raw === "web"
+    ? Either.right(raw)
+    : Either.left(new InvalidClientMetadata({ description: "application_type must be native or web" }))
+
 /** The display host of a stored client_uri, or undefined when there is none. */
 export const clientUriHost = (clientUri: string | null | undefined): string | undefined =>
   clientUri == null ? undefined : parseUrl(clientUri)?.host
@@ -225,8 +241,8 @@ export const validateRedirectUris = (
 
 /**
  * The registration body after JSON parsing. Not an object → invalid_request with no description
- * (the interface's malformed body); then client_name and client_uri (invalid_client_metadata),
- * then redirect_uris (invalid_redirect_uri). Unknown members are ignored and not returned
+ * (the interface's malformed body); then client_name, client_uri and application_type
+ * (invalid_client_metadata), then redirect_uris (invalid_redirect_uri). Unknown members are ignored and not returned
  * (RFC 7591 §2); so is a client-chosen client_id (RFC 7591 §3.2.1: the server issues it).
  */
 export const validateRegisterRequest = (
@@ -237,11 +253,13 @@ export const validateRegisterRequest = (
   return Either.gen(function*() {
     const clientName = yield* validateClientName(field("client_name"))
     const clientUri = yield* validateClientUri(field("client_uri"))
+    const applicationType = yield* validateApplicationType(field("application_type"))
     const redirectUris = yield* validateRedirectUris(field("redirect_uris"))
     return {
       client_name: clientName,
       redirect_uris: redirectUris,
-      ...(clientUri === undefined ? {} : { client_uri: clientUri.uri })
+      ...(clientUri === undefined ? {} : { client_uri: clientUri.uri }),
+      ...(applicationType === undefined ? {} : { application_type: applicationType })
     }
   })
 }

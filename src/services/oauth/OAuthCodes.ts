@@ -14,8 +14,10 @@
  *   3. redirect_uri is byte for byte the authorization's (a loopback port included);
  *   4. the code is younger than 10 minutes;
  *   5. the verifier's S256 equals the challenge (RFC 7636 §4.6), compared in constant time;
- *   6. the token is minted and linked to the code (so reuse can find it).
- * A failure at 2–5 still commits the claim: the code is spent (the interface, "States and
+ *   6. a `resource` the token request names (already known to be this server's /mcp) is the one the
+ *      authorization named, when it named one (RFC 8707 §2.2) → invalid_target;
+ *   7. the token is minted, remembering the resource, and linked to the code (so reuse can find it).
+ * A failure at 2–6 still commits the claim: the code is spent (the interface, "States and
  * transitions"). The token is OAuthTokens' to mint and revoke, inside this transaction
  * (OAuthTokens.inTransaction announces a revocation once it commits). Time comes only from
  * Effect's Clock.
@@ -23,8 +25,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either } from "effect"
 import type { TokenRequest } from "../../schema/OAuth.js"
-import { InvalidGrant } from "../../schema/OAuthErrors.js"
+import { InvalidGrant, InvalidTarget } from "../../schema/OAuthErrors.js"
 import { verifyPkce } from "./Pkce.js"
+import { AccountLimits } from "../identity/AccountLimits.js"
 import { type IssuedToken, OAuthTokens } from "../identity/OAuthTokens.js"
 import { periodicPrune } from "../upkeep/PeriodicPrune.js"
 import { sha256, TokenGenerator, TokenGeneratorLive } from "../identity/Tokens.js"
@@ -44,6 +47,8 @@ export interface CodeBinding {
   /** As presented at authorization (a loopback URI may carry another port than registered). */
   readonly redirectUri: string
   readonly codeChallenge: string
+  /** `<issuer>/mcp` when the authorization named it (RFC 8707); absent when it named none. */
+  readonly resource?: string | undefined
 }
 
 interface ClaimedCode {
@@ -51,6 +56,7 @@ interface ClaimedCode {
   readonly accountId: number
   readonly redirectUri: string
   readonly codeChallenge: string
+  readonly resource: string | null
   readonly expiresAt: Date
 }
 
@@ -61,9 +67,12 @@ export type RedeemFailure =
   | "redirect-uri-mismatch"
   | "expired"
   | "verifier-mismatch"
+  | "resource-mismatch"
 
 const grantFailure = (reason: RedeemFailure) =>
-  new InvalidGrant({
+  reason === "resource-mismatch"
+    ? new InvalidTarget({ description: "resource differs from the authorization's; the code is spent, start again" })
+    : new InvalidGrant({
     description: reason === "unknown-or-spent"
       ? "the code is unknown, expired or already used; start a new authorization"
       : "the code does not match this request; it is spent, start a new authorization"
@@ -74,20 +83,29 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
     const sql = yield* SqlClient.SqlClient
     const generator = yield* TokenGenerator
     const tokens = yield* OAuthTokens
+    const limits = yield* AccountLimits
 
     /** Mints a code for an approved authorization; the raw value goes to the app once. */
     const issue = Effect.fn("OAuthCodes.issue")(function*(binding: CodeBinding) {
       const now = yield* Clock.currentTimeMillis
       const code = generator.mint("oauth-code")
-      yield* sql`
-        INSERT INTO oauth_codes (code_hash, client_id, account_id, redirect_uri, code_challenge, created_at, expires_at)
+      // The `apps` limit is kept at approval (docs/decisions/account-limits.md "Apps, push subscriptions, passkeys and
+      // sessions: bounded always"): live tokens and the codes that may still become one, so every exchange succeeds.
+      const pending = sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM oauth_codes
+        WHERE account_id = ${binding.accountId} AND spent_at IS NULL AND expires_at > ${new Date(now)}`
+      const counted = Effect.zipWith(tokens.liveCount(binding.accountId), pending, (live, codes) => live + (codes[0]?.n ?? 0))
+      yield* limits.within(binding.accountId, "apps", counted, sql`
+        INSERT INTO oauth_codes (code_hash, client_id, account_id, redirect_uri, code_challenge, resource, created_at,
+                                 expires_at)
         VALUES (${sha256(code)}, ${binding.clientId}, ${binding.accountId}, ${binding.redirectUri},
-                ${binding.codeChallenge}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)})`.pipe(Effect.orDie)
+                ${binding.codeChallenge}, ${binding.resource ?? null}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)})`
+      ).pipe(Effect.catchTag("SqlError", Effect.die))
       return code
     })
 
-    /** Steps 1–6 above. The request is already decoded and its client known. */
-    const redeem = Effect.fn("OAuthCodes.redeem")(function*(request: TokenRequest) {
+    /** Steps 1–7 above. The request is already decoded, its client known and its resource, if any, this server's. */
+    const redeem = Effect.fn("OAuthCodes.redeem")(function*(request: TokenRequest, resource?: string) {
       const now = yield* Clock.currentTimeMillis
       const codeHash = sha256(request.code)
       const outcome = yield* tokens.inTransaction((revoke) =>
@@ -96,7 +114,7 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
             UPDATE oauth_codes SET spent_at = ${new Date(now)}
             WHERE code_hash = ${codeHash} AND spent_at IS NULL
             RETURNING client_id AS "clientId", account_id AS "accountId", redirect_uri AS "redirectUri",
-                      code_challenge AS "codeChallenge", expires_at AS "expiresAt"`
+                      code_challenge AS "codeChallenge", resource, expires_at AS "expiresAt"`
           const code = claimed[0]
           if (code === undefined) {
             const spent = yield* sql<{ tokenId: number | null }>`
@@ -113,9 +131,11 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
             ? "expired"
             : !verifyPkce(request.code_verifier, code.codeChallenge)
             ? "verifier-mismatch"
+            : resource !== undefined && code.resource !== null && resource !== code.resource
+            ? "resource-mismatch"
             : undefined
           if (failure !== undefined) return { result: Either.left(failure), revokedTokenId: undefined }
-          const token = yield* tokens.issue(code.clientId, code.accountId)
+          const token = yield* tokens.issue(code.clientId, code.accountId, code.resource ?? resource)
           yield* sql`UPDATE oauth_codes SET token_id = ${token.tokenId} WHERE code_hash = ${codeHash}`
           return { result: Either.right<IssuedToken>(token), revokedTokenId: undefined }
         })
@@ -147,5 +167,5 @@ export class OAuthCodes extends Effect.Service<OAuthCodes>()("belay/OAuthCodes",
 
     return { issue, redeem } as const
   }),
-  dependencies: [TokenGeneratorLive, OAuthTokens.Default]
+  dependencies: [TokenGeneratorLive, OAuthTokens.Default, AccountLimits.Default]
 }) {}

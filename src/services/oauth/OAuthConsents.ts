@@ -1,7 +1,7 @@
 /**
  * OAuthConsents owns `oauth_consents`, the server-side record behind one approval page:
  * the validated authorization request (client, the exact redirect_uri, PKCE challenge,
- * state) bound to the browser session that saw the page. The approve/deny POST carries
+ * state, the RFC 8707 resource) bound to the browser session that saw the page. The approve/deny POST carries
  * only the record's id, the CSRF token and the decision, so nothing the browser sends can
  * change where the code goes (RFC 9700 §4.7).
  *
@@ -28,6 +28,7 @@ export interface ConsentRequest {
   readonly redirectUri: string
   readonly state?: string | undefined
   readonly codeChallenge: string
+  readonly resource?: string | undefined
 }
 
 export interface Consent {
@@ -37,6 +38,8 @@ export interface Consent {
   /** Absent when the authorization request had none (then the redirect has none). */
   readonly state?: string
   readonly codeChallenge: string
+  /** Absent when the authorization request named no resource. */
+  readonly resource?: string
 }
 
 export class OAuthConsents extends Effect.Service<OAuthConsents>()("belay/OAuthConsents", {
@@ -48,9 +51,10 @@ export class OAuthConsents extends Effect.Service<OAuthConsents>()("belay/OAuthC
       const now = yield* Clock.currentTimeMillis
       const id = Crypto.randomBytes(32).toString("base64url")
       yield* sql`
-        INSERT INTO oauth_consents (id_hash, session_id, client_id, redirect_uri, state, code_challenge, created_at, expires_at)
+        INSERT INTO oauth_consents (id_hash, session_id, client_id, redirect_uri, state, code_challenge, resource,
+                                    created_at, expires_at)
         VALUES (${sha256(id)}, ${request.sessionId}, ${request.clientId}, ${request.redirectUri}, ${request.state ?? null},
-                ${request.codeChallenge}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)})`.pipe(Effect.orDie)
+                ${request.codeChallenge}, ${request.resource ?? null}, ${new Date(now)}, ${new Date(now + LIFETIME_MS)})`.pipe(Effect.orDie)
       return id
     })
 
@@ -62,11 +66,12 @@ export class OAuthConsents extends Effect.Service<OAuthConsents>()("belay/OAuthC
         redirectUri: string
         state: string | null
         codeChallenge: string
+        resource: string | null
         expiresAt: Date
       }>`
         DELETE FROM oauth_consents WHERE id_hash = ${sha256(id)} AND session_id = ${sessionId}
         RETURNING client_id AS "clientId", redirect_uri AS "redirectUri", state, code_challenge AS "codeChallenge",
-                  expires_at AS "expiresAt"`.pipe(Effect.orDie)
+                  resource, expires_at AS "expiresAt"`.pipe(Effect.orDie)
       const row = rows[0]
       if (row === undefined || row.expiresAt.getTime() <= now) return Option.none<Consent>()
       return Option.some<Consent>({
@@ -74,7 +79,8 @@ export class OAuthConsents extends Effect.Service<OAuthConsents>()("belay/OAuthC
         clientId: row.clientId,
         redirectUri: row.redirectUri,
         codeChallenge: row.codeChallenge,
-        ...(row.state === null ? {} : { state: row.state })
+        ...(row.state === null ? {} : { state: row.state }),
+        ...(row.resource === null ? {} : { resource: row.resource })
       })
     })
 

@@ -16,6 +16,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, PubSub, Queue } from "effect"
+import { AccountLimits } from "../identity/AccountLimits.js"
 import { CredentialRevocations } from "../identity/CredentialRevocations.js"
 
 /** A subscription as the push sender needs it. */
@@ -35,13 +36,11 @@ export type PushOwner = { readonly _tag: "Session"; readonly sessionId: number }
   readonly tokenId: number
 }
 
-/** Subscriptions one account may hold; beyond, registration is refused. */
-export const MAX_PER_ACCOUNT = 100
-
 export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("belay/PushSubscriptions", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const revocations = yield* CredentialRevocations
+    const limits = yield* AccountLimits
 
     /** Accounts with at least one subscription → how many. */
     const counts = new Map<number, number>()
@@ -74,8 +73,8 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
     yield* sweepRevoked
 
     /**
-     * Registers (or moves here) the browser's endpoint; Some(id), or None when the account already holds
-     * MAX_PER_ACCOUNT others.
+     * Registers (or moves here) the browser's endpoint; its id, or QuotaExceeded (nothing registered) when the account
+     * already holds as many others as its `push-subscriptions` limit allows.
      */
     const add = Effect.fn("PushSubscriptions.add")(function*(
       accountId: number,
@@ -85,10 +84,14 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
       const now = yield* Clock.currentTimeMillis
       const sessionId = owner._tag === "Session" ? owner.sessionId : null
       const tokenId = owner._tag === "Token" ? owner.tokenId : null
-      const rows = yield* sql.withTransaction(Effect.gen(function*() {
-        const held = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${accountId} AND endpoint <> ${subscription.endpoint}`
-        if ((held[0]?.n ?? 0) >= MAX_PER_ACCOUNT) return []
+      // The `push-subscriptions` limit (docs/decisions/account-limits.md), under the account's lock; the endpoint being
+      // registered again is not counted, so a browser that subscribes anew is never refused.
+      const held = Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${accountId} AND endpoint <> ${subscription.endpoint}`,
+        (r) => r[0]?.n ?? 0
+      )
+      const rows = yield* limits.within(accountId, "push-subscriptions", held, Effect.gen(function*() {
         return yield* sql<{ id: number }>`
           INSERT INTO push_subscriptions (account_id, session_id, oauth_token_id, endpoint, p256dh, auth, created_at)
           VALUES (${accountId}, ${sessionId}, ${tokenId}, ${subscription.endpoint}, ${subscription.p256dh},
@@ -97,10 +100,9 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
             oauth_token_id = EXCLUDED.oauth_token_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth,
             created_at = EXCLUDED.created_at
           RETURNING id`
-      })).pipe(Effect.orDie)
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
       yield* recount(accountId)
-      const row = rows[0]
-      if (row === undefined) return undefined
+      const row = rows[0]!
       yield* Effect.logInfo("push subscription registered").pipe(Effect.annotateLogs({ accountId, subscriptionId: row.id }))
       return row.id
     })
@@ -163,5 +165,5 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
 
     return { add, remove, gone, forAccount, has, changes, changedElsewhere } as const
   }),
-  dependencies: [CredentialRevocations.Default]
+  dependencies: [CredentialRevocations.Default, AccountLimits.Default]
 }) {}

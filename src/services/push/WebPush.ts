@@ -28,11 +28,14 @@ import { AppConfig } from "../AppConfig.js"
 import { type HeardMessage, MemberEvents } from "../events/MemberEvents.js"
 import { type PushSubscription, PushSubscriptions } from "./PushSubscriptions.js"
 import { SecretBox } from "../crypto/SecretBox.js"
+import { GuardedFetch } from "../egress/GuardedFetch.js"
 import { loadVapidKeys } from "./VapidKeyStore.js"
 
 /** Notifications waiting to be sent; beyond, new ones are dropped. */
 const MAX_PENDING = 1000
 const SEND_TIMEOUT = Duration.seconds(10)
+/** A push service answers with a status and a few bytes at most; more is not read (RFC 8030 §5). */
+const PUSH_ANSWER_BYTES = 64 * 1024
 /** How long a push service keeps an undelivered notification (RFC 8030 §5.2 TTL): a day-old highlight is stale. */
 const TTL_SECONDS = 24 * 60 * 60
 /** The notification shows this much of the text; the payload must fit one 4096-byte record (RFC 8291 §4). */
@@ -98,6 +101,7 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
     const config = yield* AppConfig
     const events = yield* MemberEvents
     const subscriptions = yield* PushSubscriptions
+    const http = yield* GuardedFetch
     const keys = yield* loadVapidKeys
     const vapidDetails = { subject: subjectOf(config.publicBaseUrl), publicKey: keys.publicKey, privateKey: keys.privateKey }
 
@@ -130,10 +134,17 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
         for (const [name, value] of Object.entries(request.headers)) {
           if (name.toLowerCase() !== "content-length") headers[name] = String(value)
         }
-        const response = yield* Effect.tryPromise((signal) =>
-          fetch(request.endpoint, { method: request.method, headers, body: request.body ?? null, signal })
-        ).pipe(Effect.timeout(SEND_TIMEOUT))
-        yield* Effect.promise(() => response.body?.cancel() ?? Promise.resolve())
+        // Through the destination guard, to the address it checked (docs/decisions/hosting.md "One destination guard").
+        const response = yield* http.send(request.endpoint, {
+          method: "POST",
+          headers,
+          body: request.body ?? Buffer.alloc(0),
+          maxBytes: PUSH_ANSWER_BYTES,
+          timeout: SEND_TIMEOUT,
+          // The scheme was judged when the endpoint was registered (https unless BELAY_PUSH_INSECURE_ENDPOINTS);
+          // the destination is judged again here, at every send.
+          allowHttp: true
+        })
         return response.status
       })
 
@@ -142,7 +153,13 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
         const targets = yield* subscriptions.forAccount(notification.accountId)
         for (const subscription of targets) {
           const status = yield* Effect.either(sendOne(subscription, notification.payload))
-          if (status._tag === "Left") {
+          if (status._tag === "Left" && status.left._tag === "FetchFailed" && status.left.reason === "destination") {
+            // An endpoint the guard refuses will not become acceptable: the subscription goes, as a 410 would.
+            yield* Effect.logWarning("web push: the endpoint's address is refused; subscription removed").pipe(
+              Effect.annotateLogs({ subscriptionId: subscription.id, error: status.left.message })
+            )
+            yield* subscriptions.gone(subscription)
+          } else if (status._tag === "Left") {
             yield* Effect.logWarning("web push: the push service could not be reached").pipe(
               Effect.annotateLogs({ subscriptionId: subscription.id, error: String(status.left) })
             )
@@ -170,5 +187,5 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
 
     return { publicKey: keys.publicKey } as const
   }),
-  dependencies: [MemberEvents.Default, PushSubscriptions.Default, SecretBox.Default]
+  dependencies: [MemberEvents.Default, PushSubscriptions.Default, SecretBox.Default, GuardedFetch.Default]
 }) {}

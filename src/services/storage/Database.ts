@@ -27,6 +27,9 @@ import migration0006 from "./migrations/0006_message_batches.js"
 import migration0007 from "./migrations/0007_client_deliveries.js"
 import migration0008 from "./migrations/0008_vapid_keys.js"
 import migration0009 from "./migrations/0009_message_batch_writers.js"
+import migration0010 from "./migrations/0010_account_limits.js"
+import migration0011 from "./migrations/0011_account_deletions.js"
+import migration0012 from "./migrations/0012_oauth_resources_and_documents.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -38,7 +41,10 @@ export const migrations = {
   "0006_message_batches": migration0006,
   "0007_client_deliveries": migration0007,
   "0008_vapid_keys": migration0008,
-  "0009_message_batch_writers": migration0009
+  "0009_message_batch_writers": migration0009,
+  "0010_account_limits": migration0010,
+  "0011_account_deletions": migration0011,
+  "0012_oauth_resources_and_documents": migration0012
 }
 
 const INT8_OID = 20

@@ -20,6 +20,18 @@
  *   larger than its floor (the smallest size seen, at most YOUNG_FLOOR_BYTES), one scavenge runs per check (about a
  *   millisecond, next to the hundreds a busy process runs on its own) and V8 decides whether to shrink: under load it
  *   keeps its size.
+ * - **The pages the young generation gave back, released.** Node 24's V8 (13.6) does not return the pages of a shrunk
+ *   young generation to the system: it keeps them in its page pool, touched and resident, until a collection that
+ *   reduces memory (its memory reducer's, which V8 schedules after a full collection, and not after every one). After a
+ *   boot or a slow spell of adds the last full collection has often come before the shrink, so the pool kept up to the
+ *   whole grown young generation: 30 MiB of 100 idle networks' 31 on Node 24 (bench/results/memory-breakdown.md "Node
+ *   24, 100 idle networks, as users run it"). So when a scavenge has shrunk the young generation by YOUNG_RELEASE_BYTES
+ *   or more, the job runs one memory-reducing collection (`gc({ type: "major", flavor: "last-resort" })`: V8's
+ *   CollectAllAvailableGarbage, two full collections at least, which free the pool and compact the old generation; 0.2
+ *   s at 100 networks on a loaded core), spaced by RELEASE_MIN_GAP and RELEASE_PAUSE_FACTOR: a burst ending every few seconds under
+ *   intermittent load waits for the next. Starting a plain full collection and leaving the rest to the memory reducer
+ *   was tried first: it freed the pool in the probe's two runs and in one of section B2b's three. Node 20's V8 unmaps
+ *   pooled pages in the background itself; there the collection finds little to free.
  *
  * V8's `gc` is taken from a context made while --expose-gc was set, the flag cleared right after; only `belay serve`
  * builds this layer (src/main.ts), never the tests' servers.
@@ -44,6 +56,19 @@ export const MIN_GROWTH_BYTES = 32 * 1024 * 1024
  * read then would leave it there for good. Where V8's floor is larger (flags), one scavenge per check is the cost.
  */
 export const YOUNG_FLOOR_BYTES = 1024 * 1024
+/**
+ * A shrink of the young generation this large is followed by one full collection, so V8's memory reducer releases the
+ * pages it pooled (Node 24: up to the whole grown young generation, 2 × 32 MiB). Smaller steps are V8's own breathing
+ * under light load; a full collection for each would cost more than the pages are worth.
+ */
+export const YOUNG_RELEASE_BYTES = 4 * 1024 * 1024
+/**
+ * The memory-reducing collection's pause is two full collections or more, so the next one waits RELEASE_PAUSE_FACTOR
+ * times the last one's pause, and RELEASE_MIN_GAP at least: at most about 2 % of the time goes to it however often
+ * bursts end (0.3 s at 100 networks: 15 s; some 3 s at 10,000: 150 s).
+ */
+export const RELEASE_MIN_GAP = Duration.seconds(10)
+export const RELEASE_PAUSE_FACTOR = 50
 
 /** A V8 space as it reports itself: committed bytes and the bytes of objects in it. */
 export interface Space {
@@ -82,6 +107,16 @@ export const step = (state: WatchState, space: Space): { readonly state: WatchSt
  */
 export const shouldScavenge = (youngCommitted: number, floor: number): boolean => youngCommitted > floor
 
+/**
+ * Whether a scavenge that took the young generation from `before` to `after` committed bytes gave back enough pages
+ * for a memory-reducing collection to be worth it (V8 pools them until one; see the module doc).
+ */
+export const shouldReleasePool = (before: number, after: number): boolean => before - after >= YOUNG_RELEASE_BYTES
+
+/** Whether a release owed (`pending`) runs now, `sinceLastMs` after the last one (Infinity: none yet) that paused `lastPauseMs`. */
+export const releaseDue = (pending: boolean, sinceLastMs: number, lastPauseMs: number): boolean =>
+  pending && sinceLastMs >= Math.max(Duration.toMillis(RELEASE_MIN_GAP), RELEASE_PAUSE_FACTOR * lastPauseMs)
+
 const space = (name: string): Space | undefined => {
   const found = V8.getHeapSpaceStatistics().find((s) => s.space_name === name)
   return found === undefined ? undefined : { committed: found.space_size, used: found.space_used_size }
@@ -89,7 +124,7 @@ const space = (name: string): Space | undefined => {
 
 const MiB = 1024 * 1024
 
-type Gc = (options?: { readonly type: "minor" | "major" }) => void
+type Gc = (options?: { readonly type: "minor" | "major"; readonly flavor?: "regular" | "last-resort" }) => void
 
 /** The job, for `belay serve`'s life. */
 export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
@@ -100,6 +135,10 @@ export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
   V8.setFlagsFromString("--no-expose-gc")
   let state = initialState(first)
   let youngFloor = Math.min(space("new_space")?.committed ?? 0, YOUNG_FLOOR_BYTES)
+  /** A shrink has left pages in V8's pool; when the last memory-reducing collection ran. */
+  let releasePending = false
+  let lastRelease = Number.NEGATIVE_INFINITY
+  let lastPause = 0
 
   const compactOld = (old: Space) => {
     const decided = step(state, old)
@@ -128,6 +167,21 @@ export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
     if (!shouldScavenge(young.committed, youngFloor)) return
     // V8 shrinks it now or keeps it; the next check's reading lowers the floor if it shrank.
     gc({ type: "minor" })
+    const after = space("new_space")?.committed ?? young.committed
+    // The pages it gave back sit in V8's pool until a memory-reducing collection (the module doc).
+    if (shouldReleasePool(young.committed, after)) releasePending = true
+  }
+
+  const releasePool = () => {
+    const now = performance.now()
+    if (!releaseDue(releasePending, now - lastRelease, lastPause)) return Effect.void
+    releasePending = false
+    lastRelease = now
+    gc({ type: "major", flavor: "last-resort" })
+    lastPause = performance.now() - now
+    return Effect.logInfo("released the pages the young generation gave back").pipe(Effect.annotateLogs({
+      pauseMs: Math.round(lastPause)
+    }))
   }
 
   const check = Effect.suspend(() => {
@@ -135,7 +189,7 @@ export const HeapTrimLive = Layer.scopedDiscard(Effect.gen(function*() {
     if (old === undefined) return Effect.void
     const compacting = compactOld(old)
     trimYoung()
-    return compacting
+    return Effect.zipRight(compacting, releasePool())
   })
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(check, CHECK_EVERY), Schedule.forever))
 }))

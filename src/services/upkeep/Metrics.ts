@@ -7,8 +7,13 @@
  * registered as collectors and read only when /metrics is scraped. Single-threaded JS:
  * no locking needed. The process's own memory (RSS, V8 heap, external) is read at scrape
  * time under the names Prometheus clients use, so operators and `npm run bench` can see
- * what each connected network costs (heap and RSS per network).
+ * what each connected network costs (heap and RSS per network). V8's heap is also given by
+ * space (prom-client's `nodejs_heap_space_size_*_bytes{space}`), the young generation being
+ * `space="new"`: it grows during a burst and is given back once the process is quiet
+ * (upkeep/HeapTrim.ts), so a high RSS with a large `new` space is a burst's leftover, not
+ * what the networks hold (README "Reading the memory gauges").
  */
+import * as V8 from "node:v8"
 import { Effect } from "effect"
 
 type Labels = Readonly<Record<string, string>>
@@ -87,12 +92,22 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
         "# HELP nodejs_heap_size_used_bytes V8 heap in use, in bytes.",
         "# TYPE nodejs_heap_size_used_bytes gauge",
         `nodejs_heap_size_used_bytes ${memory.heapUsed}`,
-        "# HELP nodejs_heap_size_total_bytes V8 heap reserved, in bytes.",
+        "# HELP nodejs_heap_size_total_bytes V8 heap committed (every space, the young generation included), in bytes.",
         "# TYPE nodejs_heap_size_total_bytes gauge",
         `nodejs_heap_size_total_bytes ${memory.heapTotal}`,
         "# HELP nodejs_external_memory_bytes Memory of C++ objects bound to JavaScript (buffers), in bytes.",
         "# TYPE nodejs_external_memory_bytes gauge",
         `nodejs_external_memory_bytes ${memory.external}`
+      )
+      // By space, named as prom-client names them ("new_space" → space="new"): "new" is the young generation.
+      const spaces = V8.getHeapSpaceStatistics().map((s) => ({ ...s, label: s.space_name.replace(/_space$/, "") }))
+      out.push(
+        "# HELP nodejs_heap_space_size_total_bytes V8 heap committed by space (space=\"new\": the young generation), in bytes.",
+        "# TYPE nodejs_heap_space_size_total_bytes gauge",
+        ...spaces.map((s) => `nodejs_heap_space_size_total_bytes{space="${s.label}"} ${s.space_size}`),
+        "# HELP nodejs_heap_space_size_used_bytes V8 heap in use by space, in bytes.",
+        "# TYPE nodejs_heap_space_size_used_bytes gauge",
+        ...spaces.map((s) => `nodejs_heap_space_size_used_bytes{space="${s.label}"} ${s.space_used_size}`)
       )
       out.push(
         "# HELP belay_http_request_duration_seconds HTTP request latency by route and status.",

@@ -3,8 +3,11 @@
  * inputSchema (tools/list's, so every one of the 23 tools and every argument is covered as the server describes
  * it): each argument right-typed with hostile content, wrong-typed, missing, or joined by unknown keys. Around them:
  * deep nesting (at every depth up to the 1 MiB body limit) in each argument of each tool and in each member of the
- * envelope, the other methods with junk params, broken envelopes, and raw byte mutations of all of these. The judge
- * holds every answer to docs/contract.md: a JSON-RPC response or error (codes -32700 to -32602, never -32603), a tool
+ * envelope, the other methods with junk params, broken envelopes, and raw byte mutations of all of these; and each of
+ * those as a 2026-07-28 request too, with its `_meta` and its mirrored headers (MCP-Protocol-Version, Mcp-Method,
+ * Mcp-Name) right, missing, mismatched, base64-encoded or hostile. The judge
+ * holds every answer to docs/contract.md: a JSON-RPC response or error (codes -32700 to -32602, -32020 and -32022 at
+ * 400, -32601 at 404 only for 2026-07-28, never -32603), a tool
  * result whose payload decodes with that tool's output Schema or as `{ok: false, error}` when isError, 202 for
  * notifications, 401 only for a bad credential, 413 only past 1 MiB, a refusal of at most MAX_REFUSAL_BYTES, and
  * never a 5xx.
@@ -105,6 +108,8 @@ export interface Envelope {
   readonly body: unknown
   readonly tool?: ToolName
   readonly id?: string | number
+  /** Headers of a 2026-07-28 request (they replace the generated MCP-Protocol-Version). */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 const toolCall = (target: McpTarget): fc.Arbitrary<Envelope> =>
@@ -223,6 +228,74 @@ const brokenEnvelope: fc.Arbitrary<Envelope> = fc.oneof(
 
 const printableAscii = fc.string({ unit: "grapheme-ascii", maxLength: 60 })
 
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "fuzz", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {}
+}
+
+/** A 2026-07-28 `_meta`: mostly right, else with a field missing, wrong or hostile, or hostile as a whole. */
+const modernMeta: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(MODERN_META) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      "io.modelcontextprotocol/protocolVersion": fc.oneof(fc.constantFrom("2026-07-28", "2025-11-25", "v999"), hostileJson),
+      "io.modelcontextprotocol/clientCapabilities": fc.oneof(fc.constant({}), hostileJson),
+      "io.modelcontextprotocol/clientInfo": hostileJson,
+      "io.modelcontextprotocol/logLevel": hostileJson
+    }, { requiredKeys: [] })
+  },
+  { weight: 1, arbitrary: hostileJson }
+)
+
+/** A mirrored header's value: the right one, the right one in the base64 form, a broken base64 form, or any text. */
+const mirrored = (right: string | undefined): fc.Arbitrary<string | undefined> => {
+  const encoded = right === undefined ? undefined : `=?base64?${Buffer.from(right).toString("base64")}?=`
+  // A value a header cannot carry as it is goes in the base64 form, as a client must send it.
+  const plain = right === undefined || /^[\x20-\x7e]*$/.test(right) ? right : encoded
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.constant(plain) },
+    { weight: 2, arbitrary: fc.constant(encoded) },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom("=?base64?SGVsbG8?=", "=?base64?!!?=", "=?base64??=", "tools/list", "TOOLS/CALL") },
+    { weight: 1, arbitrary: printableAscii }
+  )
+}
+
+/** `envelope` as a 2026-07-28 request: `_meta` in its params (when they are an object) and the mirrored headers. */
+const modern = (envelope: fc.Arbitrary<Envelope>): fc.Arbitrary<Envelope> =>
+  envelope.chain((inner) => {
+    const body = isObject(inner.body) ? inner.body : undefined
+    const method = typeof body?.["method"] === "string" ? body["method"] : undefined
+    const params = body?.["params"]
+    const name = isObject(params) && typeof params["name"] === "string" ? params["name"] : undefined
+    return fc.tuple(
+      modernMeta,
+      fc.oneof({ weight: 8, arbitrary: fc.constant("2026-07-28") }, { weight: 1, arbitrary: fc.constantFrom(undefined, "v999", "2025-11-25") }),
+      mirrored(method),
+      mirrored(name)
+    ).map(([meta, version, methodHeader, nameHeader]): Envelope => {
+      const headers: Record<string, string> = {}
+      if (version !== undefined) headers["mcp-protocol-version"] = version
+      if (methodHeader !== undefined) headers["mcp-method"] = methodHeader
+      if (nameHeader !== undefined) headers["mcp-name"] = nameHeader
+      const withMeta = body !== undefined && (params === undefined || isObject(params))
+        ? { ...body, params: { ...(isObject(params) ? params : {}), _meta: meta } }
+        : inner.body
+      return { ...inner, label: `2026-07-28 ${inner.label}`, body: withMeta, headers }
+    })
+  })
+
+/** The methods of 2026-07-28, those Belay serves and those it answers 404. */
+const modernMethod: fc.Arbitrary<Envelope> = fc
+  .tuple(fc.constantFrom("server/discover", "subscriptions/listen", "initialize", "ping", "tools/list", "prompts/list"), requestId, fc.option(hostileJson, { nil: undefined }))
+  .map(([method, id, extra]) => ({
+    label: `method ${method}`,
+    id,
+    body: { jsonrpc: "2.0", id, method, params: extra === undefined ? {} : { cursor: extra } }
+  }))
+
 /** Mostly the valid token; sometimes none, a wrong one or a malformed header. */
 const authorization = (token: string): fc.Arbitrary<string | undefined> =>
   fc.oneof(
@@ -246,7 +319,9 @@ export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
         { weight: 4, arbitrary: deepToolCall(target) },
         { weight: 2, arbitrary: otherMethod },
         { weight: 3, arbitrary: brokenEnvelope },
-        { weight: 1, arbitrary: deepEnvelope }
+        { weight: 1, arbitrary: deepEnvelope },
+        { weight: 6, arbitrary: modern(toolCall(target)) },
+        { weight: 2, arbitrary: modern(fc.oneof(modernMethod, otherMethod, deepToolCall(target))) }
       ),
       oneTimeIn(6, byteMutation),
       authorization(target.token),
@@ -258,6 +333,10 @@ export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
       if (auth !== undefined) headers["authorization"] = auth
       if (version !== undefined) headers["mcp-protocol-version"] = version
       if (contentType !== "") headers["content-type"] = contentType
+      if (envelope.headers !== undefined) {
+        delete headers["mcp-protocol-version"]
+        Object.assign(headers, envelope.headers)
+      }
       const encoded = encodeJson(envelope.body)
       return {
         path: "/mcp",
@@ -277,7 +356,9 @@ export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
 
 // --- The judge ---
 
-const PROTOCOL_CODES = new Set([-32700, -32600, -32601, -32602])
+const PROTOCOL_CODES = new Set([-32700, -32600, -32601, -32602, -32020, -32022])
+/** 2026-07-28's codes, answered with 400 only (basic/index "Error Codes"). */
+const MODERN_CODES = new Set([-32020, -32022])
 
 /**
  * The most a refusal may take (a JSON-RPC error or an isError result): enough for 8 problems of 200 characters that are
@@ -317,18 +398,26 @@ export const judgeMcp = (request: McpCase, outcome: RawOutcome): string | undefi
   }
   if (request.credential === "invalid") return `status ${status} for a request without the valid token`
   if (status === 413 && request.body.length <= MCP_BODY_LIMIT_BYTES) return "413 for a body within the limit"
-  if (![200, 400, 413].includes(status)) return `status ${status}`
+  if (![200, 400, 404, 413].includes(status)) return `status ${status}`
   if (json["jsonrpc"] !== "2.0" || !("id" in json)) return "not a JSON-RPC response"
   const error = json["error"]
   const refusal = error !== undefined || (isObject(json["result"]) && json["result"]["isError"] === true)
-  if (refusal && body.length > MAX_REFUSAL_BYTES) return `a refusal of ${body.length} bytes`
+  // The request's own id is echoed, whatever its length (JSON-RPC 2.0 §5): the bound is on the rest of the answer.
+  const echoedId = Buffer.byteLength(JSON.stringify(json["id"]) ?? "")
+  if (refusal && body.length - echoedId > MAX_REFUSAL_BYTES) return `a refusal of ${body.length - echoedId} bytes besides the id`
   if (error !== undefined) {
     if ("result" in json) return "both result and error"
     if (!isObject(error) || typeof error["message"] !== "string" || !PROTOCOL_CODES.has(error["code"] as number)) {
       return `error member ${JSON.stringify(error).slice(0, 200)}`
     }
-    return status === 200 && (error["code"] === -32700 || error["code"] === -32600) ? `${error["code"]} with status 200` : undefined
+    if (status === 200 && (error["code"] === -32700 || error["code"] === -32600)) return `${error["code"]} with status 200`
+    if (MODERN_CODES.has(error["code"] as number) && status !== 400) return `${error["code"]} with status ${status}`
+    if (status === 404 && (error["code"] !== -32601 || request.headers["mcp-protocol-version"] === undefined)) {
+      return `404 with ${error["code"]} (only a 2026-07-28 request's unknown method is 404)`
+    }
+    return undefined
   }
+  if (status === 404) return "404 with a result"
   if (status !== 200) return `status ${status} with a result`
   if (request.id !== undefined && json["id"] !== request.id) return `id ${JSON.stringify(json["id"])} for ${JSON.stringify(request.id)}`
   const result = json["result"]

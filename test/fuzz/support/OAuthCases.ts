@@ -89,7 +89,8 @@ const registerBody: fc.Arbitrary<{ readonly label: string; readonly value: unkno
     redirect_uris: refusedRedirects,
     client_uri: maybeMember(fc.oneof(hostileString, fc.constant("https://app.example"))),
     scope: maybeMember(hostileJson),
-    grant_types: maybeMember(hostileJson)
+    grant_types: maybeMember(hostileJson),
+    application_type: maybeMember(fc.oneof(fc.constantFrom("native", "web", "NATIVE", "desktop", ""), hostileJson))
   }).map((value) => ({ label: "register: refused redirect_uris", value })),
   hostileJson.filter((v) => typeof v !== "object" || v === null || Array.isArray(v)).map((value) => ({ label: "register: not an object", value }))
 )
@@ -115,7 +116,14 @@ const tokenParams = (target: OAuthTarget) =>
     code: maybeMember(param(fc.oneof(b64url, nearMiss(target.code)), target.code)),
     redirect_uri: maybeMember(param(fc.constant(target.redirectUri), "\u0000never")),
     code_verifier: maybeMember(param(verifier, "\u0000never")),
-    scope: maybeMember(hostileString)
+    scope: maybeMember(hostileString),
+    // RFC 8707: another server's, a near spelling of this one's, several, or hostile (docs/decisions/oauth.md)
+    resource: maybeMember(fc.oneof(
+      fc.constantFrom("https://other-mcp.example/mcp", "http://127.0.0.1/mcp/", "/mcp", "https://a.example/mcp#f"),
+      fc.array(fc.oneof(hostileString, fc.constant("https://other-mcp.example/mcp")), { maxLength: 6 }),
+      hostileString,
+      hostileJson
+    ))
   }, { requiredKeys: [] })
 
 const revokeParams = (target: OAuthTarget) =>
@@ -179,7 +187,7 @@ const sometimesDeep = (params: fc.Arbitrary<Record<string, unknown>>, members: R
   )
 
 export const tokenCase = (target: OAuthTarget) =>
-  clientParamsCase("token", sometimesDeep(tokenParams(target), ["grant_type", "client_id", "code", "redirect_uri", "code_verifier", "scope"]))
+  clientParamsCase("token", sometimesDeep(tokenParams(target), ["grant_type", "client_id", "code", "redirect_uri", "code_verifier", "scope", "resource"]))
 export const revokeCase = (target: OAuthTarget) =>
   clientParamsCase("revoke", sometimesDeep(revokeParams(target), ["client_id", "token", "token_type_hint"]))
 
@@ -187,7 +195,7 @@ export const revokeCase = (target: OAuthTarget) =>
 
 const ALLOWED: { readonly [E in OAuthEndpoint]: { readonly statuses: ReadonlySet<number>; readonly errors: ReadonlySet<string> } } = {
   register: { statuses: new Set([400, 413]), errors: new Set(["invalid_request", "invalid_client_metadata", "invalid_redirect_uri"]) },
-  token: { statuses: new Set([400, 401, 413]), errors: new Set(["invalid_request", "unsupported_grant_type", "invalid_grant", "invalid_client"]) },
+  token: { statuses: new Set([400, 401, 413]), errors: new Set(["invalid_request", "unsupported_grant_type", "invalid_grant", "invalid_client", "invalid_target"]) },
   revoke: { statuses: new Set([200, 400, 401, 413]), errors: new Set(["invalid_request", "invalid_client"]) }
 }
 

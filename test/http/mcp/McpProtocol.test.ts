@@ -44,9 +44,14 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
         expect(r.text).toBe("")
       }
 
-      // unknown method (ping included) → -32601 with the same id
-      for (const method of ["ping", "resources/list"]) {
+      // ping → an empty result (2025 lifecycle); an unknown method → -32601 with the same id, at HTTP 200
+      // (a 2025-era request: the 404 of 2026-07-28 would be a transport error to a 1.x SDK client)
+      const ping = yield* post(app.url, rpc("ping", undefined, 6), { ...auth, "mcp-protocol-version": "2025-11-25" })
+      expect(ping.status).toBe(200)
+      expect(ping.json).toEqual({ jsonrpc: "2.0", id: 6, result: {} })
+      for (const method of ["resources/list", "server/discover", "logging/setLevel"]) {
         const r = yield* post(app.url, rpc(method, {}, 7), auth)
+        expect(r.status).toBe(200)
         expect(r.json).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32601 } })
       }
 
@@ -64,11 +69,28 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
       expect((yield* post(app.url, rpc("tools/call", {}), auth)).json.error.code).toBe(-32602)
       expect((yield* post(app.url, rpc("tools/call", { name: "nope", arguments: {} }), auth)).json.error.code).toBe(-32602)
 
-      // MCP-Protocol-Version: absent is fine, unsupported is 400
+      // MCP-Protocol-Version: absent or a 2025 version is the 2025 era; an unknown version is 400, -32022 with the
+      // supported versions of both eras
       expect((yield* post(app.url, rpc("tools/list"), auth)).status).toBe(200)
-      const unsupported = yield* post(app.url, rpc("tools/list"), { ...auth, "mcp-protocol-version": "2026-07-28" })
+      for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+        const r = yield* post(app.url, rpc("tools/list"), { ...auth, "mcp-protocol-version": version })
+        expect(r.status).toBe(200)
+        expect(r.json.result.resultType).toBeUndefined()
+      }
+      const unsupported = yield* post(app.url, rpc("tools/list", {}, 9), { ...auth, "mcp-protocol-version": "1999-01-01" })
       expect(unsupported.status).toBe(400)
-      expect(unsupported.json.error.code).not.toBe(-32022)
+      expect(unsupported.json).toEqual({
+        jsonrpc: "2.0",
+        id: 9,
+        error: {
+          code: -32022,
+          message: expect.any(String),
+          data: { supported: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"], requested: "1999-01-01" }
+        }
+      })
+      // initialize ignores a header that is not 2026-07-28, as it always did
+      const initialize = yield* post(app.url, rpc("initialize", { protocolVersion: "2025-06-18" }), { ...auth, "mcp-protocol-version": "1999-01-01" })
+      expect(initialize.json.result.protocolVersion).toBe("2025-06-18")
 
       // Origin: foreign → 403, own → allowed
       expect((yield* post(app.url, rpc("tools/list"), { ...auth, origin: "http://evil.example" })).status).toBe(403)

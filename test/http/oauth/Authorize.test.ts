@@ -118,7 +118,7 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`au
         { state: "s".repeat(1024) },
         { state: "" }
       ]) {
-        const page = yield* approvalPage(url(params, "&scope=x&resource=https%3A%2F%2Fh%2Fmcp&prompt=none&nonce=n&foo=1"), app.jar)
+        const page = yield* approvalPage(url(params, `&scope=x&resource=${encodeURIComponent(`${app.url}/mcp`)}&prompt=none&nonce=n&foo=1`), app.jar)
         expect(page.res.status).toBe(200)
         expect(page.consent).toBeDefined()
       }

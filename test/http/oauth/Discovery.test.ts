@@ -82,7 +82,8 @@ describe(`discovery documents on ${describeMode}`, () => {
         revocation_endpoint_auth_methods_supported: ["none"],
         code_challenge_methods_supported: ["S256"],
         service_documentation: `${issuer}/docs/oauth`,
-        authorization_response_iss_parameter_supported: true
+        authorization_response_iss_parameter_supported: true,
+        client_id_metadata_document_supported: true
       })
       // we are not an OpenID provider
       expect((yield* fetchP(`${app.url}/.well-known/openid-configuration`)).status).toBe(404)

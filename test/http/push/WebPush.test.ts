@@ -112,6 +112,49 @@ describe(`Web Push on ${describeMode}`, () => {
       yield* eventually("the gone subscription is deleted", subscriptionCount(app, goneId.id), (n) => n === 0)
     }), { timeout: 60_000 })
 
+  it.scopedLive("deny: an endpoint on a refused address is refused at registration and removed at sending; an opened one gets its push", () =>
+    Effect.gen(function*() {
+      const pushService = yield* LocalPushService.make
+      const port = new URL(pushService.base).port
+      const app = yield* startOAuthApp({
+        BELAY_PUSH_INSECURE_ENDPOINTS: "true",
+        BELAY_PRIVATE_DESTINATIONS: "deny",
+        BELAY_DESTINATION_EXCEPTIONS: `127.0.0.1:${port}`
+      })
+      const networkId = yield* network(app)
+      const token = yield* passwordToken(app.url)
+
+      // The same push service by a name no exception opens (the exception names its address): refused, naming the class.
+      const hidden = pushService.subscription("hidden")
+      const refused = yield* postJson(
+        `${app.url}/api/push/subscriptions`,
+        { ...hidden.json, endpoint: hidden.json.endpoint.replace("127.0.0.1", "localhost") },
+        bearer(token)
+      )
+      expect(refused.status).toBe(400)
+      expect(String((yield* jsonOf(refused)).error_description)).toMatch(/^endpoint: .*loopback/)
+
+      const browser = pushService.subscription("tab")
+      expect((yield* postJson(`${app.url}/api/push/subscriptions`, browser.json, bearer(token))).status).toBe(201)
+      // A subscription stored before the instance was locked down, on a port no exception opens.
+      const tokenId = (yield* app.sql<{ id: number }>`SELECT id FROM oauth_tokens WHERE account_id = ${app.accountId}`.pipe(Effect.orDie))[0]!.id
+      const stale = `http://127.0.0.1:${Number(port) + 1}/push/stale`
+      yield* app.sql`
+        INSERT INTO push_subscriptions (account_id, oauth_token_id, endpoint, p256dh, auth, created_at)
+        VALUES (${app.accountId}, ${tokenId}, ${stale}, ${browser.json.keys.p256dh}, ${browser.json.keys.auth}, now())`.pipe(Effect.orDie)
+
+      yield* dm(app, networkId, "through the guard")
+      const pushed = yield* pushService.next
+      expect(pushed.path).toBe(browser.path)
+      expect(JSON.parse(LocalPushService.decrypt(browser.keys, pushed.body))).toMatchObject({ body: "through the guard" })
+      yield* eventually(
+        "the refused subscription removed",
+        app.sql<{ n: number }>`SELECT count(*)::int AS n FROM push_subscriptions WHERE endpoint = ${stale}`.pipe(Effect.orDie),
+        (rows) => rows[0]!.n === 0,
+        "10 seconds"
+      )
+    }))
+
   it.scopedLive("registration: https only unless allowed, keys checked, API tokens 401, cookie from the same origin, delete 204 then 404; a session's subscriptions end with it", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()

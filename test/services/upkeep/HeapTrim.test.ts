@@ -14,11 +14,16 @@ import {
   CHECK_EVERY,
   initialState,
   MIN_GROWTH_BYTES,
+  RELEASE_MIN_GAP,
+  RELEASE_PAUSE_FACTOR,
+  releaseDue,
+  shouldReleasePool,
   shouldScavenge,
   type Space,
   step,
   STEADY_CHECKS,
-  type WatchState
+  type WatchState,
+  YOUNG_RELEASE_BYTES
 } from "../../../src/services/upkeep/HeapTrim.js"
 
 const MiB = 1024 * 1024
@@ -128,6 +133,26 @@ describe("HeapTrim (the young generation)", () => {
     expect(shouldScavenge(1 * MiB, 1 * MiB)).toBe(false)
   })
 
+  it("owes a memory-reducing collection after a shrink of the young generation, so V8 releases the pages it pooled", () => {
+    // Node 24 after 100 networks added over a minute: 64 MiB → 1 MiB kept 30 MiB resident in V8's page pool.
+    expect(shouldReleasePool(64 * MiB, 1 * MiB)).toBe(true)
+    expect(shouldReleasePool(1 * MiB + YOUNG_RELEASE_BYTES, 1 * MiB)).toBe(true)
+    // V8's own small steps (2 → 1, 4 → 1 MiB) and no shrink at all: no full collection.
+    expect(shouldReleasePool(4 * MiB, 1 * MiB)).toBe(false)
+    expect(shouldReleasePool(32 * MiB, 32 * MiB)).toBe(false)
+  })
+
+  it("runs the memory-reducing collection once owed, spaced by its own pause", () => {
+    const gap = Duration.toMillis(RELEASE_MIN_GAP)
+    expect(releaseDue(true, Number.POSITIVE_INFINITY, 0)).toBe(true)
+    expect(releaseDue(true, gap, 100)).toBe(true)
+    expect(releaseDue(true, gap - 1, 0)).toBe(false)
+    // A 3 s pause (10,000 networks): the next waits RELEASE_PAUSE_FACTOR times as long.
+    expect(releaseDue(true, gap * 2, 3000)).toBe(false)
+    expect(releaseDue(true, RELEASE_PAUSE_FACTOR * 3000, 3000)).toBe(true)
+    expect(releaseDue(false, Number.POSITIVE_INFINITY, 0)).toBe(false)
+  })
+
   it("gives the young generation back once an idle process settles, the job started before the growth or after", async () => {
     const [before, after, untouched] = await Promise.all([
       youngGeneration("before"),
@@ -141,5 +166,6 @@ describe("HeapTrim (the young generation)", () => {
       expect(trimmed.grown).toBeGreaterThanOrEqual(8 * MiB)
       expect(trimmed.idle).toBeLessThanOrEqual(trimmed.grown / 4)
     }
-  }, 60_000)
+    // Three children at once, each a burst of over 100 MB: 50–100 s on the shared 2-core machine at load 13.
+  }, 180_000)
 })
