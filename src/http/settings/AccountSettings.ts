@@ -7,21 +7,19 @@
  * once (AccountDeletion.begin: this very session is ended with the rest) and the browser goes to sign-in.
  * Checks: SettingsHttp. Stateless.
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
-import { rateLimitKey } from "../../net/RateLimitKey.js"
 import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { SignInLimiter } from "../../services/identity/SignInLimiter.js"
 import { AccountDeletion } from "../../services/memberdata/AccountDeletion.js"
 import { AccountExport } from "../../services/memberdata/AccountExport.js"
-import { clientIp } from "../ClientIp.js"
 import type { Route } from "../HttpServer.js"
 import { page, seeOther } from "../oauth/OAuthHttp.js"
 import { securityHeaders } from "../pages/Pages.js"
 import { accountPage, SettingsFields } from "../pages/SettingsPages.js"
-import { field, guarded, makeSettingsHttp } from "./SettingsHttp.js"
+import { field, guarded, makeSettingsHttp, recheckPassword } from "./SettingsHttp.js"
 
 /** A name safe in a quoted `filename` (RFC 6266): account names are already letters, digits, `.`, `_` and `-`. */
 const fileName = (account: string) => `belay-${account.replace(/[^A-Za-z0-9._-]/g, "_")}.jsonl`
@@ -73,19 +71,14 @@ export const accountSettingsRoutes = Effect.gen(function*() {
           const refuse = (status: number, text: string, headers: Readonly<Record<string, string>> = {}) =>
             page(status, accountPage(post.context, { notice: { kind: "error", text } }), headers)
           const name = post.context.accountName
-          const attempt = { ipKey: rateLimitKey(clientIp(request, config.trustProxy)), account: name }
-          const limited = yield* Effect.either(limiter.check(attempt))
-          if (Either.isLeft(limited)) {
-            return refuse(429, "Too many wrong passwords. Wait a few minutes and try again.", {
-              "retry-after": String(limited.left.retryAfterSeconds)
-            })
-          }
-          const password = field(post.form, SettingsFields.currentPassword)
-          const verified = password === "" ? Option.none() : yield* accounts.verifyPassword(name, password)
-          if (Option.isNone(verified) || verified.value.id !== post.member.session.accountId) {
-            yield* limiter.recordFailure(attempt)
-            return refuse(400, "The password is not correct. Nothing was deleted.")
-          }
+          const checked = yield* recheckPassword(
+            { config, accounts, limiter },
+            request,
+            { accountName: name, accountId: post.member.session.accountId },
+            field(post.form, SettingsFields.currentPassword),
+            "The password is not correct. Nothing was deleted."
+          )
+          if (Either.isLeft(checked)) return refuse(checked.left.status, checked.left.text, checked.left.headers)
           return yield* deletion.begin(name).pipe(
             Effect.tap(() => Effect.logInfo("account deletion asked for in settings").pipe(Effect.annotateLogs({ account: name }))),
             Effect.as(seeOther(MemberPaths.login)),

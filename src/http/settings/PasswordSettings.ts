@@ -5,18 +5,16 @@
  * A wrong current password is a failed sign-in for SignInLimiter (by address and account),
  * so a borrowed session cannot be used to guess it. Checks: SettingsHttp. Stateless.
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
 import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { SignInLimiter } from "../../services/identity/SignInLimiter.js"
-import { rateLimitKey } from "../../net/RateLimitKey.js"
-import { clientIp } from "../ClientIp.js"
 import type { Route } from "../HttpServer.js"
 import { page, seeOther } from "../oauth/OAuthHttp.js"
 import { type Notice, passwordPage, SettingsFields } from "../pages/SettingsPages.js"
-import { field, guarded, makeSettingsHttp } from "./SettingsHttp.js"
+import { field, guarded, makeSettingsHttp, recheckPassword } from "./SettingsHttp.js"
 
 const notices: Readonly<Record<string, Notice>> = {
   changed: { kind: "ok", text: "Your password was changed. Everything stays signed in." }
@@ -47,19 +45,14 @@ export const passwordSettingsRoutes = Effect.gen(function*() {
           const refuse = (status: number, text: string, headers: Readonly<Record<string, string>> = {}) =>
             page(status, passwordPage(post.context, { notice: { kind: "error", text } }), headers)
           const name = post.context.accountName
-          const attempt = { ipKey: rateLimitKey(clientIp(request, config.trustProxy)), account: name }
-          const limited = yield* Effect.either(limiter.check(attempt))
-          if (Either.isLeft(limited)) {
-            return refuse(429, "Too many wrong passwords. Wait a few minutes and try again.", {
-              "retry-after": String(limited.left.retryAfterSeconds)
-            })
-          }
-          const current = field(post.form, SettingsFields.currentPassword)
-          const verified = current === "" ? Option.none() : yield* accounts.verifyPassword(name, current)
-          if (Option.isNone(verified)) {
-            yield* limiter.recordFailure(attempt)
-            return refuse(400, "The current password is not correct.")
-          }
+          const checked = yield* recheckPassword(
+            { config, accounts, limiter },
+            request,
+            { accountName: name, accountId: post.member.session.accountId },
+            field(post.form, SettingsFields.currentPassword),
+            "The current password is not correct."
+          )
+          if (Either.isLeft(checked)) return refuse(checked.left.status, checked.left.text, checked.left.headers)
           return yield* accounts.changePassword(name, field(post.form, SettingsFields.newPassword)).pipe(
             Effect.tap(() => Effect.logInfo("password changed in settings").pipe(Effect.annotateLogs({ account: name }))),
             Effect.as(seeOther(`${MemberPaths.password}?done=changed`)),

@@ -12,6 +12,10 @@
 import { Effect, Either, Option } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
 import type { AppSettings } from "../../services/AppConfig.js"
+import type { Accounts } from "../../services/identity/Accounts.js"
+import type { SignInLimiter } from "../../services/identity/SignInLimiter.js"
+import { rateLimitKey } from "../../net/RateLimitKey.js"
+import { clientIp } from "../ClientIp.js"
 import { currentSession, type MemberSession, type SessionServices, settingsCsrf, toSignIn, verifySettingsCsrf } from "../auth/Session.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
@@ -97,3 +101,40 @@ export const guarded = <A, E, R>(
 
 /** A field's value when sent once, else "". */
 export const field = (form: URLSearchParams, name: string): string => single(form, name) ?? ""
+
+/** Why a settings form's password re-check refused: the status and the notice its page shows. */
+export interface PasswordRefusal {
+  readonly status: number
+  readonly text: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/**
+ * The password a settings form asks for again before a change that matters (a new password, deleting the account):
+ * counted in the one sign-in limiter, as every door's guesses are (docs/decisions/oauth.md "Sign-in failures"), and
+ * it must be the signed-in account's. Void, or the refusal; `wrong` is the notice for a wrong password.
+ */
+export const recheckPassword = (
+  deps: { readonly config: AppSettings; readonly accounts: Accounts; readonly limiter: SignInLimiter },
+  request: HttpRequest,
+  member: { readonly accountName: string; readonly accountId: number },
+  password: string,
+  wrong: string
+): Effect.Effect<Either.Either<void, PasswordRefusal>> =>
+  Effect.gen(function*() {
+    const attempt = { ipKey: rateLimitKey(clientIp(request, deps.config.trustProxy)), account: member.accountName }
+    const limited = yield* Effect.either(deps.limiter.check(attempt))
+    if (Either.isLeft(limited)) {
+      return Either.left({
+        status: 429,
+        text: "Too many wrong passwords. Wait a few minutes and try again.",
+        headers: { "retry-after": String(limited.left.retryAfterSeconds) }
+      })
+    }
+    const verified = password === "" ? Option.none() : yield* deps.accounts.verifyPassword(member.accountName, password)
+    if (Option.isNone(verified) || verified.value.id !== member.accountId) {
+      yield* deps.limiter.recordFailure(attempt)
+      return Either.left({ status: 400, text: wrong, headers: {} })
+    }
+    return Either.right(undefined)
+  })
