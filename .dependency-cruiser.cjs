@@ -4,7 +4,7 @@ const layer = (name) => `^src/${name}/`
 const servicesBelow = (folders) => `^src/services/(${folders.join("|")})/`
 
 // services/ folders, bottom to top (src/services/README.md): a folder imports only those before it.
-const SERVICE_FOLDERS = ["upkeep", "egress", "storage", "crypto", "identity", "oauth", "networks", "history", "events", "push", "memberdata", "nodes"]
+const SERVICE_FOLDERS = ["upkeep", "egress", "storage", "crypto", "identity", "oauth", "networks", "history", "events", "preferences", "push", "uploads", "previews", "memberdata", "nodes"]
 
 const serviceFolderRules = SERVICE_FOLDERS.map((folder, i) => ({
   name: `services-${folder}-imports-below`,

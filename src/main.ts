@@ -7,8 +7,8 @@
  *             ─▶ NetworkSupervisor: one actor per network   (actors/, the NetworkControl port)
  *                or, with BELAY_CLUSTER_ADDRESS, this node of the cluster: the network entities it holds, the
  *                reconciler, the change relay and ClusterNetworkControl over @effect/cluster (cluster/)
- *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push, /api/buffers and
- *                /api/networks; CORS)
+ *             ─▶ HttpRoutes (health, /mcp, OAuth, the member's pages, /api/auth, /api/push, /api/buffers,
+ *                /api/previews, /api/networks, /api/uploads and /uploads; CORS)
  *                + HttpUpgrades (the browser WebSocket /api/ws, http/ws/)
  *                ─▶ HttpServer, AdminServer  (http/, admin/)
  *             ─▶ IrcListener: IRC clients (listener/), over the services and the NetworkControl port
@@ -19,18 +19,11 @@
  */
 import { Data, Effect, FiberRef, HashSet, Layer, Logger, Option } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.js"
-import { ClusterNetworkControlLive } from "./cluster/ClusterNetworkControl.js"
-import { ClusterRunnerLive } from "./cluster/ClusterRunner.js"
-import { DirectListenerLive } from "./cluster/DirectListener.js"
-import { DirectPeersLive } from "./cluster/DirectPeers.js"
-import { NetworkChangeRelayLive } from "./cluster/NetworkChangeRelay.js"
-import { NetworkEntityLive } from "./cluster/NetworkEntityLive.js"
-import { NetworkReconcilerLive } from "./cluster/NetworkReconciler.js"
-import { NodeActorsLive } from "./cluster/NodeActors.js"
 import { IrcTransportLive } from "./actors/IrcTransport.js"
 import type { NetworkControl } from "./actors/NetworkApi.js"
 import { NetworkSupervisorLive } from "./actors/NetworkSupervisor.js"
 import { bufferRoutes } from "./http/buffers/BufferRoutes.js"
+import { mentionRoutes } from "./http/buffers/MentionRoutes.js"
 import { healthRoutes } from "./http/HealthRoutes.js"
 import { HttpRoutes, HttpServerLive } from "./http/HttpServer.js"
 import { McpDispatcher } from "./http/mcp/McpDispatcher.js"
@@ -40,6 +33,9 @@ import { memberRoutes } from "./http/MemberRoutes.js"
 import { networkRoutes } from "./http/networks/NetworkRoutes.js"
 import { oauthRoutes } from "./http/oauth/OAuthRoutes.js"
 import { pushRoutes } from "./http/push/PushRoutes.js"
+import { uploadRoutes } from "./http/uploads/UploadRoutes.js"
+import { previewRoutes } from "./http/previews/PreviewRoutes.js"
+import { preferenceRoutes } from "./http/preferences/PreferenceRoutes.js"
 import { SocketServerLive } from "./http/ws/SocketServer.js"
 import { IrcListenerLive } from "./listener/IrcListener.js"
 import { AccountLimits } from "./services/identity/AccountLimits.js"
@@ -68,6 +64,8 @@ import { IdentServer } from "./services/egress/IdentServer.js"
 import { NetworkFeed } from "./services/events/NetworkFeed.js"
 import { Networks } from "./services/networks/Networks.js"
 import { NickNotes } from "./services/networks/NickNotes.js"
+import { BufferPreferences } from "./services/preferences/BufferPreferences.js"
+import { ClientPreferences } from "./services/preferences/ClientPreferences.js"
 import { ClientDocuments } from "./services/oauth/ClientDocuments.js"
 import { OAuthClients } from "./services/oauth/OAuthClients.js"
 import { OAuthCodes } from "./services/oauth/OAuthCodes.js"
@@ -75,6 +73,8 @@ import { OAuthConsents } from "./services/oauth/OAuthConsents.js"
 import { OAuthTokens } from "./services/identity/OAuthTokens.js"
 import { PasskeyCeremonies } from "./services/identity/PasskeyCeremonies.js"
 import { Passkeys } from "./services/identity/Passkeys.js"
+import { ImageProxy } from "./services/previews/ImageProxy.js"
+import { LinkPreviews } from "./services/previews/LinkPreviews.js"
 import { PushSubscriptions } from "./services/push/PushSubscriptions.js"
 import { ReadMarkers } from "./services/history/ReadMarkers.js"
 import { RecentPages } from "./services/history/RecentPages.js"
@@ -82,6 +82,7 @@ import { RegistrationLimiter } from "./services/identity/RegistrationLimiter.js"
 import { SecretBox } from "./services/crypto/SecretBox.js"
 import { SignInLimiter } from "./services/identity/SignInLimiter.js"
 import { WebPush } from "./services/push/WebPush.js"
+import { Uploads } from "./services/uploads/Uploads.js"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -108,7 +109,9 @@ export const Services = Layer.mergeAll(
   ApiTokens.Default,
   Authenticator.Default,
   BrowserSessions.Default,
+  BufferPreferences.Default,
   ClientDocuments.Default,
+  ClientPreferences.Default,
   ClusterEvents.Default,
   CredentialRevocations.Default,
   CredentialUsage.Default,
@@ -118,6 +121,8 @@ export const Services = Layer.mergeAll(
   MemberEvents.Default,
   HistoryRetention.Default,
   IdentServer.Default,
+  ImageProxy.Default,
+  LinkPreviews.Default,
   MessageHistory.Default,
   MessageWriter.Default,
   Metrics.Default,
@@ -136,6 +141,7 @@ export const Services = Layer.mergeAll(
   RegistrationLimiter.Default,
   SecretBox.Default,
   SignInLimiter.Default,
+  Uploads.Default,
   WebPush.Default
 )
 
@@ -151,7 +157,11 @@ const RoutesLive = Layer.effect(
       ...(yield* oauthRoutes),
       ...(yield* memberRoutes),
       ...(yield* pushRoutes),
+      ...(yield* uploadRoutes),
+      ...(yield* previewRoutes),
       ...(yield* bufferRoutes),
+      ...(yield* preferenceRoutes),
+      ...(yield* mentionRoutes),
       ...(yield* networkRoutes)
     ]
     return withCors(yield* AppConfig, routes)
@@ -186,14 +196,36 @@ export const NetworkActorsLive = NetworkSupervisorLive.pipe(Layer.provide(IrcTra
  * closed in the reverse: the runner (after the secret key check; the shard locks are released last), this node's
  * actors, its direct command channel (listener and peers), then the entities, reconciler, change relay and the port. So on shutdown every entity of the node closes
  * (its network QUITs) before its shard lock is given up, and the history is flushed after them.
+ *
+ * Its modules are imported here, when a cluster address is set, and not when this module loads: @effect/cluster's
+ * socket layer brings the undici HTTP client, evaluated at start though a single node never uses it
+ * (bench/results/memory-breakdown.md "Idle on Node 24"; the server bundle evaluates a module reached only through
+ * `import()` when that runs).
  */
 export const clusterActors = (settings: AppSettings, address: { readonly host: string; readonly port: number }) =>
-  Layer.mergeAll(ClusterNetworkControlLive, NetworkEntityLive, NetworkReconcilerLive, NetworkChangeRelayLive).pipe(
-    Layer.provide(Layer.mergeAll(DirectListenerLive, DirectPeersLive)),
-    Layer.provide(NodeActorsLive),
-    Layer.provide(ClusterRunnerLive(settings, address)),
-    Layer.provide(IrcTransportLive)
-  )
+  Layer.unwrapEffect(Effect.promise(async () => {
+    const [control, runner, listener, peers, relay, entity, reconciler, nodeActors] = await Promise.all([
+      import("./cluster/ClusterNetworkControl.js"),
+      import("./cluster/ClusterRunner.js"),
+      import("./cluster/DirectListener.js"),
+      import("./cluster/DirectPeers.js"),
+      import("./cluster/NetworkChangeRelay.js"),
+      import("./cluster/NetworkEntityLive.js"),
+      import("./cluster/NetworkReconciler.js"),
+      import("./cluster/NodeActors.js")
+    ])
+    return Layer.mergeAll(
+      control.ClusterNetworkControlLive,
+      entity.NetworkEntityLive,
+      reconciler.NetworkReconcilerLive,
+      relay.NetworkChangeRelayLive
+    ).pipe(
+      Layer.provide(Layer.mergeAll(listener.DirectListenerLive, peers.DirectPeersLive)),
+      Layer.provide(nodeActors.NodeActorsLive),
+      Layer.provide(runner.ClusterRunnerLive(settings, address)),
+      Layer.provide(IrcTransportLive)
+    )
+  }))
 
 /**
  * A start-up failure in one line, with the cause underneath when there is one: "PgClient: Failed to connect" alone

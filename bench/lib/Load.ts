@@ -1,5 +1,6 @@
 /**
- * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`; a
+ * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`, or
+ * LeanLoad (bench/lib/LeanLoad.ts, a generator light enough to keep a bare `node:http` server busy from one core); a
  * sequential client for latency percentiles (one keep-alive connection, one request at a time); and the bare
  * `node:http` baseline server (bench/bare-server.ts) run on the server core. Every autocannon run is bounded by its
  * duration (autocannon stops itself) plus a hard kill deadline.
@@ -86,19 +87,45 @@ export const autocannon = (request: LoadRequest): Promise<LoadResult> =>
     })
   })
 
+/** LeanLoad (bench/lib/LeanLoad.ts) on the load core: the same request and the same result as `autocannon`. */
+export const leanLoad = (request: LoadRequest): Promise<LoadResult> =>
+  new Promise((resolve, reject) => {
+    const script = Path.join(ROOT, "dist-bench/bench/lib/LeanLoad.js")
+    const [command, argv] = onCore(LOAD_CORE, [process.execPath, script, JSON.stringify(request)])
+    const child = Child.spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (c) => (out += c))
+    child.stderr.on("data", (c) => (err += c))
+    const kill = setTimeout(() => child.kill("SIGKILL"), (request.seconds + 30) * 1000)
+    child.on("close", (code) => {
+      clearTimeout(kill)
+      if (code !== 0) return reject(new Error(`LeanLoad exited ${code}: ${err.slice(-2000)}`))
+      try {
+        resolve(JSON.parse(out) as LoadResult)
+      } catch (e) {
+        reject(new Error(`LeanLoad output is not JSON: ${String(e)}\n${out.slice(0, 500)}`))
+      }
+    })
+  })
+
+/** Which load generator a measurement runs. */
+export type LoadGenerator = (request: LoadRequest) => Promise<LoadResult>
+
 /**
- * A warm-up run (results discarded), then the measured run. With `serverPid`, also the server's CPU use during the
- * measured run, in cores (1 = one core busy all the time), from /proc.
+ * A warm-up run (results discarded), then the measured run, by `generator` (autocannon unless told). With `serverPid`,
+ * also the server's CPU use during the measured run, in cores (1 = one core busy all the time), from /proc.
  */
 export const measure = async (
   request: LoadRequest,
   warmupSeconds: number,
-  serverPid?: number
+  serverPid?: number,
+  generator: LoadGenerator = autocannon
 ): Promise<LoadResult & { readonly serverCores?: number }> => {
-  if (warmupSeconds > 0) await autocannon({ ...request, seconds: warmupSeconds })
+  if (warmupSeconds > 0) await generator({ ...request, seconds: warmupSeconds })
   const cpu0 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
   const t0 = performance.now()
-  const result = await autocannon(request)
+  const result = await generator(request)
   const cpu1 = serverPid === undefined ? undefined : cpuSeconds(serverPid)
   if (cpu0 === undefined || cpu1 === undefined) return result
   return { ...result, serverCores: (cpu1 - cpu0) / ((performance.now() - t0) / 1000) }

@@ -5,7 +5,14 @@
  * memory (PostgreSQL's shared buffers and other shared state). PSS divides every shared page among the processes that
  * map it, so the PSS of a tree adds up without counting a shared page twice. Reads only; Linux only (undefined
  * elsewhere).
+ *
+ * PSS counts only the pages a live process has mapped. PostgreSQL's main shared memory segment (shared buffers, WAL
+ * buffers, the lock table) is one shared anonymous mapping: a page a backend touched stays resident in it after that
+ * backend has exited, in no process's PSS. `sharedSegmentResident` reads the whole segment's resident size
+ * (fincore(1) on the postmaster's /proc/<pid>/map_files entry, which needs root), so a section can show what PSS
+ * leaves out.
  */
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import type { RunningBelay } from "./Belay.js"
 import { sleep } from "./Env.js"
@@ -88,6 +95,31 @@ export const serviceMemory = (pid: number): ServiceMemory | undefined => {
   const [self, ...rest] = processTree(pid).map(processMemory)
   if (self === undefined) return undefined
   return { belay: self, postgres: rest.filter((p): p is ProcessMemory => p !== undefined) }
+}
+
+/**
+ * Resident bytes of the shared anonymous mappings (`/dev/zero (deleted)`: PostgreSQL's main shared memory segment) of
+ * `pid`, counted in the segment itself rather than in `pid`'s page tables; undefined when they cannot be read (not
+ * Linux, not root, no fincore).
+ */
+export const sharedSegmentResident = (pid: number): number | undefined => {
+  const maps = read(`/proc/${pid}/maps`)
+  if (maps === undefined) return undefined
+  let total = 0
+  for (const line of maps.split("\n")) {
+    const match = /^([0-9a-f]+-[0-9a-f]+) rw-s .*\/dev\/zero \(deleted\)$/.exec(line)
+    if (match === null) continue
+    try {
+      const out = execFileSync("fincore", ["--bytes", "--noheadings", "--output", "RES", `/proc/${pid}/map_files/${match[1]}`], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"]
+      })
+      total += Number(out.trim())
+    } catch {
+      return undefined
+    }
+  }
+  return total
 }
 
 export const sum = (processes: ReadonlyArray<ProcessMemory>, key: keyof Omit<ProcessMemory, "pid" | "name">) =>

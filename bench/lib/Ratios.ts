@@ -19,9 +19,10 @@ export const cpuRatios = (belay: ReadonlyArray<Measured>, bare: ReadonlyArray<Me
   )
 
 /**
- * Per round, the lower of two ratios: the harder baseline. A load generator on one core cannot saturate a bare
- * `node:http` server (it ran at about half a core), so its requests per second understate it; per second of its CPU
- * they do not.
+ * Per round, the lower of two ratios: the harder baseline. A bare `node:http` server that the load did not keep busy
+ * (autocannon on one core left it at about half a core: bench/results/mcp-baseline.md) answers fewer requests per
+ * second than it could; per second of its CPU it does not. LeanLoad now keeps it busy; this stays so that a load
+ * generator or a machine that starves the baseline again cannot flatter Belay.
  */
 export const harder = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): Array<number> =>
   a.map((x, i) => (Number.isNaN(b[i]!) ? x : Math.min(x, b[i]!)))

@@ -1,5 +1,5 @@
 /**
- * Section B2b: memory as users run Belay (issue 37). B2 reads right after forced full collections (`--expose-gc` and
+ * Section B2b: memory as users run Belay. B2 reads right after forced full collections (`--expose-gc` and
  * a preload that collects on SIGUSR2), which no user runs; its figures can sit far from what `ps` or a container's
  * memory shows. This section reads what a user's service holds:
  *
@@ -13,6 +13,8 @@
  * - Nothing is forced: each reading is the PSS of the process tree once it has settled — at least SETTLE_MIN_MS
  *   after the last change (Belay idle with its account; all networks registered), then when the last SETTLE_WINDOW
  *   one-second samples have not fallen by more than SETTLE_SLACK_MIB — or after SETTLE_MAX_MS.
+ * - Beside PSS, the embedded PostgreSQL's shared memory segment that no live process maps: pages a backend touched
+ *   stay resident there after it exits, and PSS counts none of them (bench/lib/Memory.ts `sharedSegmentResident`).
  * - Networks are added to Belay through the admin socket one every BENCH_SETTLED_ADD_MS (default 500 ms), about a
  *   user's pace with `belay network add` (0.5–2 s a call): added all at once, the connect burst and V8's memory reducer
  *   happened to line up and hid what Node 24 kept (bench/results/memory-breakdown.md "Node 24, 100 idle networks").
@@ -30,7 +32,7 @@ import { freePort } from "../../test/support/BelayProcess.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { addNetworkWithAdmin, createAccount, startBelay } from "../lib/Belay.js"
 import { freshDatabase, ROOT, scratch, sleep, waitUntil } from "../lib/Env.js"
-import { type ProcessMemory, processMemory, processTree, sum } from "../lib/Memory.js"
+import { type ProcessMemory, processMemory, processTree, sharedSegmentResident, sum } from "../lib/Memory.js"
 import type { Figure, SectionResult, Target } from "../lib/Report.js"
 import { loadNow } from "../lib/Report.js"
 import { LOUNGE_VERSION, loungeNode, startLounge } from "../lib/TheLounge.js"
@@ -64,8 +66,26 @@ const privateNode = (node: string): string => {
   return copy
 }
 
-const treePss = (pid: number) =>
-  sum(processTree(pid).map(processMemory).filter((p): p is ProcessMemory => p !== undefined), "pss")
+const treeMemory = (pid: number) => processTree(pid).map(processMemory).filter((p): p is ProcessMemory => p !== undefined)
+const treePss = (pid: number) => sum(treeMemory(pid), "pss")
+
+/**
+ * Bytes of the embedded PostgreSQL's shared memory segment resident but mapped by none of its live processes (so in
+ * no PSS): the segment's resident size less the shared-memory PSS of the processes under Belay. NaN if unreadable.
+ */
+const unmappedShared = (belayPid: number): number => {
+  const [, ...postgres] = treeMemory(belayPid)
+  // The postmaster is the one whose command line is its binary's path; its children rename themselves "postgres: …".
+  const postmaster = postgres.find((p) => !p.name.startsWith("postgres:"))
+  const resident = postmaster === undefined ? undefined : sharedSegmentResident(postmaster.pid)
+  return resident === undefined ? NaN : Math.max(0, resident - sum(postgres, "pssShmem"))
+}
+
+/** PSS of Belay's own process, and of the rest of its tree (the embedded PostgreSQL), now. */
+const split = (belayPid: number) => {
+  const [belay, ...postgres] = treeMemory(belayPid)
+  return { belay: belay?.pss ?? NaN, postgres: sum(postgres, "pss") }
+}
 
 export interface Settled {
   /** PSS of the tree when settled, bytes. */
@@ -105,6 +125,8 @@ const belayAsRun = async (node: string, ircPort: number, registered: () => numbe
     try {
       await createAccount(belay)
       const idle = await settledPss(belay.pid)
+      const idleUnmapped = unmappedShared(belay.pid)
+      const idleSplit = split(belay.pid)
       const before = registered()
       for (let i = 1; i <= NETWORKS; i++) {
         await addNetworkWithAdmin(belay, `s${i}`, ircPort)
@@ -112,8 +134,10 @@ const belayAsRun = async (node: string, ircPort: number, registered: () => numbe
       }
       await waitUntil(`${NETWORKS} networks registered`, 120_000, async () => registered() - before >= NETWORKS || undefined, 200)
       const full = await settledPss(belay.pid)
+      const fullUnmapped = unmappedShared(belay.pid)
+      const fullSplit = split(belay.pid)
       const m = await belay.metrics()
-      return { idle, full, young: m.get(`nodejs_heap_space_size_total_bytes{space="new"}`) ?? NaN }
+      return { idle, full, idleUnmapped, fullUnmapped, idleSplit, fullSplit, young: m.get(`nodejs_heap_space_size_total_bytes{space="new"}`) ?? NaN }
     } finally {
       await belay.stop()
     }
@@ -178,7 +202,13 @@ export const runSettled = async (): Promise<SectionResult> => {
         { name: `${name}: whole service, ${NETWORKS} idle networks (PSS)`, value: mib(r.full.pss), unit: "MiB" },
         { name: `${name}: per added idle network (PSS, 0 → ${NETWORKS})`, value: per, unit: "KiB" },
         { name: `${name}: ÷ The Lounge's, ${NETWORKS} networks`, value: r.full.pss / lounge.pss },
-        { name: `${name}: young generation committed at the reading`, value: mib(r.young), unit: "MiB" }
+        { name: `${name}: young generation committed at the reading`, value: mib(r.young), unit: "MiB" },
+        { name: `${name}: idle, Belay's own process (PSS)`, value: mib(r.idleSplit.belay), unit: "MiB" },
+        { name: `${name}: idle, its PostgreSQL's processes (PSS)`, value: mib(r.idleSplit.postgres), unit: "MiB" },
+        { name: `${name}: ${NETWORKS} networks, Belay's own process (PSS)`, value: mib(r.fullSplit.belay), unit: "MiB" },
+        { name: `${name}: ${NETWORKS} networks, its PostgreSQL's processes (PSS)`, value: mib(r.fullSplit.postgres), unit: "MiB" },
+        { name: `${name}: PostgreSQL shared memory resident, in no PSS, idle`, value: mib(r.idleUnmapped), unit: "MiB" },
+        { name: `${name}: PostgreSQL shared memory resident, in no PSS, ${NETWORKS} networks`, value: mib(r.fullUnmapped), unit: "MiB" }
       )
       notes.push(`${name}: idle ${at(r.idle)}; ${NETWORKS} networks ${at(r.full)}`)
       if (label === "24") {
@@ -204,6 +234,7 @@ export const runSettled = async (): Promise<SectionResult> => {
       "Each service ran alone, the others stopped, on a private copy of its Node binary in the scratch dir, so the binary's pages are not shared with the bench's Node or another service and PSS counts them whole. The embedded PostgreSQL's binary is the package's, shared with any other embedded PostgreSQL running on the machine.",
       `No collection was forced. A reading is the PSS (/proc/<pid>/smaps_rollup) of the service's process tree once settled: sampled every second, at least ${SETTLE_MIN_MS / 1000} s after the last change, then when the last ${SETTLE_WINDOW} samples had not fallen by more than ${SETTLE_SLACK_MIB} MiB, else at ${SETTLE_MAX_MS / 1000} s. Idle: Belay with its account (created with the admin socket) and no network. Then ${NETWORKS} networks were added through the admin socket, one every ${ADD_EVERY_MS} ms (a user's pace with \`belay network add\`), to a fake IRC server in the bench process that registers every connection; the reading was taken once all had registered and the tree settled. The Lounge: a fresh home whose one user lists the ${NETWORKS} networks, read once all registered and settled.`,
       `Per added network = (reading at ${NETWORKS} − idle reading) ÷ ${NETWORKS}, one-time costs included (code compiled on first use, pages first touched).`,
+      "\"PostgreSQL shared memory resident, in no PSS\": the embedded PostgreSQL's main shared memory segment's resident size (fincore on the postmaster's /proc/<pid>/map_files entry) less the shared-memory PSS of its processes: pages that backends since exited touched (shared buffers, mostly), resident and part of what the service holds, but counted by no PSS. Not added to the PSS figures, so they stay comparable with earlier runs and with The Lounge's (which has none); NaN where it cannot be read (needs root and util-linux's fincore).",
       ...notes
     ]
   }

@@ -7,7 +7,7 @@ export type ApiAnswer<A> =
 
 export const signInAgain = () => location.assign(`/login?${new URLSearchParams({ next: "/" })}`)
 
-export const api = async <A>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<ApiAnswer<A>> => {
+export const api = async <A>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<ApiAnswer<A>> => {
   let res: Response
   try {
     res = await fetch(path, {

@@ -1,11 +1,13 @@
 // Route: the view in the URL's fragment, so that a buffer can be bookmarked, opened in another tab, and reached with
-// the browser's Back button: `#/b/<networkId>/<target>`, `#/networks`, `#/networks/<id>` (editing one), `#/search`.
+// the browser's Back button: `#/b/<networkId>/<target>`, `#/networks`, `#/networks/<id>` (editing one), `#/search`,
+// `#/mentions`.
 // Pure.
 
 export type Route =
   | { readonly view: "buffer"; readonly networkId: number; readonly target: string }
   | { readonly view: "networks"; readonly editing?: number }
   | { readonly view: "search" }
+  | { readonly view: "mentions" }
 
 export const bufferHash = (networkId: number, target: string) => `#/b/${networkId}/${encodeURIComponent(target)}`
 
@@ -21,5 +23,6 @@ export const parseHash = (hash: string): Route | null => {
   const networks = /^#\/networks(?:\/(\d+))?$/.exec(hash)
   if (networks !== null) return networks[1] === undefined ? { view: "networks" } : { view: "networks", editing: Number(networks[1]) }
   if (hash === "#/search") return { view: "search" }
+  if (hash === "#/mentions") return { view: "mentions" }
   return null
 }

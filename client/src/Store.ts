@@ -10,6 +10,7 @@
 //
 // Concurrency rule: the browser's one event loop; no method awaits while holding a half-made change.
 import { api } from "./Api.js"
+import { preferences } from "./Preferences.js"
 import { type Buffer, countsAsUnread, kindOf, newBuffer, UNREAD_CAP } from "./Buffer.js"
 import { bufferKey, fold, serverBuffer } from "./Casemap.js"
 import { Connection, type ConnectionPhase } from "./Connection.js"
@@ -33,6 +34,7 @@ export type View =
   | { readonly view: "buffer"; readonly key: string }
   | { readonly view: "networks"; readonly editing?: number }
   | { readonly view: "search" }
+  | { readonly view: "mentions" }
   | { readonly view: "none" }
 
 export interface Notice {
@@ -98,6 +100,8 @@ export class Store {
   /** Opens the socket and, at the same time, reads networks and buffers over REST (they need no socket). */
   start(): void {
     this.connection.start()
+    preferences.bind(() => this.changed())
+    void preferences.load()
     void Promise.all([this.refreshNetworks(), this.refreshBuffers()]).then(() => this.chooseInitialView())
   }
 
@@ -180,6 +184,7 @@ export class Store {
         // The first hello: the REST reads started with the page (start()); a later one: read them again, as
         // markers and counts may have moved while the socket was away.
         if (this.started) {
+          void preferences.load()
           void this.refreshNetworks()
           void this.refreshBuffers()
         }
@@ -259,6 +264,10 @@ export class Store {
         this.recount(buffer)
         break
       }
+      case "buffer-preference":
+      case "client-preferences":
+        preferences.onFrame(frame)
+        break
       case "relay-bot":
         // The records of loaded history name the bot's speakers as they were rendered; newer lines follow the mark.
         break
@@ -465,6 +474,7 @@ export class Store {
     }
     if (view.view === "networks") return view.editing === undefined ? "#/networks" : `#/networks/${view.editing}`
     if (view.view === "search") return "#/search"
+    if (view.view === "mentions") return "#/mentions"
     return ""
   }
 

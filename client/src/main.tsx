@@ -3,6 +3,7 @@
 import { render } from "preact"
 import { App } from "./components/App.js"
 import { notifyLocally, onWorkerOpen, permission } from "./Notifications.js"
+import { preferences } from "./Preferences.js"
 import { parseHash } from "./Route.js"
 import { Store } from "./Store.js"
 import "./styles.css"
@@ -19,10 +20,14 @@ addEventListener("blur", () => store.setFocused(false))
 document.addEventListener("visibilitychange", () => store.setFocused(looking()))
 
 store.onLiveMessage = (buffer, message, highlight) => {
-  if (!highlight || permission() !== "granted") return
+  // As the member chose for the buffer (Preferences.ts): muted or "none" never, "all" every message.
+  if (!preferences.notifies(buffer.networkId, buffer.target, highlight) || permission() !== "granted") return
   notifyLocally(message, buffer.kind === "query", () => store.openBuffer(buffer.networkId, buffer.target))
 }
 onWorkerOpen((networkId, target) => store.openBuffer(networkId, target))
 
 render(<App store={store} />, document.getElementById("app")!)
 store.start()
+// The worker keeps the offline shell besides showing pushes (sw/ServiceWorker.ts): registered at every start, not only
+// when push is turned on, so an installed Belay opens without a network.
+if ("serviceWorker" in navigator) void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined)

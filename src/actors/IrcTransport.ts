@@ -31,10 +31,11 @@
  *   socket itself (its option `pinned`), with the name as the TLS server name (docs/decisions/hosting.md "One
  *   destination guard"). The check runs before the socket; a refusal is `Refused`, never a packet.
  * - The member's face upstream (docs/decisions/hosting.md "Each member their own face upstream"): the socket binds the
- *   member's source address (`outgoing_addr`, which irc-framework's own connect passes as `localAddress` with its
- *   family, and `LeanNetTransport.connect` too), and once it is connected ("raw socket connected", before TLS: a
- *   server asks ident as soon as it accepts) its four addresses and ports go to this node's ident server with the
- *   member's ident, until it closes.
+ *   member's source address (`outgoing_addr`, which `LeanNetTransport.connect` passes as `localAddress`), and goes to
+ *   an address of the source's family that the guard resolved for it (under `allow` too: irc-framework's own lookup
+ *   would take the name's first answer, of either family), and once it is connected ("raw socket connected", before
+ *   TLS: a server asks ident as soon as it accepts) its four addresses and ports go to this node's ident server with
+ *   the member's ident, until it closes.
  * - Every Client builds its own table of command handlers (`command_handler.handlers`, an Array used as a map of
  *   some 200 names, so a dictionary of ~6 KiB), though every entry is a module-level function of the library, or a
  *   closure over module-level data, taking the client's handler as an argument: the same for every client. Each
@@ -277,29 +278,25 @@ const open = (
   }
   }
 
-  if (guard.mode === "allow") {
+  if (guard.mode === "allow" && sourceAddress === null) {
     // Nothing to check: connect by name at once, as irc-framework always did.
     connect(undefined)
   } else {
-    Runtime.runCallback(runtime)(guard.check(options.host, options.port), {
+    // A socket bound to a source address of one family reaches only addresses of that family: the guard resolves the
+    // name for it (under `allow` too), and says so when the name has none (docs/decisions/hosting.md "Each member
+    // their own face upstream").
+    const family = sourceAddress === null ? undefined : familyOf(sourceAddress)
+    Runtime.runCallback(runtime)(guard.check(options.host, options.port, { family }), {
       onExit: (exit) => {
         // Ended (quit or destroy) while the name was being checked: no socket at all.
         if (closed) return
-        if (Exit.isSuccess(exit) && sourceAddress !== null && exit.value.family !== familyOf(sourceAddress)) {
-          // A socket bound to an address of one family cannot reach the other; the resolver's first answer may be
-          // of the right family next time, so this is an ordinary failure, retried.
-          closed = true
-          return emit({
-            _tag: "Closed",
-            error: `${options.host} answered ${exit.value.address}, not an IPv${familyOf(sourceAddress)} address as ` +
-              `the source address ${sourceAddress} (BELAY_UPSTREAM_SOURCE) needs`
-          })
-        }
         if (Exit.isSuccess(exit)) return connect(exit.value)
         closed = true
         const failure = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
-        if (failure?._tag === "DestinationRefused") emit({ _tag: "Refused", reason: `locked-down: ${failure.message}` })
-        else emit({ _tag: "Closed", error: failure?.message ?? "could not connect" })
+        if (failure?._tag === "DestinationRefused") return emit({ _tag: "Refused", reason: `locked-down: ${failure.message}` })
+        // Not found, or none of the family: an ordinary failure, retried (the name's answer may change).
+        const needs = family === undefined ? "" : `, which the source address ${sourceAddress} (BELAY_UPSTREAM_SOURCE) needs`
+        emit({ _tag: "Closed", error: failure === undefined ? "could not connect" : `${failure.message}${needs}` })
       }
     })
   }

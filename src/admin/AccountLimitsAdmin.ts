@@ -14,6 +14,7 @@ import { OAuthTokens } from "../services/identity/OAuthTokens.js"
 import { Passkeys } from "../services/identity/Passkeys.js"
 import { Networks } from "../services/networks/Networks.js"
 import { PushSubscriptions } from "../services/push/PushSubscriptions.js"
+import { Uploads } from "../services/uploads/Uploads.js"
 
 export const makeAccountLimitsAdmin = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -24,6 +25,7 @@ export const makeAccountLimitsAdmin = Effect.gen(function*() {
   const passkeys = yield* Passkeys
   const sessions = yield* BrowserSessions
   const push = yield* PushSubscriptions
+  const uploads = yield* Uploads
 
   const show = (name: string) =>
     Effect.gen(function*() {
@@ -38,7 +40,9 @@ export const makeAccountLimitsAdmin = Effect.gen(function*() {
         apps: yield* tokens.liveCount(account.id).pipe(Effect.orDie),
         "push-subscriptions": (yield* push.forAccount(account.id)).length,
         passkeys: (yield* passkeys.list(account.id)).length,
-        sessions: yield* sessions.liveCount(account.id)
+        sessions: yield* sessions.liveCount(account.id),
+        // The uploads limit is in MiB (docs/decisions/uploads.md "Limits"); a part of one counts as one.
+        uploads: Math.ceil((yield* uploads.usage(account.id)) / (1024 * 1024))
       }
       const shown: AdminAccountShow = {
         name: account.name,

@@ -1,6 +1,6 @@
 /**
  * The arguments and the printed answer of `belay account limits NAME [--networks N] [--channels N] [--apps N]
- * [--push-subscriptions N] [--passkeys N] [--sessions N]` and `belay account show NAME` (docs/contract.md "Account
+ * [--push-subscriptions N] [--passkeys N] [--sessions N] [--uploads MIB]` and `belay account show NAME` (docs/contract.md "Account
  * limits"). A value is a whole number, `unlimited` or `default`; the server checks each against its own bounds again.
  * Pure; no state.
  */
@@ -36,7 +36,7 @@ export const showLines = (result: unknown): string => {
   const lines = [`account ${shown.name} (${shown.status})`]
   for (const limit of LIMIT_NAMES) {
     const l = shown.limits[limit]
-    const scope = limit === "channels" ? " (most on one network)" : ""
+    const scope = limit === "channels" ? " (most on one network)" : limit === "uploads" ? " MiB" : ""
     lines.push(`${limit}\t${l.used} of ${l.max === null ? "unlimited" : l.max}${scope}\t${l.source}`)
   }
   for (const n of shown.channels) lines.push(`  network ${n.networkId} ${n.name}\t${n.channels} channels`)

@@ -13,7 +13,9 @@
  */
 import * as Net from "node:net"
 import * as Path from "node:path"
-import { NodeRuntime } from "@effect/platform-node"
+// The module, not the package's index: in the server bundle the index evaluates every module it re-exports, the
+// cluster's HTTP client (undici) among them (docs/architecture.md "Memory").
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect, Either, Schema } from "effect"
 import { AdminNetwork, type AdminRequest, AdminResponse } from "../schema/Admin.js"
 import { parseFishKey } from "../services/crypto/Fish.js"
@@ -29,7 +31,7 @@ const USAGE = `usage:
   belay account resume NAME
   belay account recover NAME          (new password on stdin; revokes every OAuth app)
   belay account limits NAME [--networks N] [--channels N] [--apps N] [--push-subscriptions N]
-        [--passkeys N] [--sessions N]  (N: a number, unlimited or default)
+        [--passkeys N] [--sessions N] [--uploads MIB]  (N: a number, unlimited or default)
   belay account show NAME             (its limits, where each comes from, and what it holds)
   belay account delete NAME [--yes]   (irreversible: asks for confirmation unless --yes)
   belay account export NAME > FILE    (the member's data as JSON Lines; no secrets)
@@ -265,34 +267,42 @@ const call = (socketPath: string, request: AdminRequest): Promise<AdminResponse>
  * stdout takes it (pipe: the socket is paused while stdout is full). Resolves with the refusal, or with whether the
  * archive arrived whole (its last line is the `end` line).
  */
+/** Bytes of the archive's end kept to find its last line (the `end` line is far shorter). */
+const TAIL_BYTES = 4096
+
 const callExport = (socketPath: string, request: AdminRequest): Promise<AdminResponse | { readonly whole: boolean }> =>
   new Promise((resolve, reject) => {
     const socket = Net.connect(socketPath)
-    let headText = ""
-    let tail = ""
+    // The head line, as bytes until its line break: the chunk that ends it also starts the archive, which must reach
+    // stdout byte for byte (a character cut at the chunk's end would not survive a decode and re-encode).
+    let headBytes = Buffer.alloc(0)
+    /** The archive's last bytes, for its `end` line: kept as bytes, decoded once at the end (not every chunk). */
+    let tailBytes = Buffer.alloc(0)
+    const keepTail = (chunk: Buffer) => {
+      tailBytes = chunk.length >= TAIL_BYTES
+        ? Buffer.from(chunk.subarray(chunk.length - TAIL_BYTES))
+        : Buffer.concat([tailBytes, chunk]).subarray(-TAIL_BYTES)
+    }
     let streaming = false
     socket.once("connect", () => socket.write(JSON.stringify(request) + "\n"))
     const onData = (chunk: Buffer) => {
-      if (streaming) {
-        tail = (tail + chunk.toString("utf8")).slice(-4096)
-        return
-      }
-      headText += chunk.toString("utf8")
-      const nl = headText.indexOf("\n")
+      if (streaming) return keepTail(chunk)
+      headBytes = Buffer.concat([headBytes, chunk])
+      const nl = headBytes.indexOf(10)
       if (nl === -1) return
-      const head = Schema.decodeUnknownEither(Schema.parseJson(AdminResponse))(headText.slice(0, nl))
+      const head = Schema.decodeUnknownEither(Schema.parseJson(AdminResponse))(headBytes.subarray(0, nl).toString("utf8"))
       if (Either.isLeft(head)) return reject(new Error("the server sent an unreadable response"))
       if (!head.right.ok) return resolve(head.right)
       streaming = true
-      const rest = Buffer.from(headText.slice(nl + 1), "utf8")
-      tail = rest.toString("utf8").slice(-4096)
+      const rest = headBytes.subarray(nl + 1)
+      keepTail(rest)
       process.stdout.write(rest)
       socket.pipe(process.stdout, { end: false })
     }
     socket.on("data", onData)
     socket.once("end", () => {
       if (!streaming) return reject(new Error("the server sent an unreadable response"))
-      const last = tail.trimEnd().split("\n").pop() ?? ""
+      const last = tailBytes.toString("utf8").trimEnd().split("\n").pop() ?? ""
       resolve({ whole: last.startsWith(`{"kind":"end"`) })
     })
     socket.once("error", (e: NodeJS.ErrnoException) => {

@@ -7,7 +7,8 @@
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
  * machine it answers at ~0.1× a bare node:http server, and /mcp must answer at
  * ≥ 0.5× of one (docs/decisions/http-and-mcp.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer —
- * a small one before the fiber starts (HTTP_PREREAD_BODY_BYTES), so that an answer from memory never suspends.
+ * a small one before the fiber starts (HTTP_PREREAD_BODY_BYTES), so that an answer from memory never suspends — or,
+ * for an upload, pulled as a stream as the handler writes it away (`bodyStream`).
  * @effect/platform-node still provides the runtime (signals, main) around it.
  *
  * A request to take the connection over (`Upgrade: websocket`, RFC 6455 §4.1) goes to the
@@ -293,6 +294,33 @@ class NodeRequest implements HttpRequest {
     if (read === undefined) return readBody(this.req, limit, this.bodyTimeoutMs)
     if (Either.isLeft(read)) return Effect.fail(read.left)
     return read.right.length > limit ? Effect.fail(new BodyTooLarge({ limit })) : Effect.succeed(read.right)
+  }
+  bodyStream(limit: number): Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed> {
+    const read = this.prefetched
+    if (read !== undefined) {
+      if (Either.isLeft(read)) return Stream.fail(read.left._tag === "BodyTooLarge" ? read.left : new BodyReadFailed({ cause: read.left }))
+      return read.right.length > limit ? Stream.fail(new BodyTooLarge({ limit })) : Stream.succeed(read.right)
+    }
+    const req = this.req
+    const declared = Number(req.headers["content-length"])
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume()
+      return Stream.fail(new BodyTooLarge({ limit }))
+    }
+    let size = 0
+    // Not destroyed when the consumer stops early: the rest is drained, so the client can still read the answer.
+    return Stream.fromAsyncIterable(
+      req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>,
+      (cause) => new BodyReadFailed({ cause })
+    ).pipe(
+      Stream.mapEffect((chunk) => {
+        size += chunk.length
+        return size > limit ? Effect.fail(new BodyTooLarge({ limit })) : Effect.succeed(chunk as Uint8Array)
+      }),
+      Stream.ensuring(Effect.sync(() => {
+        if (!req.readableEnded) req.resume()
+      }))
+    )
   }
   header(name: string) {
     const v = this.req.headers[name]

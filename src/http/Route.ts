@@ -25,6 +25,13 @@ export interface HttpRequest {
    * when the client has not sent it all within HttpLimits.bodyTimeoutMs.
    */
   readonly body: (limit: number) => Effect.Effect<Buffer, BodyTooLarge | BodyReadFailed | BodyTimedOut>
+  /**
+   * Instead of `body`, for a body too large to hold (uploads): its bytes as they arrive, each pulled only when the
+   * consumer asks, so the client is held back rather than buffered; BodyTooLarge past `limit` bytes (before any byte
+   * when the declared length says so), BodyReadFailed when the client goes away. The request's own deadline still
+   * bounds it. Optional so that test doubles of a request need not provide it.
+   */
+  readonly bodyStream?: (limit: number) => Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed>
   readonly header: (name: string) => string | undefined
 }
 
@@ -47,7 +54,7 @@ export interface HttpResponse {
 export type Handler = (request: HttpRequest) => Effect.Effect<HttpResponse>
 
 export interface Route {
-  readonly method: "GET" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS"
+  readonly method: "GET" | "HEAD" | "POST" | "DELETE" | "PUT" | "PATCH" | "OPTIONS"
   /** find-my-way syntax: `/settings/passkeys/:id/remove`. */
   readonly path: string
   /** Label for metrics; defaults to the path. */

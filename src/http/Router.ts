@@ -19,7 +19,7 @@ const NOT_FOUND: RouteMatch = { _tag: "NotFound" }
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({})
 
 /** Methods a Route may declare, in the order `Allow` lists them. */
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const
 type Method = (typeof METHODS)[number]
 
 const isMethod = (method: string): method is Method => (METHODS as ReadonlyArray<string>).includes(method)

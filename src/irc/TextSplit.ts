@@ -67,11 +67,14 @@ interface Piece {
   readonly bytes: number
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" })
+// Made at the first split, not when the module loads: a segmenter loads ICU's break rules (2.5 MB in a bare Node
+// process; bench/results/memory-breakdown.md "Idle on Node 24"), which a Belay that sends nothing never needs.
+let graphemes: Intl.Segmenter | undefined
 
 // The text as indivisible pieces: grapheme clusters, or the code points of a cluster too big for one line.
 const toPieces = (text: string, budget: number): Array<Piece> => {
   const pieces: Array<Piece> = []
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })
   for (const { segment } of graphemes.segment(text)) {
     const bytes = utf8ByteLength(segment)
     if (bytes <= budget) pieces.push({ text: segment, bytes })

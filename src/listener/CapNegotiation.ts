@@ -5,7 +5,8 @@
  *
  * Offered always: what Belay implements itself, among them soju's smaller ones (docs/decisions/irc-listener.md "soju's
  * smaller capabilities"): no-implicit-names, pre-away, extended-isupport, event-playback, soju.im/search and the
- * informational soju.im/account-required, which a REQ may never name. Offered only when the upstream connection has
+ * informational soju.im/account-required, which a REQ may never name; and draft/metadata-2 for the buffer keys
+ * soju defines (Metadata.ts). Offered only when the upstream connection has
  * them (PASSTHROUGH): what only the upstream server can produce (away-notify, account-tag…); before a network is
  * bound they are offered, and once the bound upstream turns out to lack them no longer offered, with CAP DEL for
  * those the client enabled.
@@ -17,6 +18,10 @@ import type { IrcLineInput } from "../irc/IrcLine.js"
  * Offered, never enabled: a REQ naming it, on or off, is refused whole.
  */
 export const ACCOUNT_REQUIRED = "soju.im/account-required"
+
+/** IRCv3 draft/metadata-2 (Metadata.ts): the keys one client may subscribe to, told in the capability's value. */
+export const METADATA_CAP = "draft/metadata-2"
+export const METADATA_MAX_SUBS = 50
 
 /** Belay's own capabilities, with their CAP 302 values. */
 export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, string | null>([
@@ -38,6 +43,10 @@ export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, stri
   ["draft/pre-away", null],
   ["draft/extended-isupport", null],
   ["soju.im/search", null],
+  // soju's Web Push (WebPush.ts): the VAPID key in ISUPPORT, WEBPUSH REGISTER and UNREGISTER.
+  ["soju.im/webpush", null],
+  // The extension's limits: SUB before registration, max-subs, no keys on the member's own nick, values of one byte.
+  [METADATA_CAP, `before-connect,max-subs=${METADATA_MAX_SUBS},max-keys=0,max-value-bytes=1`],
   [ACCOUNT_REQUIRED, null]
 ])
 

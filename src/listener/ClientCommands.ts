@@ -6,7 +6,8 @@
  * anything else through `raw`, behind
  * its end-to-end guard, under a label of Belay's when the upstream has labeled-response, so that the answer comes
  * back to this client alone with its own label (UpstreamLabels.ts; WHOIS then goes this way too). A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
- * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD, ISUPPORT, SEARCH, and
+ * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD, ISUPPORT, SEARCH, WEBPUSH, METADATA
+ * (with draft/metadata-2), and
  * `AWAY *` under draft/pre-away.
  *
  * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
@@ -21,15 +22,17 @@ import { foldCase } from "../irc/CaseMapping.js"
 import { formatLine, type IrcLine } from "../irc/IrcLine.js"
 import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
 import { onBouncer } from "./BouncerNetworks.js"
-import { offeredCaps, onCap } from "./CapNegotiation.js"
+import { METADATA_CAP, offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
 import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { isupportNow } from "./IsupportReply.js"
 import { onMarkRead } from "./MarkRead.js"
+import { onMetadata } from "./Metadata.js"
 import { parseModeChanges } from "./ModeRequest.js"
 import { closeWith } from "./Registration.js"
 import { onSearch } from "./Search.js"
+import { onWebPush } from "./WebPush.js"
 
 /** A tool failure of the port as an IRCv3 standard reply code: its tag in upper snake case. */
 const codeOf = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()
@@ -200,6 +203,14 @@ const local = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
         return true
       case "SEARCH":
         yield* onSearch(deps, d, p)
+        return true
+      case "WEBPUSH":
+        yield* onWebPush(deps, d, p)
+        return true
+      case "METADATA":
+        // draft/metadata-2 is Belay's once negotiated (Metadata.ts); without it the command goes upstream as written.
+        if (!d.caps.enabled.has(METADATA_CAP)) return false
+        yield* onMetadata(deps, d, p)
         return true
       case "AWAY":
         // IRCv3 pre-away: `AWAY *` says this client is not the member being present (auto-away, SessionHub); it is

@@ -21,6 +21,7 @@ import { rateLimitKey } from "../net/RateLimitKey.js"
 import { Accounts } from "../services/identity/Accounts.js"
 import { ApiTokens } from "../services/identity/ApiTokens.js"
 import { AppConfig } from "../services/AppConfig.js"
+import { filehostUrl } from "../services/uploads/Uploads.js"
 import { Authenticator } from "../services/identity/Authenticator.js"
 import { ClientDeliveries } from "../services/history/ClientDeliveries.js"
 import { CredentialRevocations } from "../services/identity/CredentialRevocations.js"
@@ -30,7 +31,11 @@ import { isFeedLine, NetworkFeed } from "../services/events/NetworkFeed.js"
 import { Networks } from "../services/networks/Networks.js"
 import { OAuthTokens } from "../services/identity/OAuthTokens.js"
 import { ReadMarkers } from "../services/history/ReadMarkers.js"
+import { BufferPreferences } from "../services/preferences/BufferPreferences.js"
 import { SignInLimiter } from "../services/identity/SignInLimiter.js"
+import { DestinationGuard } from "../services/egress/DestinationGuard.js"
+import { PushSubscriptions } from "../services/push/PushSubscriptions.js"
+import { WebPush } from "../services/push/WebPush.js"
 import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
@@ -59,6 +64,7 @@ const make = Effect.gen(function*() {
   const feed = yield* NetworkFeed
   const writer = yield* MessageWriter
   const markers = yield* ReadMarkers
+  const preferences = yield* BufferPreferences
   const runtime = yield* Effect.runtime<never>()
   const sessions = yield* FiberSet.make()
   const hub = makeSessionHub({
@@ -77,13 +83,21 @@ const make = Effect.gen(function*() {
     hub,
     history: yield* MessageHistory,
     markers,
+    preferences,
     deliveries: yield* ClientDeliveries,
     accounts: yield* Accounts,
     authenticator: yield* Authenticator,
     apiTokens: yield* ApiTokens,
     oauthTokens: yield* OAuthTokens,
     limiter: yield* SignInLimiter,
-    labels
+    labels,
+    filehost: Option.getOrUndefined(filehostUrl(settings.publicBaseUrl)),
+    push: {
+      subscriptions: yield* PushSubscriptions,
+      publicKey: (yield* WebPush).publicKey,
+      guard: yield* DestinationGuard,
+      insecureEndpoints: settings.pushInsecureEndpoints
+    }
   }
   const revocations = yield* CredentialRevocations
 
@@ -131,6 +145,9 @@ const make = Effect.gen(function*() {
       toAll(hub.ofAccount(status.accountId), { _tag: "Status", status })
     }))
   yield* follow(PubSub.subscribe(markers.changes), (marker) => Effect.sync(() => toAll(hub.ofNetwork(marker.networkId), { _tag: "Marker", marker })))
+  // draft/metadata-2 (Metadata.ts): a buffer's choice changed, here, in the browser or on another node.
+  yield* follow(PubSub.subscribe(preferences.changes), (change) =>
+    Effect.sync(() => toAll(hub.ofNetwork(change.networkId), { _tag: "Preference", change })))
   yield* follow(PubSub.subscribe(networks.changes), (change) =>
     Effect.gen(function*() {
       const accountId = change._tag === "Removed"

@@ -12,12 +12,13 @@ import { Effect, Option } from "effect"
 import { CHATHISTORY_LIMIT } from "./ChatHistoryRequest.js"
 import { type Downstream, nextBatchId, numeric, replyLine } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { vapidFor } from "./WebPush.js"
 
 /** RFC 2812 §2.3: 15 parameters at most; 005 spends two on the nick and the trailing text. */
 const TOKENS_PER_LINE = 13
 
 /** ISUPPORT tokens Belay answers for itself, so the upstream's are not passed on. */
-const OWN_TOKENS = new Set(["BOUNCER_NETID", "CHATHISTORY", "MSGREFTYPES", "CLIENTTAGDENY"])
+const OWN_TOKENS = new Set(["BOUNCER_NETID", "CHATHISTORY", "MSGREFTYPES", "CLIENTTAGDENY", "soju.im/FILEHOST", "VAPID"])
 
 /** What the upstream connection says of itself, when it is up. */
 export interface UpstreamIsupport {
@@ -27,17 +28,23 @@ export interface UpstreamIsupport {
 
 /**
  * The tokens a client is sent. `networkId`: the bound network, null for a control connection, undefined before
- * registration (Belay's own history tokens only).
+ * registration (Belay's own history tokens only). `filehost`: the upload endpoint's URL, sent once registered as
+ * `soju.im/FILEHOST` (soju's doc/ext/filehost.md), in place of any the upstream sends. `vapid`: the VAPID public key,
+ * for a client with soju.im/webpush (WebPush.ts `vapidFor`), in place of an upstream bouncer's.
  */
 export const isupportTokens = (
   networkId: number | null | undefined,
-  upstream: UpstreamIsupport | undefined
+  upstream: UpstreamIsupport | undefined,
+  filehost?: string | undefined,
+  vapid?: string | undefined
 ): ReadonlyArray<string> => {
   const own = [
     ...(networkId === null ? ["CHANTYPES="] : networkId === undefined ? [] : [`BOUNCER_NETID=${networkId}`]),
     `CHATHISTORY=${CHATHISTORY_LIMIT}`,
     "MSGREFTYPES=msgid,timestamp",
-    ...(upstream !== undefined && !upstream.caps.includes("message-tags") ? ["CLIENTTAGDENY=*"] : [])
+    ...(upstream !== undefined && !upstream.caps.includes("message-tags") ? ["CLIENTTAGDENY=*"] : []),
+    ...(filehost !== undefined && networkId !== undefined ? [`soju.im/FILEHOST=${filehost}`] : []),
+    ...(vapid !== undefined ? [`VAPID=${vapid}`] : [])
   ]
   const passed = (upstream?.isupport ?? []).filter((t) => {
     const key = t.split("=")[0]!.replace(/^-/, "")
@@ -63,5 +70,5 @@ export const isupportNow = (deps: ListenerDeps, d: Downstream): Effect.Effect<vo
   Effect.gen(function*() {
     const networkId = d.network?.id
     const upstream = networkId === undefined ? Option.none() : yield* deps.control.upstream(networkId)
-    sendIsupport(d, isupportTokens(networkId ?? null, Option.getOrUndefined(upstream)))
+    sendIsupport(d, isupportTokens(networkId ?? null, Option.getOrUndefined(upstream), deps.filehost, vapidFor(deps, d)))
   })

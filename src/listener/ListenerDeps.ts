@@ -12,7 +12,10 @@ import type { MessageHistory } from "../services/history/MessageHistory.js"
 import type { Networks } from "../services/networks/Networks.js"
 import type { OAuthTokens } from "../services/identity/OAuthTokens.js"
 import type { ReadMarkers } from "../services/history/ReadMarkers.js"
+import type { BufferPreferences } from "../services/preferences/BufferPreferences.js"
 import type { SignInLimiter } from "../services/identity/SignInLimiter.js"
+import type { DestinationGuard } from "../services/egress/DestinationGuard.js"
+import type { PushSubscriptions } from "../services/push/PushSubscriptions.js"
 import type { SessionHub } from "./SessionHub.js"
 import type { UpstreamLabels } from "./UpstreamLabels.js"
 
@@ -20,6 +23,8 @@ export interface ListenerDeps {
   readonly control: NetworkControlService
   readonly history: MessageHistory
   readonly markers: ReadMarkers
+  /** What the member chose per buffer: the draft/metadata-2 keys (Metadata.ts). */
+  readonly preferences: BufferPreferences
   readonly deliveries: ClientDeliveries
   readonly networks: Networks
   readonly accounts: Accounts
@@ -30,4 +35,14 @@ export interface ListenerDeps {
   readonly limiter: SignInLimiter
   readonly hub: SessionHub
   readonly labels: UpstreamLabels
+  /** soju.im/webpush (WebPush.ts): the subscriptions, the web's VAPID public key, the guard that judges endpoints. */
+  readonly push: {
+    readonly subscriptions: PushSubscriptions
+    readonly publicKey: string
+    readonly guard: DestinationGuard
+    /** BELAY_PUSH_INSECURE_ENDPOINTS: http endpoints accepted too. */
+    readonly insecureEndpoints: boolean
+  }
+  /** The `soju.im/FILEHOST` ISUPPORT value, the upload endpoint's URL; undefined: not advertised (Uploads.filehostUrl). */
+  readonly filehost?: string | undefined
 }

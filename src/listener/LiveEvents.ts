@@ -28,6 +28,7 @@ import { passthroughChange, wantsImplicitNames } from "./CapNegotiation.js"
 import { type Downstream, NAMES_SKIPPED, refreshView, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
+import { onPreferenceChange } from "./Metadata.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
@@ -236,6 +237,8 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
       }
       case "Credential":
         return yield* onCredentialEvent(deps, d, event.event)
+      case "Preference":
+        return onPreferenceChange(d, event.change)
       case "NetworkChange": {
         const { change } = event
         yield* notifyNetwork(deps, d, change.networkId, event.accountId)

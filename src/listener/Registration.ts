@@ -15,9 +15,11 @@ import { offeredCaps, onCap } from "./CapNegotiation.js"
 import { type Downstream, fail, flush, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine } from "./MessageLines.js"
+import { onMetadataRegistering } from "./Metadata.js"
 import { isupportTokens, sendIsupport } from "./IsupportReply.js"
 import { signIn } from "./SignIn.js"
 import { mergeSignInNames, parsePass, parseSignInName } from "./SignInName.js"
+import { vapidFor } from "./WebPush.js"
 
 /** IRCv3 sasl-3.1 leaves the bound to the server; soju's 10 KiB. */
 export const SASL_PAYLOAD_BYTES = 10 * 1024
@@ -90,10 +92,14 @@ export const onRegistering = (deps: ListenerDeps, d: Downstream, line: IrcLine):
       case "ISUPPORT":
         // IRCv3 extended-isupport: before registration only once negotiated; what is known before the network is.
         if (!d.caps.enabled.has("draft/extended-isupport")) numeric(d, "451", "You have not registered")
-        else sendIsupport(d, isupportTokens(undefined, undefined))
+        else sendIsupport(d, isupportTokens(undefined, undefined, undefined, vapidFor(deps, d)))
         break
       case "PING":
         replyLine(d, { command: "PONG", params: [SERVER_NAME, p[0] ?? ""] })
+        break
+      case "METADATA":
+        // draft/metadata-2 `before-connect`: subscriptions only (Metadata.ts).
+        if (!onMetadataRegistering(d, p)) numeric(d, "451", "You have not registered")
         break
       case "QUIT":
         return closeWith(d, "Bye")

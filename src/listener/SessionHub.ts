@@ -16,6 +16,7 @@ import type { NetworkChange, Networks } from "../services/networks/Networks.js"
 import type { StoredRow } from "../services/history/MessageRow.js"
 import type { CredentialRevoked } from "../services/identity/CredentialRevocations.js"
 import type { ReadMarker } from "../services/history/ReadMarkers.js"
+import type { BufferPreferenceChange } from "../services/preferences/BufferPreferences.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
 
 export const UNREGISTERED_PER_ADDRESS = 10
@@ -36,6 +37,7 @@ export type HubEvent =
   | { readonly _tag: "Stored"; readonly rows: ReadonlyArray<StoredRow> }
   | { readonly _tag: "Line"; readonly line: FeedLine; readonly reply?: LabelledReply }
   | { readonly _tag: "Marker"; readonly marker: ReadMarker }
+  | { readonly _tag: "Preference"; readonly change: BufferPreferenceChange }
   | { readonly _tag: "Status"; readonly status: FeedStatus }
   | { readonly _tag: "NetworkChange"; readonly change: NetworkChange; readonly accountId: number }
   | { readonly _tag: "Credential"; readonly event: CredentialEvent }

@@ -16,7 +16,9 @@ import { passthroughChange, wantsImplicitNames } from "./CapNegotiation.js"
 import { isupportTokens, sendIsupport } from "./IsupportReply.js"
 import { type Downstream, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { vapidFor } from "./WebPush.js"
 import { ownLine, timeTag } from "./MessageLines.js"
+import { sendOwnMetadata, sendSubscribedMetadata } from "./Metadata.js"
 
 /** The names of a NAMES reply are split so that each 353 stays well inside 512 bytes. */
 const NAMES_BUDGET = 400
@@ -57,7 +59,9 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
     numeric(d, "002", `Your host is ${SERVER_NAME}, running ${VERSION}`)
     numeric(d, "003", "This server is a bouncer")
     numeric(d, "004", SERVER_NAME, VERSION, "aiowrsx", "beIiklmnopqrstv")
-    sendIsupport(d, isupportTokens(networkId ?? null, Option.getOrUndefined(upstream)))
+    sendIsupport(d, isupportTokens(networkId ?? null, Option.getOrUndefined(upstream), deps.filehost, vapidFor(deps, d)))
+    // draft/metadata-2: the member's own metadata (none) before the MOTD's place (Metadata.ts).
+    sendOwnMetadata(d)
     numeric(d, "422", "MOTD File is missing")
     if (Option.isSome(upstream) && upstream.value.away) numeric(d, "306", "You have been marked as being away")
     if (networkId === undefined) return
@@ -66,6 +70,7 @@ export const welcome = (deps: ListenerDeps, d: Downstream): Effect.Effect<void> 
       for (const event of events) if (event.type === "channel" && event.joined) channels.push(event)
     })
     for (const channel of channels) yield* drawChannel(deps, d, networkId, channel, status?.caseMapping)
+    yield* sendSubscribedMetadata(deps, d)
   })
 
 const drawChannel = (

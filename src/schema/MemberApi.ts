@@ -25,6 +25,8 @@ export const MemberPaths = {
   account: "/settings/account",
   accountExport: "/settings/account/export",
   accountDelete: "/settings/account/delete",
+  accountDeletePasskeyOptions: "/settings/account/delete/passkey/options",
+  accountDeletePasskey: "/settings/account/delete/passkey",
   loginToken: "/api/auth/login/token",
   me: "/api/auth/me",
   assets: "/assets/:file"

@@ -10,6 +10,7 @@ import { BufferTarget, MessageId, NetworkId } from "./Ids.js"
 import type { Member } from "./Member.js"
 import type { Message } from "./Message.js"
 import type { NetworkState } from "./Network.js"
+import type { BufferPreference, ClientDocument } from "./Preferences.js"
 
 /** The socket's path. */
 export const SOCKET_PATH = "/api/ws"
@@ -75,6 +76,10 @@ export type ServerFrame =
   }
   /** A buffer's read marker moved (docs/decisions/web.md "The web client's server surface"); to every tab of the member. */
   | { readonly type: "read-marker"; readonly networkId: number; readonly target: string; readonly messageId: number }
+  /** A buffer's choice as stored now (docs/contract.md "Preferences"); to every tab of the member. */
+  | ({ readonly type: "buffer-preference" } & BufferPreference)
+  /** The web client's settings as stored now (docs/contract.md "Preferences"); to every tab of the member. */
+  | { readonly type: "client-preferences"; readonly preferences: ClientDocument }
   | NetworkEvent
   | { readonly type: "resync" }
   | { readonly type: "result"; readonly id: CallId; readonly isError: boolean; readonly payload: unknown }

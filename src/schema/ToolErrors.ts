@@ -194,7 +194,7 @@ export class SendQueueFull extends Schema.TaggedError<SendQueueFull>()("SendQueu
  * The names of the per-account limits (docs/contract.md "Account limits"), as `belay account show` and every refusal
  * name them.
  */
-export const LIMIT_NAMES = ["networks", "channels", "apps", "push-subscriptions", "passkeys", "sessions"] as const
+export const LIMIT_NAMES = ["networks", "channels", "apps", "push-subscriptions", "passkeys", "sessions", "uploads"] as const
 export const LimitName = Schema.Literal(...LIMIT_NAMES)
 export type LimitName = typeof LimitName.Type
 
@@ -208,7 +208,12 @@ export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExc
 }) {
   static readonly wire = "quota-exceeded" as const
   override get message(): string {
-    const what = this.limit === "channels" ? "channels on this network" : `${this.limit} on this account`
+    // `uploads` is a total in MiB (docs/decisions/uploads.md "Limits"), the others counts.
+    const what = this.limit === "channels"
+      ? "channels on this network"
+      : this.limit === "uploads"
+      ? "MiB of uploads on this account"
+      : `${this.limit} on this account`
     return `limit reached: at most ${this.max} ${what} (limit "${this.limit}"); remove one first or ask the operator`
   }
 }

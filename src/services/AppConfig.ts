@@ -78,6 +78,14 @@ export interface AppSettings {
   readonly identdListen: Option.Option<{ readonly host: string; readonly port: number }>
   /** BELAY_UPSTREAM_SOURCE: the range each member's upstream connections take their own source address from. */
   readonly upstreamSource: Option.Option<SourceRange>
+  /**
+   * BELAY_UPLOAD_MAX_BYTES: the largest file one upload may hold (the web composer and `soju.im/FILEHOST`), 25 MiB
+   * unless set; BELAY_ACCOUNT_MAX_UPLOAD_MIB: what an account's uploads may hold together, in MiB, before `belay
+   * account limits NAME --uploads` overrides it; hosted 256 unless set, else None: no limit
+   * (docs/decisions/uploads.md "Limits").
+   */
+  readonly uploadMaxBytes: number
+  readonly accountMaxUploadMib: Option.Option<number>
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -251,6 +259,17 @@ const retentionDays = Config.option(Config.string("BELAY_HISTORY_RETENTION_DAYS"
   })
 )
 
+/** 1 byte to 1 GiB: the chunks are rows of one transaction, and a file past a gigabyte is not a chat upload. */
+const uploadMaxBytes = Config.string("BELAY_UPLOAD_MAX_BYTES").pipe(
+  Config.withDefault("26214400"),
+  Config.mapOrFail((s) => {
+    const n = /^\d{1,10}$/.test(s.trim()) ? Number(s.trim()) : NaN
+    return n >= 1 && n <= 1_073_741_824
+      ? Either.right(n)
+      : Either.left(invalid("BELAY_UPLOAD_MAX_BYTES", `BELAY_UPLOAD_MAX_BYTES must be a whole number of bytes from 1 to 1073741824, got ${JSON.stringify(s)}`))
+  })
+)
+
 const destinationExceptions = Config.string("BELAY_DESTINATION_EXCEPTIONS").pipe(
   Config.withDefault(""),
   Config.mapOrFail((list) => {
@@ -302,7 +321,9 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
   privateDestinationsSetting: Config.option(Config.literal("deny", "allow")("BELAY_PRIVATE_DESTINATIONS")),
   destinationExceptions,
   identdListen,
-  upstreamSource
+  upstreamSource,
+  uploadMaxBytes,
+  accountMaxUploadMibSetting: countLimit("BELAY_ACCOUNT_MAX_UPLOAD_MIB")
 }).pipe(
   Config.mapOrFail((s) => {
     // docs/decisions/several-nodes.md: a hosted deployment needs a fixed issuer and the
@@ -337,11 +358,12 @@ export const appSettings: Config.Config<AppSettings> = Config.all({
     }
     const { ircTlsCert: _cert, ircTlsKey: _key, ircPlaintext: _plain, ...rest } = s
     const { accountMaxNetworksSetting: _networks, networkMaxChannelsSetting: _channels, ...limited } = rest
-    const { privateDestinationsSetting: _destinations, ...settings } = limited
+    const { privateDestinationsSetting: _destinations, accountMaxUploadMibSetting: _uploads, ...settings } = limited
     return Either.right<AppSettings>({
       ...settings,
       accountMaxNetworks: resolveLimit(s.accountMaxNetworksSetting, s.hosted, 10),
       networkMaxChannels: resolveLimit(s.networkMaxChannelsSetting, s.hosted, 50),
+      accountMaxUploadMib: resolveLimit(s.accountMaxUploadMibSetting, s.hosted, 256),
       privateDestinations: Option.getOrElse(s.privateDestinationsSetting, () => (s.hosted ? "deny" : "allow")),
       ircTls,
       adminSocket: Option.getOrElse(s.adminSocket, () => Path.join(s.dataDir, "belay.sock")),

@@ -6,21 +6,23 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer, Option } from "effect"
 import { IrcTransport, IrcTransportLive, type TransportEvent } from "../../src/actors/IrcTransport.js"
 import { appConfigFromMap } from "../../src/services/AppConfig.js"
-import { DestinationGuard } from "../../src/services/egress/DestinationGuard.js"
+import { DestinationGuard, NameLookup, type NameLookupService } from "../../src/services/egress/DestinationGuard.js"
 import { IdentServer } from "../../src/services/egress/IdentServer.js"
 import { exchange } from "../services/egress/IdentClient.js"
 
-/** The transport and the ident server it registers with, built in the test's scope. */
-const built = (env: Record<string, string>) =>
-  Effect.map(
-    Layer.build(
-      IrcTransportLive.pipe(
-        Layer.provideMerge(Layer.merge(DestinationGuard.Default, IdentServer.Default)),
-        Layer.provide(appConfigFromMap({ BELAY_IDENTD_LISTEN: "0.0.0.0:0", ...env }))
-      )
-    ),
+/** The transport and the ident server it registers with, built in the test's scope; names resolved by `lookup`. */
+const built = (env: Record<string, string>, lookup?: NameLookupService) => {
+  const context = Layer.build(
+    IrcTransportLive.pipe(
+      Layer.provideMerge(Layer.merge(DestinationGuard.Default, IdentServer.Default)),
+      Layer.provide(appConfigFromMap({ BELAY_IDENTD_LISTEN: "0.0.0.0:0", ...env }))
+    )
+  )
+  return Effect.map(
+    lookup === undefined ? context : Effect.provideService(context, NameLookup, lookup),
     (context) => ({ transport: Context.get(context, IrcTransport), ident: Context.get(context, IdentServer) })
   )
+}
 
 const options = (port: number, face: { readonly ident?: string; readonly localAddress?: string }) => ({
   host: "127.0.0.1",
@@ -35,15 +37,15 @@ const options = (port: number, face: { readonly ident?: string; readonly localAd
   ...face
 })
 
-/** A plain TCP "IRC server" on 127.0.0.1 that keeps every client and records where it came from. */
-const listener = Effect.acquireRelease(
+/** A plain TCP "IRC server" on `host` (127.0.0.1) that keeps every client and records where it came from. */
+const listenerOn = (host: string) => Effect.acquireRelease(
   Effect.async<{ readonly server: Net.Server; readonly port: number; readonly peers: Array<Net.Socket> }>((resume) => {
     const peers: Array<Net.Socket> = []
     const server = Net.createServer((socket) => {
       peers.push(socket)
       socket.on("error", () => {})
     })
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, port: (server.address() as Net.AddressInfo).port, peers })))
+    server.listen(0, host, () => resume(Effect.succeed({ server, port: (server.address() as Net.AddressInfo).port, peers })))
   }),
   ({ peers, server }) =>
     Effect.sync(() => {
@@ -51,6 +53,13 @@ const listener = Effect.acquireRelease(
       server.close()
     })
 )
+const listener = listenerOn("127.0.0.1")
+
+/** Answers as getaddrinfo does: every address, IPv4 first, unless one family is asked for; none of it: ENOTFOUND. */
+const dualStack = (answers: Record<string, ReadonlyArray<string>>): NameLookupService => (host, done, family) => {
+  const picked = (answers[host] ?? []).filter((a) => family === undefined || Net.isIP(a) === family)
+  return picked.length === 0 ? done("ENOTFOUND", []) : done(null, picked)
+}
 
 /** Opens a connection and waits for its first event that is not a line. */
 const openAndWait = (transport: IrcTransport["Type"], opts: ReturnType<typeof options>) =>
@@ -127,6 +136,42 @@ describe("IrcTransport: each member's face upstream", () => {
       expect(a.event._tag === "Closed" && a.event.error).toContain("BELAY_UPSTREAM_SOURCE")
       yield* Effect.sleep("200 millis")
       expect(irc.peers).toEqual([])
+    }))
+
+  it.scopedLive("an IPv6 source: a name answering IPv4 first connects over IPv6; one without IPv6 fails saying so", () =>
+    Effect.gen(function*() {
+      const irc = yield* listenerOn("::1")
+      const lookup = dualStack({ "dual.test": ["127.0.0.1", "::1"], "v4only.test": ["127.0.0.1"] })
+      for (const env of [{}, { BELAY_PRIVATE_DESTINATIONS: "deny", BELAY_DESTINATION_EXCEPTIONS: `[::1]/128:${irc.port},127.0.0.1/32:${irc.port}` }]) {
+        const { transport } = yield* built(env, lookup)
+        const a = yield* openAndWait(transport, { ...options(irc.port, { ident: "b10", localAddress: "::1" }), host: "dual.test" })
+        expect(a.event._tag).toBe("Opened")
+        yield* waitFor(() => irc.peers.length === 1)
+        expect(irc.peers[0]!.remoteAddress).toBe("::1")
+        a.connection.destroy()
+        yield* a.closed
+        irc.peers.length = 0
+
+        const b = yield* openAndWait(transport, { ...options(irc.port, { ident: "b11", localAddress: "::1" }), host: "v4only.test" })
+        expect(b.event).toEqual({
+          _tag: "Closed",
+          error: "could not resolve v4only.test: no IPv6 address (ENOTFOUND), which the source address ::1 (BELAY_UPSTREAM_SOURCE) needs"
+        })
+        yield* Effect.sleep("100 millis")
+        expect(irc.peers).toEqual([])
+      }
+    }))
+
+  it.scopedLive("an IPv4 source: the same name connects over IPv4", () =>
+    Effect.gen(function*() {
+      const irc = yield* listener
+      const { transport } = yield* built({}, dualStack({ "dual.test": ["::1", "127.0.0.1"] }))
+      const a = yield* openAndWait(transport, { ...options(irc.port, { ident: "b12", localAddress: "127.0.0.12" }), host: "dual.test" })
+      expect(a.event._tag).toBe("Opened")
+      yield* waitFor(() => irc.peers.length === 1)
+      expect(irc.peers[0]!.remoteAddress).toBe("127.0.0.12")
+      a.connection.destroy()
+      yield* a.closed
     }))
 
   it.scopedLive("without a source range: the node's address, and still the member's ident", () =>

@@ -3,12 +3,13 @@
  * process, then `bin/belay …` against its admin socket. Afterwards the database is
  * opened directly to prove what was (and was not) stored.
  */
+import * as Child from "node:child_process"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../../src/services/AppConfig.js"
 import { DatabaseLive } from "../../src/services/storage/Database.js"
-import { runCli, startBelay } from "../support/BelayProcess.js"
+import { BIN, runCli, startBelay } from "../support/BelayProcess.js"
 import { eventually } from "../support/Eventually.js"
 import * as FakeIrcServer from "../support/FakeIrcServer.js"
 import { describeMode, settingsFrom, testEnvironment } from "../support/TestDatabase.js"
@@ -136,6 +137,59 @@ describe(`belay admin commands on ${describeMode}`, () => {
         expect(dump).not.toContain(secret)
         expect(log).not.toContain(secret)
       }
+    }), { timeout: 120_000 })
+
+  it.scoped("account export: the archive on stdout byte for byte, whole, its end line last; an unknown account exits 1", () =>
+    Effect.gen(function*() {
+      const env = yield* testEnvironment()
+      const belay = yield* startBelay(env)
+      const cli = (args: ReadonlyArray<string>, stdin?: string) => runCli(belay.env, args, stdin)
+      expect((yield* cli(["account", "add", "alice"], "correct horse battery\n")).code).toBe(0)
+      const networkId = Number((yield* cli(["network", "add", "alice", "--name", "libera", "--host", "irc.example.org",
+        "--port", "6697", "--server-password", "upstream-secret-1"])).stdout)
+      // Lines of multi-byte characters, so that the socket's chunks end inside characters.
+      const MESSAGES = 3_000
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [buffer] = yield* sql<{ id: number }>`
+          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${networkId}, '#belay', '#belay', 'channel')
+          RETURNING id`
+        yield* sql`
+          INSERT INTO messages (buffer_id, time, kind, nick, text)
+          SELECT ${buffer!.id}, now() - (${MESSAGES}::int - i) * interval '1 second', 'privmsg', 'bob',
+                 i || ' ' || repeat('é🧗攀', 1 + i % 40)
+          FROM generate_series(1, ${MESSAGES}::int) AS i`
+      }).pipe(Effect.provide(DatabaseLive.pipe(Layer.provide(Layer.effect(AppConfig, settingsFrom(env))))))
+
+      const exported = yield* Effect.promise(() =>
+        new Promise<{ code: number | null; stdout: Buffer; stderr: string }>((resolve) => {
+          const child = Child.spawn(process.execPath, [BIN, "account", "export", "alice"], {
+            env: { ...process.env, ...belay.env },
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          const chunks: Array<Buffer> = []
+          let stderr = ""
+          child.stdout.on("data", (c: Buffer) => chunks.push(c))
+          child.stderr.on("data", (c) => (stderr += c))
+          child.on("close", (code) => resolve({ code, stdout: Buffer.concat(chunks), stderr }))
+        })
+      )
+      expect(exported).toMatchObject({ code: 0, stderr: "" })
+      const text = exported.stdout.toString("utf8")
+      // Valid UTF-8 throughout: nothing replaced, and the text encodes back to the very bytes.
+      expect(text).not.toContain("\uFFFD")
+      expect(Buffer.from(text, "utf8").equals(exported.stdout)).toBe(true)
+      const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l) as { kind: string; message?: { target: string; text: string } })
+      expect(lines[0]!.kind).toBe("archive")
+      expect(lines.at(-1)!.kind).toBe("end")
+      // The channel's lines (the server buffer may hold the failed connection's notices too).
+      const messages = lines.filter((l) => l.kind === "message" && l.message!.target === "#belay")
+      expect(messages.map((m) => m.message!.text)).toEqual(
+        Array.from({ length: MESSAGES }, (_, k) => `${k + 1} ${"é🧗攀".repeat(1 + ((k + 1) % 40))}`)
+      )
+      expect(text).not.toContain("upstream-secret-1")
+
+      expect(yield* cli(["account", "export", "nobody"])).toMatchObject({ code: 1, stdout: "", stderr: "belay: no account named \"nobody\"\n" })
     }), { timeout: 120_000 })
 
   it.scoped("network list shows each network's state, current nick, next retry and last error, in text and JSON", () =>

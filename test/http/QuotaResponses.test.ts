@@ -3,6 +3,7 @@
  * limit is 409 `{error: "quota_exceeded", limit, max, error_description}` and nothing is created — a network, an
  * autojoin list, a push subscription, a password-sign-in token.
  */
+import * as Crypto from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { AccountLimits } from "../../src/services/identity/AccountLimits.js"
@@ -56,7 +57,8 @@ describe(`409 quota_exceeded on ${describeMode}`, () => {
       yield* limits.set(app.accountId, { "push-subscriptions": 0 })
       const subscription = {
         endpoint: "https://push.example.org/send/abc",
-        keys: { p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") }
+        // A real P-256 point: one off the curve is refused 400 before the limit is looked at (PushEndpoint.ts).
+        keys: { p256dh: Crypto.createECDH("prime256v1").generateKeys().toString("base64url"), auth: Buffer.alloc(16, 1).toString("base64url") }
       }
       const push = yield* send(app.url, "POST", "/api/push/subscriptions", subscription, auth)
       expect(push).toMatchObject({ status: 409, json: { error: "quota_exceeded", limit: "push-subscriptions", max: 0 } })

@@ -8,8 +8,10 @@ import { disablePush, enableNotifications, permission, pushEnabled } from "../No
 import type { Store } from "../Store.js"
 import { BufferView } from "./BufferView.js"
 import { NetworksPage } from "./NetworksPage.js"
+import { MentionsView } from "./MentionsView.js"
 import { SearchPage } from "./SearchPage.js"
 import { Sidebar } from "./Sidebar.js"
+import { KeyboardLayer } from "./Switcher.js"
 
 const useStore = (store: Store) => {
   const [, setVersion] = useState(0)
@@ -115,6 +117,7 @@ export const App = ({ store }: { readonly store: Store }) => {
   if (view.view === "buffer" && active !== undefined) main = <BufferView store={store} buffer={active} />
   else if (view.view === "networks") main = <NetworksPage store={store} editing={view.editing} />
   else if (view.view === "search") main = <SearchPage store={store} />
+  else if (view.view === "mentions") main = <MentionsView store={store} />
   else main = <p class="page">{store.phase.phase === "open" ? "Loading…" : "Connecting to Belay…"}</p>
   return (
     <div class={menuOpen ? "app menu-open" : "app"}>
@@ -129,6 +132,7 @@ export const App = ({ store }: { readonly store: Store }) => {
       </header>
       <Sidebar store={store} open={menuOpen} onNavigate={() => setMenuOpen(false)} />
       <main class="main">{main}</main>
+      <KeyboardLayer store={store} />
       <div class="notices" role="alert">
         {store.notices.map((n) => <p key={n.id}>{n.text}</p>)}
       </div>

@@ -1,8 +1,11 @@
 // BufferView: the active buffer — its name and topic, the log, the member list of a channel, the note panel of a
-// nick, and the composer.
+// nick, and the composer. Opened at one message (Jump.ts), the log shows it: in the buffer's loaded lines when they
+// hold it, else in the window around it, with the way back to the latest lines.
 import { useState } from "preact/hooks"
 import type { Buffer } from "../Buffer.js"
+import { clearJump, extendJump, jumpOf } from "../Jump.js"
 import type { Store } from "../Store.js"
+import { BufferMenu } from "./BufferMenu.js"
 import { Composer } from "./Composer.js"
 import { MemberList } from "./MemberList.js"
 import { MessageLog } from "./MessageLog.js"
@@ -16,6 +19,14 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
   const [showMembers, setShowMembers] = useState(false)
   const title = buffer.kind === "server" ? (network?.name ?? buffer.target) : buffer.target
   const channel = buffer.kind === "channel"
+  const jump = jumpOf(store, buffer.key)
+  const held = jump !== undefined && buffer.messages.some((m) => m.id === jump.messageId)
+  const windowed = jump !== undefined && !held ? jump.context : null
+  const inWindow = windowed !== null
+  const latest = () => {
+    clearJump(store)
+    store.setAtBottom(true)
+  }
   return (
     <section class="buffer" aria-labelledby="buffer-title">
       <header class="buffer-header">
@@ -24,7 +35,7 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
           ? <p class="topic" aria-label="Topic"><Text text={buffer.topic.topic} /></p>
           : null}
         {channel && !buffer.joined ? <p class="topic muted">You are not in this channel. /join {buffer.target} joins it.</p> : null}
-        {buffer.kind === "server" ? <p class="topic muted">Server replies. /quote sends a raw line.</p> : null}
+        {buffer.kind === "server" ? <p class="topic muted">Server replies. /quote sends a raw line.</p> : <BufferMenu key={buffer.key} buffer={buffer} />}
         {channel && buffer.joined
           ? (
             <button type="button" class="members-toggle" aria-expanded={showMembers} aria-controls="members" onClick={() => setShowMembers(!showMembers)}>
@@ -35,15 +46,18 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
       </header>
       <div class={showMembers ? "buffer-body show-members" : "buffer-body"}>
         <MessageLog
-          key={buffer.key}
+          key={inWindow ? `${buffer.key}\nwindow` : buffer.key}
           buffer={buffer}
-          messages={buffer.messages}
+          messages={windowed ?? buffer.messages}
           ownNick={ownNick}
           readMarker={store.openedReadMarker}
           loadOlder={() => store.loadOlder(buffer)}
           onNick={setNick}
           onAtBottom={(b) => store.setAtBottom(b)}
+          focusId={jump?.messageId ?? null}
+          window={jump !== undefined && inWindow ? { hasOlder: jump.hasOlder, hasNewer: jump.hasNewer, onLatest: latest, extend: (end) => extendJump(store, end) } : null}
         />
+        {jump?.error == null ? null : <p class="jump-error" role="alert">Could not open that message: {jump.error}</p>}
         {channel && buffer.joined ? <MemberList members={buffer.members} onNick={setNick} /> : null}
         {nick === null ? null : (
           <NickPanel key={`${buffer.networkId} ${nick}`} store={store} networkId={buffer.networkId} nick={nick} onClose={() => setNick(null)} />

@@ -1,13 +1,15 @@
 // Composer: the "Message" box of the active buffer. Enter sends (Shift+Enter makes a new line); text of several lines
 // is sent only after the member confirms it; Tab completes a nick (again: the next match), and moves focus as usual
 // when there is nothing to complete; Up and Down walk the lines sent before. The draft is the buffer's (Drafts): kept
-// across reloads and shared with the other tabs.
+// across reloads and shared with the other tabs. A file pasted or dropped here is uploaded (Uploads.ts) with a progress
+// bar, and its link is sent to the buffer as a message of its own, leaving the draft as it was.
 import { Component, createRef } from "preact"
 import type { Buffer } from "../Buffer.js"
 import { fold } from "../Casemap.js"
 import { COMMANDS, parseInput } from "../Commands.js"
 import { onDraftChange, readDraft, writeDraft } from "../Drafts.js"
 import type { Store } from "../Store.js"
+import { uploadFile } from "../Uploads.js"
 
 export interface ComposerProps {
   readonly store: Store
@@ -20,6 +22,8 @@ interface State {
   readonly text: string
   readonly sending: boolean
   readonly confirm: { readonly lines: number; readonly text: string } | null
+  /** The file being uploaded and how much of it has gone. */
+  readonly upload?: { readonly name: string; readonly fraction: number } | null
 }
 
 /** Lines sent from this tab, newest last (shared by every buffer, as in most clients). */
@@ -39,6 +43,8 @@ export class Composer extends Component<ComposerProps, State> {
   private completion: Completion | null = null
   private historyIndex: number | null = null
   private unsubscribe: (() => void) | null = null
+  /** Set at once, not through the state, so that a second drop in the same moment waits its turn. */
+  private uploading = false
 
   override componentDidMount() {
     this.unsubscribe = onDraftChange((key, text) => {
@@ -140,6 +146,41 @@ export class Composer extends Component<ComposerProps, State> {
     return out
   }
 
+  /** Files of a paste or a drop: uploaded one after the other, each link sent once its file is stored. */
+  private readonly onFiles = (e: Event, files: FileList | null | undefined) => {
+    if (files === null || files === undefined || files.length === 0) return
+    e.preventDefault()
+    void this.uploadAll([...files])
+  }
+
+  private readonly onPaste = (e: ClipboardEvent) => this.onFiles(e, e.clipboardData?.files)
+  private readonly onDrop = (e: DragEvent) => this.onFiles(e, e.dataTransfer?.files)
+  private readonly onDragOver = (e: DragEvent) => {
+    if (e.dataTransfer?.types.includes("Files")) e.preventDefault()
+  }
+
+  private async uploadAll(files: ReadonlyArray<File>) {
+    const { store, buffer, disabled } = this.props
+    if (disabled) return store.notify(`Not connected: ${files.length === 1 ? "the file was" : "the files were"} not uploaded.`)
+    if (this.uploading) return store.notify("An upload is in progress; drop the next file when it is done.")
+    this.uploading = true
+    try {
+      for (const file of files) {
+        this.setState({ upload: { name: file.name, fraction: 0 } })
+        const outcome = await uploadFile(file, (fraction) => this.setState({ upload: { name: file.name, fraction } }))
+        if (!outcome.ok) return store.notify(outcome.error)
+        // Sent as it is: the link alone, so that IRC clients and other people's link previews see it whole.
+        await store.callOk("send_message", { networkId: buffer.networkId, target: buffer.target, text: outcome.url })
+      }
+    } catch (error) {
+      store.notify((error as Error).message)
+    } finally {
+      this.uploading = false
+      this.setState({ upload: null })
+      this.focus()
+    }
+  }
+
   private readonly onSubmit = (e: Event) => {
     e.preventDefault()
     void this.submit()
@@ -177,9 +218,15 @@ export class Composer extends Component<ComposerProps, State> {
 
   override render() {
     const { buffer, ownNick, disabled } = this.props
-    const { text, sending, confirm } = this.state
+    const { text, sending, confirm, upload } = this.state
     return (
-      <div class="composer-area">
+      <div class="composer-area" onDrop={this.onDrop} onDragOver={this.onDragOver}>
+        {upload ? (
+          <div class="upload-progress" role="status">
+            <span>Uploading {upload.name}…</span>
+            <progress max={1} value={upload.fraction} aria-label={`Uploading ${upload.name}`} />
+          </div>
+        ) : null}
         {confirm === null ? null : (
           <div class="confirm" role="alertdialog" aria-labelledby="confirm-text" aria-modal="false">
             <p id="confirm-text">Send {confirm.lines} lines to {buffer.target}? Each line is one message.</p>
@@ -204,6 +251,7 @@ export class Composer extends Component<ComposerProps, State> {
             placeholder={disabled ? "Not connected" : `Message ${buffer.target}`}
             onInput={this.onInput}
             onKeyDown={this.onKeyDown}
+            onPaste={this.onPaste}
             enterkeyhint="send"
             spellcheck={true}
             autoComplete="off"

@@ -1,8 +1,12 @@
 // MessageLine: one message in the log — time, speaker (a button that opens the nick's note), and what happened.
-// Drawn again only when its own record changes, so a long log costs nothing per new line.
+// Drawn again only when its own record changes, so a long log costs nothing per new line. A message with a link gets
+// its preview card under it (Previews.ts decides which do).
 import { Component } from "preact"
 import { nickColorClass } from "../NickColor.js"
+import { linkPreviewsEnabled } from "../Preferences.js"
+import { previewUrlOf } from "../Previews.js"
 import type { MessageRecord } from "../Protocol.js"
+import { LinkPreview } from "./LinkPreview.js"
 import { Text } from "./Text.js"
 
 export interface MessageLineProps {
@@ -20,12 +24,17 @@ const Nick = ({ nick, onNick }: { readonly nick: string; readonly onNick: (nick:
 )
 
 export class MessageLine extends Component<MessageLineProps> {
+  /** Whether link previews were on when the line was drawn: turning them off or on draws it again. */
+  private drawnWithPreviews = linkPreviewsEnabled()
+
   override shouldComponentUpdate(next: MessageLineProps): boolean {
-    return next.message !== this.props.message || next.highlight !== this.props.highlight
+    return next.message !== this.props.message || next.highlight !== this.props.highlight ||
+      linkPreviewsEnabled() !== this.drawnWithPreviews
   }
 
   override render() {
     const { message: m, highlight, onNick } = this.props
+    this.drawnWithPreviews = linkPreviewsEnabled()
     const who = m.nick === null ? null : <Nick nick={m.nick} onNick={onNick} />
     let body
     switch (m.kind) {
@@ -66,7 +75,8 @@ export class MessageLine extends Component<MessageLineProps> {
         body = <span class="event error"><Text text={m.text} /></span>
     }
     const classes = ["line", `kind-${m.kind}`, m.self ? "self" : "", highlight ? "highlight" : ""].filter((c) => c !== "").join(" ")
-    return (
+    const link = previewUrlOf(m, this.drawnWithPreviews)
+    const line = (
       <div class={classes} data-id={m.id}>
         <time dateTime={m.time} title={new Date(m.time).toLocaleString()}>{clock(m.time)}</time>
         {body}
@@ -74,5 +84,6 @@ export class MessageLine extends Component<MessageLineProps> {
         {m.encrypted === undefined ? null : <span class="via">{m.encrypted ? "encrypted" : "could not decrypt"}</span>}
       </div>
     )
+    return link === undefined ? line : <>{line}<LinkPreview key={link} url={link} /></>
   }
 }

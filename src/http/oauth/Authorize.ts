@@ -49,9 +49,11 @@ import {
 import { classifyRedirectUri, clientUriHost, redirectTarget } from "../../services/oauth/ClientMetadata.js"
 import { isDocumentClientId, validateDocumentUrl } from "../../services/oauth/ClientDocument.js"
 import { ClientDocuments } from "../../services/oauth/ClientDocuments.js"
+import { ImageProxy } from "../../services/previews/ImageProxy.js"
 import { readCookie, sessionCookieName } from "../Cookies.js"
 import type { HttpRequest, HttpResponse, Route } from "../HttpServer.js"
-import { approvalPage, deniedPage, errorPage, oobCodePage, PageFields } from "../pages/Pages.js"
+import { approvalPage, deniedPage, errorPage, oobCodePage, PageFields, pageCsp } from "../pages/Pages.js"
+import { PreviewPaths, proxiedImagePath } from "../previews/ProxiedImage.js"
 import { resolveIssuer } from "../Issuer.js"
 import { isSameOriginPost, page, readOAuthBody, seeOther } from "./OAuthHttp.js"
 import { signInResponse, single } from "./SignIn.js"
@@ -71,6 +73,7 @@ export const authorizeRoutes = Effect.gen(function*() {
   const consents = yield* OAuthConsents
   const codes = yield* OAuthCodes
   const documents = yield* ClientDocuments
+  const images = yield* ImageProxy
 
   /** The client a request names, looked up only when client_id appears exactly once. */
   const clientOf = (query: URLSearchParams) => {
@@ -135,6 +138,9 @@ export const authorizeRoutes = Effect.gen(function*() {
         const kind = classifyRedirectUri(uri)
         return Either.isRight(kind) && (kind.right === "loopback" || kind.right === "custom")
       })
+      // The logo comes through the image proxy (the member's browser never asks the app's host), and the page may
+      // load that one image and nothing else (docs/decisions/previews.md "The image proxy").
+      const logoSrc = document.logoUri === undefined ? undefined : proxiedImagePath(images, document.logoUri)
       return page(
         200,
         approvalPage({
@@ -145,8 +151,9 @@ export const authorizeRoutes = Effect.gen(function*() {
           clientUriHost: clientUriHost(document.clientUri),
           target: authorization.redirectTarget,
           username: visitor.member.name,
-          document: { host, logoHost: clientUriHost(document.logoUri), everyRedirectLocal }
-        })
+          document: { host, logoHost: clientUriHost(document.logoUri), logoSrc, everyRedirectLocal }
+        }),
+        { "Content-Security-Policy": pageCsp(logoSrc === undefined ? "'none'" : `${issuer}${PreviewPaths.image}`) }
       )
     })
 

@@ -1,7 +1,7 @@
 /**
  * ClientAssets serves the web client (docs/architecture.md "The web client"): the HTML shell at `/` for a signed-in
  * member (others get 303 to `/login?next=/`), the bundle under `/client/<name>-<hash>.<ext>` and the service worker
- * at `/sw.js`, all built into dist/client by scripts/build-client.mjs. The shell is `no-cache` (it names the current
+ * at `/sw.js`, all built into dist/client by scripts/build-client.mjs, and the web app manifest (AppManifest.ts). The shell is `no-cache` (it names the current
  * bundle); a hashed file never changes, so it is cached for a year (`immutable`); the worker is `no-cache` because its
  * URL is fixed. Every file was compressed at build time: the answer is brotli, gzip or the file itself, as the
  * request's Accept-Encoding allows (RFC 9110 §12.5.3), with `Vary: Accept-Encoding`.
@@ -18,6 +18,7 @@ import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { page } from "../oauth/OAuthHttp.js"
+import { manifestRoutes, MANIFEST_PATH, THEME_COLOR, THEME_COLOR_DARK } from "./AppManifest.js"
 import { guarded, makeSettingsHttp } from "../settings/SettingsHttp.js"
 import { errorPage, html, HTML_CONTENT_TYPE, securityHeaders } from "./Pages.js"
 
@@ -126,7 +127,12 @@ export const shellHtml = (manifest: Pick<Manifest, "script" | "style">): string 
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <meta name="color-scheme" content="light dark">
+<meta name="theme-color" content="${THEME_COLOR}" media="(prefers-color-scheme: light)">
+<meta name="theme-color" content="${THEME_COLOR_DARK}" media="(prefers-color-scheme: dark)">
 <title>Belay</title>
+<link rel="manifest" href="${MANIFEST_PATH}">
+<link rel="icon" type="image/png" sizes="192x192" href="/icons/icon-192.png">
+<link rel="apple-touch-icon" href="/icons/icon-192.png">
 <link rel="stylesheet" href="/client/${manifest.style}">
 <script type="module" src="/client/${manifest.script}"></script>
 </head>
@@ -182,6 +188,7 @@ export const clientRoutes = Effect.gen(function*() {
         const file = build === null ? undefined : build.files.get(build.manifest.serviceWorker)
         return Effect.succeed(file === undefined ? notFound() : encodedAnswer(request, file, "no-cache"))
       }
-    }
+    },
+    ...(yield* manifestRoutes)
   ] satisfies ReadonlyArray<Route>
 })

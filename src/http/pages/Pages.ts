@@ -55,8 +55,8 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Htm
   new SafeHtml(strings.reduce((out, part, i) => out + part + (i < values.length ? render(values[i]) : ""), ""))
 
 const style = `
-:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--warn:#8a4b00;--ok:#1a7f37}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--accent:#4493f8;--warn:#e3b341;--ok:#3fb950}}
+:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--bg:#f6f8fa;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--accent-fill:#0b5cad;--warn:#8a4b00;--ok:#1a7f37}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--bg:#0d1117;--card:#161b22;--line:#30363d;--accent:#4493f8;--accent-fill:#1f6feb;--warn:#e3b341;--ok:#3fb950}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
 main{max-width:32rem;margin:3rem auto;padding:2rem;background:var(--card);border:1px solid var(--line);border-radius:12px}
@@ -79,7 +79,7 @@ fieldset label{display:inline-flex;align-items:center;gap:.35rem;margin:.25rem 1
 input[type=text],input[type=password]{width:100%;padding:.55rem .7rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:8px}
 .actions{display:flex;gap:.75rem;margin-top:1.5rem}
 button{flex:1;padding:.6rem 1rem;font:inherit;font-weight:600;border-radius:8px;border:1px solid var(--line);background:var(--bg);color:inherit;cursor:pointer}
-button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+button.primary{background:var(--accent-fill);border-color:var(--accent-fill);color:#fff}
 button.small{flex:none;padding:.3rem .75rem;font-size:.9rem}
 button:disabled{opacity:.6;cursor:progress}
 button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
@@ -98,10 +98,18 @@ th,td{text-align:left;padding:.45rem .5rem;border-bottom:1px solid var(--line);v
 th{font-size:.9rem;color:var(--muted)}
 tbody th{font-size:inherit;color:inherit}
 td form{margin:0}
+dd img{vertical-align:middle;margin-right:.5rem;border-radius:6px;object-fit:contain}
 `
 
 /** CSP `style-src` source of the one stylesheet (CSP Level 3 §8.3 hash-source). */
 const STYLE_SOURCE = `'sha256-${Crypto.createHash("sha256").update(style).digest("base64")}'`
+
+/**
+ * The pages' policy with `img-src` as given: the approval page of an app known by its metadata document allows
+ * exactly the image proxy's path for the app's logo, or nothing (docs/decisions/previews.md "The image proxy").
+ */
+export const pageCsp = (imageSources: string): string =>
+  `default-src 'none'; script-src 'self'; style-src ${STYLE_SOURCE}; img-src ${imageSources}; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`
 
 /**
  * Headers for every page (docs/decisions/oauth.md "Pages"). `frame-ancestors
@@ -111,8 +119,7 @@ const STYLE_SOURCE = `'sha256-${Crypto.createHash("sha256").update(style).digest
  * block it.
  */
 export const securityHeaders: Readonly<Record<string, string>> = {
-  "Content-Security-Policy":
-    `default-src 'none'; script-src 'self'; style-src ${STYLE_SOURCE}; img-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`,
+  "Content-Security-Policy": pageCsp("'self'"),
   "X-Frame-Options": "DENY",
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
@@ -220,6 +227,8 @@ export interface ApprovalPageInput extends FlowForm {
   readonly document?: {
     readonly host: string
     readonly logoHost?: string | undefined
+    /** The logo through the image proxy (a same-origin path), shown beside "not verified". */
+    readonly logoSrc?: string | undefined
     /** Every redirect_uri of the document is loopback or a custom scheme (MCP 2026-07-28 security considerations). */
     readonly everyRedirectLocal: boolean
   } | undefined
@@ -258,7 +267,10 @@ ${input.document === undefined
 `
       : html`<dt>App</dt><dd><strong>${input.document.host}</strong> <span class="muted">(the address of its metadata document: this is what identifies the app)</span></dd>
 <dt>Name</dt><dd>${input.clientName} <span class="muted">(from its metadata document, not verified)</span></dd>
-${input.document.logoHost === undefined ? "" : html`<dt>Logo</dt><dd>from ${input.document.logoHost} <span class="muted">(not verified, not shown)</span></dd>
+${input.document.logoHost === undefined ? "" : input.document.logoSrc === undefined
+        ? html`<dt>Logo</dt><dd>from ${input.document.logoHost} <span class="muted">(not verified, not shown)</span></dd>
+`
+        : html`<dt>Logo</dt><dd><img src="${input.document.logoSrc}" alt="The app's logo" width="48" height="48"> from ${input.document.logoHost} <span class="muted">(not verified)</span></dd>
 `}<dt>Website</dt><dd>${website}</dd>
 `}<dt>Access</dt><dd class="warn">Full access: read and write, same as signing in with your password.
 It can read your messages and act as you on every network.</dd>

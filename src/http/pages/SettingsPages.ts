@@ -278,7 +278,10 @@ ${csrfField(ctx)}
 // ---------------------------------------------------------------------------------------------
 // Settings > Your data: export, and the way out (docs/decisions/leaving.md)
 
-export const accountPage = (ctx: SettingsContext, input: { readonly notice?: Notice | undefined } = {}): string =>
+export const accountPage = (
+  ctx: SettingsContext,
+  input: { readonly notice?: Notice | undefined; readonly passkeys?: boolean } = {}
+): string =>
   settingsPage(
     ctx,
     "account",
@@ -295,6 +298,17 @@ ${csrfField(ctx)}
 <label for="delete-password">Your password</label>
 <input type="password" id="delete-password" name="${SettingsFields.currentPassword}" autocomplete="current-password" required>
 <div class="actions"><button type="submit">Delete my account and all its data</button></div>
-</form>`,
-    { notice: input.notice }
+</form>${
+      input.passkeys === true
+        // PasskeyScript's sign-in region: options, the authenticator, then the answer posted and its redirect followed.
+        ? html`
+<section data-passkey-sign-in data-options="${MemberPaths.accountDeletePasskeyOptions}" data-submit="${MemberPaths.accountDeletePasskey}"
+ aria-labelledby="delete-passkey-heading" hidden>
+<p class="divider" id="delete-passkey-heading">or, instead of your password</p>
+<p role="alert" hidden></p>
+<div class="actions"><button type="button">Delete my account with a passkey</button></div>
+</section>`
+        : html``
+    }`,
+    { notice: input.notice, ...(input.passkeys === true ? { scripts: [PASSKEY_SCRIPT_PATH] } : {}) }
   )

@@ -21,6 +21,7 @@ import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { DestinationGuard } from "../../services/egress/DestinationGuard.js"
 import { type PushOwner, PushSubscriptions } from "../../services/push/PushSubscriptions.js"
+import { destinationOf, endpointProblem, subscriptionKeys } from "../../services/push/PushEndpoint.js"
 import { WebPush } from "../../services/push/WebPush.js"
 import { type Member, memberCredential } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
@@ -34,8 +35,6 @@ export const PushPaths = {
   subscription: "/api/push/subscriptions/:id"
 } as const
 
-const MAX_ENDPOINT = 2048
-
 const SubscriptionBody = Schema.Struct({
   endpoint: Schema.String,
   keys: Schema.Struct({ p256dh: Schema.String, auth: Schema.String })
@@ -43,27 +42,6 @@ const SubscriptionBody = Schema.Struct({
 const decodeSubscription = Schema.decodeUnknownEither(SubscriptionBody)
 
 const invalid = (description: string) => json(400, { error: "invalid_request", error_description: description }, noStore)
-
-const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/
-
-/** The bytes of a base64url string, or undefined when it is not one. */
-const base64url = (value: string): Buffer | undefined =>
-  BASE64URL.test(value) ? Buffer.from(value.replace(/=+$/, ""), "base64url") : undefined
-
-/** Why an endpoint is refused, if it is. */
-const endpointProblem = (endpoint: string, insecure: boolean): string | undefined => {
-  if (endpoint.length === 0 || endpoint.length > MAX_ENDPOINT) return `endpoint must be 1 to ${MAX_ENDPOINT} characters`
-  let url: URL
-  try {
-    url = new URL(endpoint)
-  } catch {
-    return "endpoint must be a URL"
-  }
-  if (url.username !== "" || url.password !== "" || url.hash !== "") return "endpoint must carry no user, password or fragment"
-  if (url.protocol === "https:") return undefined
-  if (url.protocol === "http:" && insecure) return undefined
-  return "endpoint must be an https URL"
-}
 
 export const pushRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -108,28 +86,20 @@ export const pushRoutes = Effect.gen(function*() {
         const decoded = decodeSubscription(body instanceof URLSearchParams ? undefined : body.json)
         if (Either.isLeft(decoded)) return invalid("send a PushSubscription {endpoint, keys: {p256dh, auth}}")
         const { endpoint, keys } = decoded.right
+        // The same rules as an IRC client's WEBPUSH REGISTER (services/push/PushEndpoint.ts).
         const problem = endpointProblem(endpoint, config.pushInsecureEndpoints)
         if (problem !== undefined) return invalid(problem)
         // A push service is a destination a member chooses: the guard judges it now, and again at every send
         // (docs/decisions/hosting.md "One destination guard").
-        const target = new URL(endpoint)
-        const port = target.port === "" ? (target.protocol === "https:" ? 443 : 80) : Number(target.port)
-        const refused = yield* Effect.either(guard.vet(target.hostname, port))
+        const target = destinationOf(endpoint)
+        const refused = yield* Effect.either(guard.vet(target.host, target.port))
         if (Either.isLeft(refused)) return invalid(`endpoint: ${refused.left.message}`)
-        const point = base64url(keys.p256dh)
-        if (point === undefined || point.length !== 65 || point[0] !== 0x04) {
-          return invalid("keys.p256dh must be an uncompressed P-256 point, base64url")
-        }
-        const secret = base64url(keys.auth)
-        if (secret === undefined || secret.length !== 16) return invalid("keys.auth must be 16 bytes, base64url")
+        const stored = subscriptionKeys(keys.p256dh, keys.auth)
+        if ("problem" in stored) return invalid(`keys.${stored.problem}`)
         const owner: PushOwner = who.right._tag === "Session"
           ? { _tag: "Session", sessionId: who.right.session.session.sessionId }
           : { _tag: "Token", tokenId: who.right.principal.tokenId }
-        const id = yield* subscriptions.add(who.right.accountId, owner, {
-          endpoint,
-          p256dh: point.toString("base64url"),
-          auth: secret.toString("base64url")
-        })
+        const id = yield* subscriptions.add(who.right.accountId, owner, { endpoint, ...stored })
         return json(201, { id }, noStore)
       }).pipe(
         Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)),

@@ -1,7 +1,8 @@
 /**
  * PasskeysSettings owns Settings > Passkeys: the list (name, added, last used), adding one
  * — `POST /settings/passkeys/options` `{name}` → the WebAuthn creation options with a
- * single-use challenge bound to this session; `POST /settings/passkeys` `{credential}` →
+ * single-use challenge bound to this session (409 `quota_exceeded` when the account already
+ * holds its `passkeys` limit: refused before the authenticator is asked); `POST /settings/passkeys` `{credential}` →
  * verified (PasskeyCeremonies.register: origin and RP ID of the issuer, user verification)
  * and stored → 201 `{id}` — and removing one (a form). The JSON routes are driven by
  * PasskeyScript.ts and answer refusals as `{error, message}` for it to show.
@@ -9,6 +10,7 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { MemberPaths, PasskeyOptionsRequest, PasskeyRegisterRequest } from "../../schema/MemberApi.js"
+import type { QuotaExceeded } from "../../schema/ToolErrors.js"
 import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
@@ -28,6 +30,10 @@ const decodeOptions = Schema.decodeUnknownEither(PasskeyOptionsRequest)
 const decodeRegister = Schema.decodeUnknownEither(PasskeyRegisterRequest)
 
 const refusal = (status: number, message: string) => json(status, { error: "invalid_request", message }, noStore)
+
+/** docs/contract.md "Account limits": `message` for PasskeyScript to show, the limit named for a program. */
+const quotaRefusal = (e: QuotaExceeded) =>
+  Effect.succeed(json(409, { error: "quota_exceeded", message: e.message, limit: e.limit, max: e.max }, noStore))
 
 export const passkeysSettingsRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -55,9 +61,10 @@ export const passkeysSettingsRoutes = Effect.gen(function*() {
         const name = Either.isRight(decoded) ? decoded.right.name.trim() : ""
         if (!isValidPasskeyName(name)) return Effect.succeed(refusal(400, "Give the passkey a name of 1 to 64 characters."))
         const session = post.member.session
-        return Effect.map(
-          ceremonies.registrationOptions(post.issuer, { accountId: session.accountId, accountName: post.member.accountName, sessionId: session.sessionId }, name),
-          (body) => json(200, body, noStore)
+        return ceremonies.registrationOptions(post.issuer, { accountId: session.accountId, accountName: post.member.accountName, sessionId: session.sessionId }, name).pipe(
+          Effect.map((body) => json(200, body, noStore)),
+          // Refused before the authenticator is asked (and again at the end, for a race): the same 409 as there.
+          Effect.catchTag("QuotaExceeded", quotaRefusal)
         )
       }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
   }
@@ -74,9 +81,7 @@ export const passkeysSettingsRoutes = Effect.gen(function*() {
         return ceremonies.register(post.issuer, { accountId: session.accountId, sessionId: session.sessionId }, decoded.right.credential).pipe(
           Effect.map((id) => json(201, { id }, noStore)),
           Effect.catchTag("PasskeyNotRegistered", (e) => Effect.succeed(refusal(400, `The passkey was not added: ${e.reason}.`))),
-          // docs/contract.md "Account limits": `message` for PasskeyScript to show, the limit named for a program.
-          Effect.catchTag("QuotaExceeded", (e) =>
-            Effect.succeed(json(409, { error: "quota_exceeded", message: e.message, limit: e.limit, max: e.max }, noStore)))
+          Effect.catchTag("QuotaExceeded", quotaRefusal)
         )
       }).pipe(Effect.catchTag("BodyRefused", (refused) => Effect.succeed(refused.response)))
   }

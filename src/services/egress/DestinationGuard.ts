@@ -10,7 +10,8 @@
  * that answers differently a moment later (DNS rebinding) cannot slip through; TLS still verifies the name. A
  * literal in any form a resolver reads (`127.1`, `0x7f.1`, `2130706433`, `[::1]`, `::ffff:127.0.0.1`) and the
  * `localhost` names are judged without a lookup. `BELAY_DESTINATION_EXCEPTIONS` opens named destinations.
- * Under `allow` (self-hosted) nothing is refused, and the caller connects by name as before.
+ * Under `allow` (self-hosted) nothing is refused, and the caller connects by name as before (unless it needs one
+ * family of addresses: see `check`).
  *
  * Concurrency: stateless but for a short-lived copy of the node's interface addresses; safe from any fiber.
  */
@@ -77,14 +78,18 @@ const bareHost = (host: string): string => {
   return trimmed.startsWith("[") && trimmed.endsWith("]") ? trimmed.slice(1, -1) : trimmed
 }
 
-/** Every address a name resolves to, in the resolver's order, or the resolver's error code. */
+/**
+ * Every address a name resolves to, in the resolver's order, or the resolver's error code; with `family`, only the
+ * addresses of that family (getaddrinfo's AF_INET or AF_INET6).
+ */
 export type NameLookupService = (
   host: string,
-  done: (error: string | null, addresses: ReadonlyArray<string>) => void
+  done: (error: string | null, addresses: ReadonlyArray<string>) => void,
+  family?: 4 | 6
 ) => void
 
-const systemLookup: NameLookupService = (host, done) =>
-  Dns.lookup(host, { all: true, verbatim: true }, (error, addresses) =>
+const systemLookup: NameLookupService = (host, done, family) =>
+  Dns.lookup(host, { all: true, verbatim: true, family: family ?? 0 }, (error, addresses) =>
     done(error ? (error.code ?? error.message) : null, error ? [] : addresses.map((a) => a.address)))
 
 /** How names are resolved: the system resolver (getaddrinfo); tests swap in answers of their own (a rebinding name). */
@@ -92,13 +97,21 @@ export class NameLookup extends Context.Reference<NameLookup>()("belay/NameLooku
   defaultValue: (): NameLookupService => systemLookup
 }) {}
 
-const lookupAll = (lookup: NameLookupService, host: string) =>
+/** Why a name has no address to use when a family is required: said the way a refusal of the family reads. */
+const noAddressOf = (family: 4 | 6) => `no IPv${family} address`
+
+const lookupAll = (lookup: NameLookupService, host: string, family: 4 | 6 | undefined) =>
   Effect.async<ReadonlyArray<string>, DestinationUnresolved>((resume) => {
     lookup(host, (error, addresses) => {
-      if (error !== null) resume(Effect.fail(new DestinationUnresolved({ host, reason: error })))
-      else if (addresses.length === 0) resume(Effect.fail(new DestinationUnresolved({ host, reason: "no address" })))
-      else resume(Effect.succeed(addresses))
-    })
+      // A name with addresses of the other family only: getaddrinfo says ENOTFOUND or ENODATA (EAI_NONAME,
+      // EAI_NODATA), which reads as if the name did not exist.
+      if (error !== null && family !== undefined && (error === "ENOTFOUND" || error === "ENODATA")) {
+        resume(Effect.fail(new DestinationUnresolved({ host, reason: `${noAddressOf(family)} (${error})` })))
+      } else if (error !== null) resume(Effect.fail(new DestinationUnresolved({ host, reason: error })))
+      else if (addresses.length === 0) {
+        resume(Effect.fail(new DestinationUnresolved({ host, reason: family === undefined ? "no address" : noAddressOf(family) })))
+      } else resume(Effect.succeed(addresses))
+    }, family)
   }).pipe(
     Effect.timeoutFail({
       duration: LOOKUP_TIMEOUT,
@@ -156,30 +169,46 @@ export class DestinationGuard extends Effect.Service<DestinationGuard>()("belay/
       return undefined
     }
 
+    /** Whether a literal is of `family` (or none is required); if not, why it cannot be used. */
+    const ofFamily = (host: string, address: Address, family: 4 | 6 | undefined): Effect.Effect<void, DestinationUnresolved> =>
+      family === undefined || familyOf(address) === family
+        ? Effect.void
+        : Effect.fail(new DestinationUnresolved({ host, reason: `${toSocketAddress(address)} is not an IPv${family} address` }))
+
     /**
      * Where a connection to `host:port` may go: the address to use, or the refusal. Every connect and reconnect
-     * asks again (a name's answer changes).
+     * asks again (a name's answer changes). `family`: the connection can only use addresses of that family (its
+     * source address is one, BELAY_UPSTREAM_SOURCE): the name is resolved for that family alone, so a name that
+     * answers IPv4 first still gives its IPv6 address to an IPv6 source, and one without an address of the family
+     * fails, saying so (docs/decisions/hosting.md "Each member their own face upstream"). Under `allow` a family makes
+     * the guard resolve too (nothing is refused), so that the connection goes to an address it can reach.
      */
-    const check = (host: string, port: number): Effect.Effect<PinnedDestination, DestinationRefused | DestinationUnresolved> =>
+    const check = (
+      host: string,
+      port: number,
+      options: { readonly family?: 4 | 6 | undefined } = {}
+    ): Effect.Effect<PinnedDestination, DestinationRefused | DestinationUnresolved> =>
       Effect.suspend(() => {
         const name = bareHost(host)
-        if (!deny) return Effect.succeed<PinnedDestination>({ name, port, address: null, family: null })
+        const family = options.family
+        const pinned = (address: Address): PinnedDestination => ({ name, port, address: toSocketAddress(address), family: familyOf(address) })
+        if (!deny && family === undefined) return Effect.succeed<PinnedDestination>({ name, port, address: null, family: null })
         const literal = parseLiteral(name)
         if (literal !== undefined) {
-          const refused = judge(host, port, literal)
-          return refused !== undefined
-            ? Effect.fail(refused)
-            : Effect.succeed<PinnedDestination>({ name, port, address: toSocketAddress(literal), family: familyOf(literal) })
+          const refused = deny ? judge(host, port, literal) : undefined
+          if (refused !== undefined) return Effect.fail(refused)
+          return Effect.as(ofFamily(name, literal, family), pinned(literal))
         }
-        const openByName = nameExcepted(exceptions, name, port)
+        const openByName = !deny || nameExcepted(exceptions, name, port)
         if (isLocalhostName(name) && !openByName) {
           return Effect.fail(new DestinationRefused({ host, port, address: "127.0.0.1", addressClass: "loopback" }))
         }
-        return Effect.flatMap(lookupAll(lookup, name), (answers): Effect.Effect<PinnedDestination, DestinationRefused | DestinationUnresolved> => {
+        return Effect.flatMap(lookupAll(lookup, name, family), (answers): Effect.Effect<PinnedDestination, DestinationRefused | DestinationUnresolved> => {
           let first: Address | undefined
           for (const answer of answers) {
             const address = parseResolved(answer)
-            if (address === undefined) continue
+            // Only the family asked for is a candidate (a resolver may answer more than it was asked).
+            if (address === undefined || (family !== undefined && familyOf(address) !== family)) continue
             // Every address must pass, not just the first: a name answering a public and a private address would
             // otherwise reach the private one whenever the order changes.
             const refused = openByName ? undefined : judge(host, port, address)
@@ -187,8 +216,8 @@ export class DestinationGuard extends Effect.Service<DestinationGuard>()("belay/
             first ??= address
           }
           return first === undefined
-            ? Effect.fail(new DestinationUnresolved({ host: name, reason: "no usable address" }))
-            : Effect.succeed<PinnedDestination>({ name, port, address: toSocketAddress(first), family: familyOf(first) })
+            ? Effect.fail(new DestinationUnresolved({ host: name, reason: family === undefined ? "no usable address" : noAddressOf(family) }))
+            : Effect.succeed(pinned(first))
         })
       })
 

@@ -1,10 +1,12 @@
 /**
  * GuardedFetch owns the one way Belay makes an HTTP request on a member's or an app's behalf: a GET of a document
- * over https (a Client ID Metadata Document) and a POST to a Web Push endpoint (`send`). The destination is asked of DestinationGuard first, and the connection goes to the
+ * over https (a Client ID Metadata Document), or over http too (a link preview, a proxied image), and a POST to a Web
+ * Push endpoint (`send`). The destination is asked of DestinationGuard first, and the connection goes to the
  * address it checked and no other (a lookup that answers the pinned address), while TLS verifies the URL's name.
  * Bounded in every way a remote party could stretch (docs/decisions/oauth.md "Client ID Metadata Documents: fetched
- * through the destination guard"): https only, no redirects (a 3xx is an answer, never followed), at most
- * `maxBytes` of body (the connection is cut past it), and `timeout` for the whole exchange, from the lookup to the
+ * through the destination guard"): https only unless `allowHttp`, no redirects (a 3xx is an answer, never followed:
+ * a caller that follows one asks again for the new URL, and the guard judges it again), at most `maxBytes` of body
+ * (the connection is cut past it), and `timeout` for the whole exchange, from the lookup to the
  * last byte. No cookies, no credentials, no proxy from the environment.
  *
  * Concurrency: stateless; each call is one request on a fresh socket (no agent pooling), interrupted cleanly.
@@ -30,12 +32,21 @@ export interface FetchedResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string | undefined>>
   readonly body: Buffer
+  /** The body was cut at `maxBytes` (overflow `truncate`). */
+  readonly truncated?: boolean
 }
 
 export interface FetchOptions {
   readonly maxBytes: number
   readonly timeout: Duration.DurationInput
   readonly accept: string
+  /** Plain http too (a link a member posted: docs/decisions/previews.md); https only otherwise. */
+  readonly allowHttp?: boolean
+  /**
+   * Past `maxBytes`: `fail` (the default) answers too-large; `truncate` answers the first `maxBytes` bytes with
+   * `truncated` set, the connection cut (a page's head is at its start: docs/decisions/previews.md).
+   */
+  readonly overflow?: "fail" | "truncate"
 }
 
 /** A request that carries a body (a Web Push message): its headers are the caller's, `accept` is not added. */
@@ -55,6 +66,7 @@ interface Exchange {
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer | null
   readonly maxBytes: number
+  readonly truncate: boolean
 }
 
 /**
@@ -65,10 +77,10 @@ export class EgressTrust extends Context.Reference<EgressTrust>()("belay/EgressT
   defaultValue: () => ({ ca: [] as ReadonlyArray<string> })
 }) {}
 
-const parseHttps = (raw: string): URL | undefined => {
+const parseFetchable = (raw: string, allowHttp: boolean): URL | undefined => {
   try {
     const url = new URL(raw)
-    return url.protocol === "https:" ? url : undefined
+    return url.protocol === "https:" || (allowHttp && url.protocol === "http:") ? url : undefined
   } catch {
     return undefined
   }
@@ -82,13 +94,17 @@ export class GuardedFetch extends Effect.Service<GuardedFetch>()("belay/GuardedF
     /** One GET of `rawUrl`, within the bounds of `options`. */
     const get = (rawUrl: string, options: FetchOptions): Effect.Effect<FetchedResponse, FetchFailed> =>
       Effect.gen(function*() {
-        const url = parseHttps(rawUrl)
-        if (url === undefined) return yield* new FetchFailed({ reason: "not-https", detail: "only https URLs are fetched" })
+        const allowHttp = options.allowHttp === true
+        const url = parseFetchable(rawUrl, allowHttp)
+        if (url === undefined) {
+          return yield* new FetchFailed({ reason: "not-https", detail: `only ${allowHttp ? "http and " : ""}https URLs are fetched` })
+        }
         const exchange: Exchange = {
           method: "GET",
           headers: { accept: options.accept, "user-agent": "Belay" },
           body: null,
-          maxBytes: options.maxBytes
+          maxBytes: options.maxBytes,
+          truncate: options.overflow === "truncate"
         }
         return yield* checked(url, exchange)
       }).pipe(
@@ -123,7 +139,13 @@ export class GuardedFetch extends Effect.Service<GuardedFetch>()("belay/GuardedF
         if (url.protocol !== "https:" && !(options.allowHttp && url.protocol === "http:")) {
           return yield* new FetchFailed({ reason: "not-https", detail: "only https URLs are sent to" })
         }
-        return yield* checked(url, { method: options.method, headers: options.headers, body: options.body, maxBytes: options.maxBytes })
+        return yield* checked(url, {
+          method: options.method,
+          headers: options.headers,
+          body: options.body,
+          maxBytes: options.maxBytes,
+          truncate: false
+        })
       }).pipe(
         Effect.timeoutFail({
           duration: options.timeout,
@@ -168,22 +190,30 @@ export class GuardedFetch extends Effect.Service<GuardedFetch>()("belay/GuardedF
         }, (res) => {
           const chunks: Array<Buffer> = []
           let size = 0
-          res.on("data", (chunk: Buffer) => {
-            size += chunk.length
-            if (size > exchange.maxBytes) {
-              finish(Effect.fail(new FetchFailed({ reason: "too-large", detail: `more than ${exchange.maxBytes} bytes` })))
-              req.destroy()
-              return
-            }
-            chunks.push(chunk)
-          })
-          res.on("end", () => {
+          const answer = (truncated: boolean): FetchedResponse => {
             const headers: Record<string, string | undefined> = {}
             for (const [key, value] of Object.entries(res.headers)) {
               headers[key] = Array.isArray(value) ? value.join(", ") : value
             }
-            finish(Effect.succeed({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) }))
+            const body = Buffer.concat(chunks)
+            return { status: res.statusCode ?? 0, headers, body, ...(truncated ? { truncated } : {}) }
+          }
+          res.on("data", (chunk: Buffer) => {
+            if (done) return
+            if (size + chunk.length > exchange.maxBytes) {
+              if (exchange.truncate) {
+                chunks.push(chunk.subarray(0, exchange.maxBytes - size))
+                finish(Effect.succeed(answer(true)))
+              } else {
+                finish(Effect.fail(new FetchFailed({ reason: "too-large", detail: `more than ${exchange.maxBytes} bytes` })))
+              }
+              req.destroy()
+              return
+            }
+            size += chunk.length
+            chunks.push(chunk)
           })
+          res.on("end", () => finish(Effect.succeed(answer(false))))
           res.on("error", (e) => finish(Effect.fail(new FetchFailed({ reason: "connect", detail: e.message }))))
         })
         req.on("error", (e) => finish(Effect.fail(new FetchFailed({ reason: "connect", detail: e.message }))))

@@ -29,7 +29,7 @@
  * follows NickNotes, ReadMarkers and Networks; they end with the service's scope.
  */
 import { Deferred, Effect, FiberId, Option, PubSub, Queue, type Scope } from "effect"
-import { DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
+import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import type { NetworkStatus } from "../../schema/Network.js"
 import type { MessageRecord, NetworkEvent, ServerFrame } from "../../schema/SocketFrame.js"
 import { toMessageRecord } from "../history/MessageRecord.js"
@@ -69,6 +69,8 @@ export interface HeardMessage {
   readonly selfNick: string | null
   /** Whether this node stored the message (MessageWriter.storedHere), rather than another node of the cluster. */
   readonly storedHere: boolean
+  /** The network's CASEMAPPING as its actor last reported it (the buffer's key folds its target by it). */
+  readonly caseMapping?: CaseMapping
 }
 
 /** An account's tabs on one node: none, open, or one of them has the member's attention. */
@@ -295,7 +297,14 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
           for (const listener of listeners) {
             if (!listener.wants(accountId)) continue
             records.forEach((record, i) =>
-              listener.hear({ accountId, record, bufferKind: list[i]!.bufferKind, selfNick: status?.nick ?? null, storedHere })
+              listener.hear({
+                accountId,
+                record,
+                bufferKind: list[i]!.bufferKind,
+                selfNick: status?.nick ?? null,
+                storedHere,
+                caseMapping: status?.caseMapping ?? DEFAULT_CASE_MAPPING
+              })
             )
           }
         }

@@ -3,8 +3,10 @@
  * "Retention: windows of the oldest ids, one node at a time"). Unset, it does nothing and starts nothing.
  *
  * Each round walks the table from its oldest id in windows of BATCH rows (the primary key's order, so a window costs
- * an index range and no scan), deletes the window's rows older than the cutoff in one short transaction, pauses
- * PAUSE so that the writer's batches and readers go first, and stops at the first window with nothing old in it: ids
+ * an index range and no scan), deletes the window's rows older than the cutoff in one short transaction, rests
+ * `restPerWork` times as long as the window took (`pause` at least, `longestRest` at most) so that the writer's
+ * batches and readers go first,
+ * and stops at the first window with nothing old in it: ids
  * follow arrival, and arrival follows time, so what lies beyond is newer. A line stored late with an old time (a
  * server's playback) goes when its neighbours do. Pages kept in memory (RecentPages) lose the same messages.
  *
@@ -22,8 +24,20 @@ import { RecentPages } from "./RecentPages.js"
 export const RetentionTiming = {
   /** Rows looked at, and at most deleted, per transaction: a lock on a few hundred rows for a few milliseconds. */
   batch: 500,
-  /** Between two windows, for the writer and the readers (the ingest bench with pruning: bench/sections/Ingest.ts). */
+  /** Between two windows at least, for the writer and the readers. */
   pause: Duration.millis(20),
+  /**
+   * Between two windows, this many times as long as the window took: the job takes at most a twentieth of the
+   * database's time however slow a window is, so the ingest it shares a machine with keeps its rate (the ingest bench
+   * with pruning: bench/sections/Ingest.ts, target ≥ 0.9× without). A fixed pause alone gave the job a fifth of the
+   * time where a window took 5 ms. At 500 rows a window that still deletes a few thousand rows a second.
+   */
+  restPerWork: 19,
+  /**
+   * The longest rest: a window that was slow once (the first of a round reads cold pages, a second under a burst)
+   * must not stop the job for half a minute; rounds keep a pace of at least a window a second.
+   */
+  longestRest: Duration.seconds(1),
   firstRound: Duration.seconds(10),
   roundEvery: Duration.minutes(10)
 } as const
@@ -67,10 +81,13 @@ export class HistoryRetention extends Effect.Service<HistoryRetention>()("belay/
         let deleted = 0
         let next = Option.some(0)
         while (Option.isSome(next)) {
+          const started = yield* Clock.currentTimeNanos
           const outcome = yield* pruneWindow(next.value, cutoff)
+          const worked = Duration.nanos((yield* Clock.currentTimeNanos) - started)
           deleted += outcome.deleted
           next = outcome.next
-          if (Option.isSome(next)) yield* Effect.sleep(pause)
+          const rest = Duration.min(Duration.times(worked, RetentionTiming.restPerWork), RetentionTiming.longestRest)
+          if (Option.isSome(next)) yield* Effect.sleep(Duration.max(pause, rest))
         }
         const dropped = pages.expire(cutoff)
         if (deleted > 0 || dropped > 0) {

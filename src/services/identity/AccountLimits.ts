@@ -49,11 +49,12 @@ const COLUMNS: { readonly [K in LimitName]: string } = {
   apps: "max_apps",
   "push-subscriptions": "max_push_subscriptions",
   passkeys: "max_passkeys",
-  sessions: "max_sessions"
+  sessions: "max_sessions",
+  uploads: "max_upload_mib"
 }
 
 /** Only these may be unlimited; the others are bounded always. */
-const MAY_BE_UNLIMITED: ReadonlySet<LimitName> = new Set(["networks", "channels"])
+const MAY_BE_UNLIMITED: ReadonlySet<LimitName> = new Set(["networks", "channels", "uploads"])
 
 /** Stored for `unlimited` (the column's CHECK allows it only where the limit may be unlimited). */
 const UNLIMITED = -1
@@ -66,8 +67,12 @@ export class AccountLimits extends Effect.Service<AccountLimits>()("belay/Accoun
     const config = yield* AppConfig
 
     const fromSettings = (limit: LimitName): { readonly max: number | null; readonly source: LimitSource } => {
-      if (limit === "networks" || limit === "channels") {
-        const setting = limit === "networks" ? config.accountMaxNetworks : config.networkMaxChannels
+      if (limit === "networks" || limit === "channels" || limit === "uploads") {
+        const setting = limit === "networks"
+          ? config.accountMaxNetworks
+          : limit === "channels"
+          ? config.networkMaxChannels
+          : config.accountMaxUploadMib
         return Option.isSome(setting) ? { max: setting.value, source: "setting" } : { max: null, source: "none" }
       }
       return { max: FIXED_BOUNDS[limit], source: "fixed" }
@@ -77,7 +82,8 @@ export class AccountLimits extends Effect.Service<AccountLimits>()("belay/Accoun
       Effect.map(
         sql<OverrideRow>`
           SELECT max_networks AS "networks", max_channels AS "channels", max_apps AS "apps",
-                 max_push_subscriptions AS "push-subscriptions", max_passkeys AS "passkeys", max_sessions AS "sessions"
+                 max_push_subscriptions AS "push-subscriptions", max_passkeys AS "passkeys", max_sessions AS "sessions",
+                 max_upload_mib AS "uploads"
           FROM account_limits WHERE account_id = ${accountId}`,
         (rows) => rows[0]
       )

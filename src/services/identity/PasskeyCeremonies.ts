@@ -1,7 +1,9 @@
 /**
  * PasskeyCeremonies owns the two WebAuthn ceremonies (W3C WebAuthn Level 3 §7) through
  * `@simplewebauthn/server`: registering a passkey from Settings > Passkeys, and signing in
- * with one on `/login` or the authorization page.
+ * with one on `/login` or the authorization page — or, signed in already, proving it is the
+ * member again before deleting the account (Settings › Your data; the account's passkeys
+ * offered by id, the challenge bound to the session).
  *
  * The relying party is this server's issuer (Issuer.ts: PUBLIC_BASE_URL, else the request's
  * host): its host name is the RP ID and the issuer itself the only expected origin (§7.1
@@ -26,7 +28,7 @@ import {
 } from "@simplewebauthn/server"
 import { Data, Effect, Either, Option } from "effect"
 import type { AuthenticationResponse, RegistrationResponse } from "../../schema/MemberApi.js"
-import { Passkeys } from "./Passkeys.js"
+import { Passkeys, type StoredPasskey } from "./Passkeys.js"
 import { constantTimeEqual } from "./Tokens.js"
 import { WebAuthnChallenges, WebAuthnChallengeLimits } from "./WebAuthnChallenges.js"
 
@@ -59,12 +61,16 @@ export class PasskeyCeremonies extends Effect.Service<PasskeyCeremonies>()("bela
     const passkeys = yield* Passkeys
     const challenges = yield* WebAuthnChallenges
 
-    /** Options for `navigator.credentials.create()`, for a member signed in with session `sessionId`. */
+    /**
+     * Options for `navigator.credentials.create()`, for a member signed in with session `sessionId`; QuotaExceeded
+     * (no challenge issued) when the account already holds its `passkeys` limit (docs/decisions/account-limits.md).
+     */
     const registrationOptions = Effect.fn("PasskeyCeremonies.registrationOptions")(function*(
       issuer: string,
       member: { readonly accountId: number; readonly accountName: string; readonly sessionId: number },
       passkeyName: string
     ) {
+      yield* passkeys.roomFor(member.accountId)
       const rp = relyingParty(issuer)
       const userHandle = yield* passkeys.userHandleFor(member.accountId)
       const existing = yield* passkeys.credentialIdsOf(member.accountId)
@@ -151,6 +157,38 @@ export class PasskeyCeremonies extends Effect.Service<PasskeyCeremonies>()("bela
     })
 
     /**
+     * The checks after the challenge (§7.2 steps 6 onwards): the signature by the stored credential over this
+     * challenge, origin and RP ID, user verification, and a counter that grows (recorded). Undefined when accepted,
+     * else the reason.
+     */
+    const verifyAssertion = (issuer: string, challenge: string, passkey: StoredPasskey, response: AuthenticationResponse) =>
+      Effect.gen(function*() {
+        const rp = relyingParty(issuer)
+        const verified = yield* Effect.either(Effect.tryPromise(() =>
+          verifyAuthenticationResponse({
+            response,
+            expectedChallenge: challenge,
+            expectedOrigin: rp.origin,
+            expectedRPID: rp.id,
+            credential: {
+              id: passkey.credentialId.toString("base64url"),
+              publicKey: new Uint8Array(passkey.publicKey),
+              counter: passkey.signCount,
+              transports: [...passkey.transports]
+            },
+            requireUserVerification: true
+          })
+        ))
+        if (Either.isLeft(verified) || !verified.right.verified) {
+          return Either.isLeft(verified) ? String(verified.left.error) : "signature not verified"
+        }
+        if (!(yield* passkeys.recordUse(passkey.id, verified.right.authenticationInfo.newCounter))) {
+          return "signature counter did not grow"
+        }
+        return undefined
+      })
+
+    /**
      * Verifies an assertion (§7.2). Some(the account) or None — whatever went wrong. When the
      * credential is known, its account is returned alongside for the failure limit.
      */
@@ -174,32 +212,72 @@ export class PasskeyCeremonies extends Effect.Service<PasskeyCeremonies>()("bela
       if (userHandle === undefined || !constantTimeEqual(userHandle, passkey.userHandle.toString("base64url"))) {
         return yield* refused("user handle does not match the credential", passkey.accountId)
       }
-      const rp = relyingParty(issuer)
-      const verified = yield* Effect.either(Effect.tryPromise(() =>
-        verifyAuthenticationResponse({
-          response,
-          expectedChallenge: challenge,
-          expectedOrigin: rp.origin,
-          expectedRPID: rp.id,
-          credential: {
-            id: passkey.credentialId.toString("base64url"),
-            publicKey: new Uint8Array(passkey.publicKey),
-            counter: passkey.signCount,
-            transports: [...passkey.transports]
-          },
-          requireUserVerification: true
-        })
-      ))
-      if (Either.isLeft(verified) || !verified.right.verified) {
-        return yield* refused(Either.isLeft(verified) ? String(verified.left.error) : "signature not verified", passkey.accountId)
-      }
-      if (!(yield* passkeys.recordUse(passkey.id, verified.right.authenticationInfo.newCounter))) {
-        return yield* refused("signature counter did not grow", passkey.accountId)
-      }
+      const failed = yield* verifyAssertion(issuer, challenge, passkey, response)
+      if (failed !== undefined) return yield* refused(failed, passkey.accountId)
       return { result: Option.some<PasskeySignIn>({ accountId: passkey.accountId, passkeyId: passkey.id }), accountId: passkey.accountId }
     })
 
-    return { registrationOptions, register, signInOptions, signIn } as const
+    /**
+     * Options for `navigator.credentials.get()` when a signed-in member proves it is them again (Settings › Delete
+     * account, docs/decisions/leaving.md): the account's own passkeys in `allowCredentials` (the user is identified
+     * before the ceremony, §7.2), the challenge bound to this session. None when the account has no passkey.
+     */
+    const reauthenticationOptions = Effect.fn("PasskeyCeremonies.reauthenticationOptions")(function*(
+      issuer: string,
+      member: { readonly accountId: number; readonly sessionId: number }
+    ) {
+      const existing = yield* passkeys.credentialIdsOf(member.accountId)
+      if (existing.length === 0) return Option.none<PublicKeyCredentialRequestOptionsJSON>()
+      const challenge = yield* challenges.issue({ _tag: "Reauthenticate", accountId: member.accountId, sessionId: member.sessionId })
+      return Option.some(yield* Effect.promise((): Promise<PublicKeyCredentialRequestOptionsJSON> =>
+        generateAuthenticationOptions({
+          rpID: relyingParty(issuer).id,
+          challenge: new Uint8Array(Buffer.from(challenge, "base64url")),
+          timeout: WebAuthnChallengeLimits.promptTimeoutMs,
+          userVerification: "required",
+          allowCredentials: existing.map((c) => ({ id: c.credentialId.toString("base64url"), transports: [...c.transports] }))
+        })
+      ))
+    })
+
+    /**
+     * Verifies a re-authentication (§7.2 with the user identified first): the challenge was issued for this account
+     * and session, the credential is one of the account's passkeys (and the user handle, when the authenticator
+     * gives one, its own), and the assertion verifies. True when accepted; every refusal is logged with its reason.
+     */
+    const reauthenticate = Effect.fn("PasskeyCeremonies.reauthenticate")(function*(
+      issuer: string,
+      member: { readonly accountId: number; readonly sessionId: number },
+      response: AuthenticationResponse
+    ) {
+      const refused = (reason: string) =>
+        Effect.logInfo("passkey re-authentication refused").pipe(
+          Effect.annotateLogs({ reason, accountId: member.accountId }),
+          Effect.as(false)
+        )
+      const challenge = challengeOf(response.response.clientDataJSON)
+      const purpose = challenge === undefined ? Option.none() : yield* challenges.take(challenge)
+      if (challenge === undefined || Option.isNone(purpose) || purpose.value._tag !== "Reauthenticate") {
+        return yield* refused("unknown, used or expired challenge")
+      }
+      if (purpose.value.accountId !== member.accountId || purpose.value.sessionId !== member.sessionId) {
+        return yield* refused("challenge issued to another sign-in")
+      }
+      const stored = yield* passkeys.findByCredentialId(Buffer.from(response.rawId, "base64url"))
+      if (Option.isNone(stored) || stored.value.accountId !== member.accountId) {
+        return yield* refused("not a passkey of this account")
+      }
+      const passkey = stored.value
+      // §7.2 step 6: with the user identified, the credential must be theirs, and a user handle, if given, theirs too.
+      const userHandle = response.response.userHandle
+      if (userHandle !== undefined && !constantTimeEqual(userHandle, passkey.userHandle.toString("base64url"))) {
+        return yield* refused("user handle does not match the credential")
+      }
+      const failed = yield* verifyAssertion(issuer, challenge, passkey, response)
+      return failed === undefined ? true : yield* refused(failed)
+    })
+
+    return { registrationOptions, register, signInOptions, signIn, reauthenticationOptions, reauthenticate } as const
   }),
   dependencies: [Passkeys.Default, WebAuthnChallenges.Default]
 }) {}

@@ -9,6 +9,7 @@
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
+import { QuotaExceeded } from "../../schema/ToolErrors.js"
 import { AccountLimits } from "./AccountLimits.js"
 
 export interface PasskeyListing {
@@ -73,6 +74,20 @@ export class Passkeys extends Effect.Service<Passkeys>()("belay/Passkeys", {
       return rows
     })
 
+    /**
+     * Whether the account may start adding a passkey: QuotaExceeded, naming the `passkeys` limit, when it already holds
+     * as many as its limit allows. Asked before the ceremony, so the member is not sent through their authenticator
+     * for a passkey that cannot be stored; `add` checks again under the account's lock (two ceremonies may race).
+     */
+    const roomFor = Effect.fn("Passkeys.roomFor")(function*(accountId: number) {
+      const max = yield* limits.limitOf(accountId, "passkeys")
+      if (max === null) return
+      const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM passkeys WHERE account_id = ${accountId}`.pipe(
+        Effect.orDie
+      )
+      if ((row?.n ?? 0) >= max) return yield* new QuotaExceeded({ limit: "passkeys", max })
+    })
+
     const add = Effect.fn("Passkeys.add")(function*(passkey: NewPasskey) {
       const now = yield* Clock.currentTimeMillis
       // The `passkeys` limit (docs/decisions/account-limits.md), counted under the account's lock.
@@ -134,7 +149,7 @@ export class Passkeys extends Effect.Service<Passkeys>()("belay/Passkeys", {
     const removeAllOfAccount = (accountId: number) =>
       Effect.map(sql<{ id: number }>`DELETE FROM passkeys WHERE account_id = ${accountId} RETURNING id`, (rows) => rows.length)
 
-    return { userHandleFor, credentialIdsOf, add, list, remove, findByCredentialId, recordUse, removeAllOfAccount } as const
+    return { userHandleFor, credentialIdsOf, roomFor, add, list, remove, findByCredentialId, recordUse, removeAllOfAccount } as const
   }),
   dependencies: [AccountLimits.Default]
 }) {}

@@ -35,6 +35,13 @@ export type ChallengePurpose =
     /** The WebAuthn user handle sent in the options (base64url). */
     readonly userHandle: string
   }
+  | {
+    /** A signed-in member proving it is them again before a change that matters (deleting the account). */
+    readonly _tag: "Reauthenticate"
+    readonly accountId: number
+    /** The browser session that asked; only it may use the answer. */
+    readonly sessionId: number
+  }
 
 export class WebAuthnChallenges extends Effect.Service<WebAuthnChallenges>()("belay/WebAuthnChallenges", {
   sync: () => {

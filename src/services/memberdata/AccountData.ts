@@ -3,8 +3,8 @@
  * (docs/decisions/leaving.md "Deleting an account: a marker row, then a resumable job"). Each kind deletes by account
  * id, at most `batch` rows a statement, so no statement of the job holds locks on a member's whole history, and a
  * crash rolls back at most the batch in flight, which the next run deletes again. The networks themselves come after
- * this list and the account row last (AccountDeletion.ts: both are announced). A kind added later (uploads) is one
- * more entry here, placed before the tables its rows hang from.
+ * this list and the account row last (AccountDeletion.ts: both are announced). A kind added later is one more entry
+ * here, placed before the tables its rows hang from (upload chunks before uploads).
  *
  * The owners of these tables keep every other write; this list is the account's end, which no owner could order
  * alone (history before buffers before networks, the account row last). Anything an entry misses is still deleted by
@@ -26,6 +26,8 @@ export interface ErasureStep {
 /** Messages are the bulk: 5,000 a statement is a short transaction, so the job renews its lease often. */
 const HISTORY_BATCH = 5000
 const ROW_BATCH = 1000
+/** Upload chunks are 256 KiB each (uploads/Uploads.ts): 64 a statement is 16 MiB, as short as the other batches. */
+const UPLOAD_CHUNK_BATCH = 64
 
 const deleted = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
   Effect.map(statement, (rows) => rows.length)
@@ -64,8 +66,22 @@ export const erasureSteps = (sql: SqlClient.SqlClient): ReadonlyArray<ErasureSte
     ofNetworks("client-deliveries", "client_deliveries"),
     ofNetworks("nick-notes", "nick_notes"),
     ofNetworks("relay-bots", "relay_bots"),
+    ofAccount("buffer-preferences", "buffer_preferences"),
+    ofAccount("client-preferences", "client_preferences"),
     ofNetworks("buffers", "buffers"),
     ofNetworks("channels", "channels"),
+    {
+      kind: "upload-chunks",
+      batch: UPLOAD_CHUNK_BATCH,
+      // Through the account's uploads and the chunks' primary key, never a scan of every member's chunks.
+      erase: (accountId) =>
+        deleted(sql`
+          DELETE FROM upload_chunks WHERE (upload_id, seq) IN (
+            SELECT c.upload_id, c.seq FROM uploads u JOIN upload_chunks c ON c.upload_id = u.id
+            WHERE u.account_id = ${accountId} LIMIT ${UPLOAD_CHUNK_BATCH})
+          RETURNING 1`)
+    },
+    ofAccount("uploads", "uploads"),
     ofAccount("push-subscriptions", "push_subscriptions"),
     ofAccount("api-tokens", "api_tokens"),
     ofAccount("oauth-tokens", "oauth_tokens"),

@@ -12,7 +12,8 @@
  * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), network adds,
  *   edits and removals (Networks.changedElsewhere, flagged `elsewhere` so no second node acts on the actor), each
  *   sent after it was stored here; push subscriptions added or deleted (PushSubscriptions.changedElsewhere counts
- *   the account again: the node that stores a message sends its push);
+ *   the account again: the node that stores a message sends its push); buffer choices and client documents
+ *   (BufferPreferences and ClientPreferences `changedElsewhere`: tabs, IRC clients and Web Push hear them);
  * - the actors' statuses (when they change) and channel events (only for accounts with a tab on another node),
  *   through `actorEvents`, which the actors of this node are given;
  * - presence: which accounts have tabs on this node and whether one has the member's attention, on each change and
@@ -56,6 +57,9 @@ import { type NickNoteChange, NickNotes } from "../networks/NickNotes.js"
 import { PushSubscriptions } from "../push/PushSubscriptions.js"
 import { RecentPages } from "../history/RecentPages.js"
 import { type ReadMarker, ReadMarkers } from "../history/ReadMarkers.js"
+import { type BufferPreferenceChange, BufferPreferences } from "../preferences/BufferPreferences.js"
+import { type ClientDocumentChange, ClientPreferences } from "../preferences/ClientPreferences.js"
+import { NotifyLevel, readClientDocument } from "../../schema/Preferences.js"
 
 export const PRESENCE_EVERY = Duration.seconds(10)
 export const PRESENCE_EXPIRES = Duration.seconds(30)
@@ -95,6 +99,22 @@ const Payload = Schema.parseJson(Schema.Union(
     c: Schema.Struct({ accountId: Int, networkId: Int, target: Schema.String, messageId: Int })
   }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("w"), c: NetworkChangeSchema }),
+  // A buffer's choice and the client document (services/preferences/), each as stored on the sending node.
+  Schema.Struct({
+    o: Schema.String,
+    t: Schema.Literal("bp"),
+    c: Schema.Struct({
+      accountId: Int,
+      networkId: Int,
+      target: Schema.String,
+      targetFolded: Schema.String,
+      pinned: Schema.Boolean,
+      muted: Schema.Boolean,
+      detached: Schema.Boolean,
+      notify: NotifyLevel
+    })
+  }),
+  Schema.Struct({ o: Schema.String, t: Schema.Literal("cp"), a: Int, d: Schema.Unknown }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("u"), a: Int }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("s"), a: Int, nm: Schema.String, s: NetworkStatus }),
   // The events are what an actor of another node of this same build published (LiveView.ts): taken as they are.
@@ -148,6 +168,8 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     const markers = yield* ReadMarkers
     const networks = yield* Networks
     const push = yield* PushSubscriptions
+    const bufferPreferences = yield* BufferPreferences
+    const clientPreferences = yield* ClientPreferences
     const feed = yield* NetworkFeed
     const origin = channel.origin
     // Timers on the real clock: a test that stands the clock still must not stop presence or expiry.
@@ -219,6 +241,13 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     yield* forward(notes.changes, (c: NickNoteChange) => (relayed.has(c) ? undefined : { t: "n", c }))
     yield* forward(markers.changes, (c: ReadMarker) => (relayed.has(c) ? undefined : { t: "r", c }))
     yield* forward(push.changes, (a: number) => ({ t: "u", a }))
+    // The session that made a change is this node's: `origin` stays here.
+    yield* forward(bufferPreferences.changes, (c: BufferPreferenceChange) => {
+      if (relayed.has(c)) return undefined
+      const { origin: _, ...change } = c
+      return { t: "bp", c: change }
+    })
+    yield* forward(clientPreferences.changes, (c: ClientDocumentChange) => (relayed.has(c) ? undefined : { t: "cp", a: c.accountId, d: c.document }))
     yield* forward(networks.changes, (c: NetworkChange) => {
       if (c.elsewhere === true) return undefined
       const { elsewhere: _, ...change } = c
@@ -336,6 +365,17 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
           return apply(networks.changedElsewhere(payload.c))
         case "u":
           return apply(push.changedElsewhere(payload.a))
+        case "bp": {
+          const change: BufferPreferenceChange = payload.c
+          relayed.add(change)
+          return apply(bufferPreferences.changedElsewhere(change))
+        }
+        case "cp": {
+          // Checked again here, as a stored document is read back (a node of another release may know other keys).
+          const change: ClientDocumentChange = { accountId: payload.a, document: readClientDocument(payload.d) }
+          relayed.add(change)
+          return apply(clientPreferences.changedElsewhere(change))
+        }
         case "s": {
           const { a, nm, s } = payload
           return apply(Effect.sync(() => {
@@ -534,6 +574,8 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     ReadMarkers.Default,
     Networks.Default,
     PushSubscriptions.Default,
+    BufferPreferences.Default,
+    ClientPreferences.Default,
     NetworkFeed.Default
   ]
 }) {}

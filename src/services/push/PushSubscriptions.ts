@@ -1,10 +1,14 @@
 /**
- * PushSubscriptions owns `push_subscriptions` (migration 0004): the Web Push subscriptions of the member's
- * browsers (RFC 8030 §4; docs/contract.md "The member's browser surface", Push), each owned by the credential that
- * registered it — a browser session or an OAuth / password-sign-in token. It deletes them when that credential ends
- * (the interface, "States and transitions": "push subscriptions registered with it are deleted"): it follows
- * CredentialRevocations, and a session's rows go with the session row itself (ON DELETE CASCADE); WebPush deletes
- * those whose push service answers 404 or 410 (RFC 8030 §7.3).
+ * PushSubscriptions owns `push_subscriptions` (migrations 0004, 0016): the Web Push subscriptions of the member's
+ * browsers (RFC 8030 §4; docs/contract.md "The member's browser surface", Push) and of the member's IRC clients
+ * (soju's `soju.im/webpush`; docs/contract.md "The IRC client listener"), each owned by the credential that
+ * registered it — a browser session or an OAuth / password-sign-in token; for an IRC client also an API token, or
+ * the password as it was at the client's sign-in. It deletes them when that credential ends (the interface, "States
+ * and transitions": "push subscriptions registered with it are deleted"): it follows CredentialRevocations (a token
+ * revoked; an account changed, which is how a recovery ends what signed in with the old password), and a session's
+ * rows go with the session row itself (ON DELETE CASCADE); WebPush deletes those whose push service answers 404 or
+ * 410 (RFC 8030 §7.3). A browser's subscription gets the web client's JSON, an IRC client's one IRC line, and only
+ * for the network of the connection that registered it (WebPush.ts, IrcPush.ts).
  *
  * It keeps in memory which accounts have a subscription, so that a message of an account without one costs
  * nothing (WebPush asks `has`). Concurrency: state in PostgreSQL plus that set, changed one synchronous step at a
@@ -30,11 +34,30 @@ export interface PushSubscription {
   readonly auth: string
 }
 
-/** Who registered it: a session, or an `oauth_tokens` row (an app's token or a password-sign-in token). */
-export type PushOwner = { readonly _tag: "Session"; readonly sessionId: number } | {
-  readonly _tag: "Token"
-  readonly tokenId: number
+/** An IRC client's subscription: the line is shaped by the capabilities it had when it registered. */
+export interface IrcPushSubscription extends PushSubscription {
+  /** Of `server-time` and `message-tags`, those the client had enabled. */
+  readonly caps: ReadonlyArray<string>
 }
+
+/**
+ * Who registered it: a session, or an `oauth_tokens` row (an app's token or a password-sign-in token); an IRC client
+ * also by an `api_tokens` row, or by the password, with the account's last recovery (ms) as it was at sign-in.
+ */
+export type PushOwner =
+  | { readonly _tag: "Session"; readonly sessionId: number }
+  | { readonly _tag: "Token"; readonly tokenId: number }
+  | { readonly _tag: "ApiToken"; readonly tokenId: number }
+  | { readonly _tag: "Password"; readonly recoveredAt: number | null }
+
+/** Registered by an IRC client (`WEBPUSH REGISTER`): on this network's connection (null: a control connection). */
+export interface IrcRegistration {
+  readonly networkId: number | null
+  readonly caps: ReadonlyArray<string>
+}
+
+/** The capabilities kept with an IRC client's subscription (the only ones its lines depend on). */
+export const LINE_CAPS: ReadonlyArray<string> = ["server-time", "message-tags"]
 
 export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("belay/PushSubscriptions", {
   scoped: Effect.gen(function*() {
@@ -60,11 +83,22 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
     // Subscribed before anything is read, so no revocation falls between the sweep below and the follower.
     const revoked = yield* revocations.subscribe
     const resyncs = yield* revocations.resyncs
+    const accountChanges = yield* revocations.accountChanges
+    /**
+     * What signed in with the password before the account's last recovery: `recovered_at` compared at the millisecond,
+     * the precision the sign-in kept (Accounts.recoveredAt).
+     */
+    const passwordEnded = sql`p.password_owner AND a.id = p.account_id
+      AND p.password_recovered_at IS DISTINCT FROM date_trunc('milliseconds', a.recovered_at)`
     // Revoked while no event could be heard (Belay was down, or its LISTEN connection was): never used again either.
     const sweepRevoked = Effect.gen(function*() {
       yield* sql`
         DELETE FROM push_subscriptions p USING oauth_tokens o
         WHERE p.oauth_token_id = o.id AND o.revoked_at IS NOT NULL`.pipe(Effect.orDie)
+      yield* sql`
+        DELETE FROM push_subscriptions p USING api_tokens t
+        WHERE p.api_token_id = t.id AND t.revoked_at IS NOT NULL`.pipe(Effect.orDie)
+      yield* sql`DELETE FROM push_subscriptions p USING accounts a WHERE ${passwordEnded}`.pipe(Effect.orDie)
       const all = yield* sql<{ accountId: number; n: number }>`
         SELECT account_id AS "accountId", count(*)::int AS n FROM push_subscriptions GROUP BY account_id`.pipe(Effect.orDie)
       counts.clear()
@@ -73,17 +107,25 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
     yield* sweepRevoked
 
     /**
-     * Registers (or moves here) the browser's endpoint; its id, or QuotaExceeded (nothing registered) when the account
-     * already holds as many others as its `push-subscriptions` limit allows.
+     * Registers (or moves here) the browser's endpoint — an IRC client's when `irc` says where it registered; its id,
+     * or QuotaExceeded (nothing registered) when the account already holds as many others as its
+     * `push-subscriptions` limit allows. Browsers and IRC clients count alike.
      */
     const add = Effect.fn("PushSubscriptions.add")(function*(
       accountId: number,
       owner: PushOwner,
-      subscription: { readonly endpoint: string; readonly p256dh: string; readonly auth: string }
+      subscription: { readonly endpoint: string; readonly p256dh: string; readonly auth: string },
+      irc?: IrcRegistration
     ) {
       const now = yield* Clock.currentTimeMillis
       const sessionId = owner._tag === "Session" ? owner.sessionId : null
       const tokenId = owner._tag === "Token" ? owner.tokenId : null
+      const apiTokenId = owner._tag === "ApiToken" ? owner.tokenId : null
+      const password = owner._tag === "Password"
+      const recoveredAt = owner._tag === "Password" && owner.recoveredAt !== null ? new Date(owner.recoveredAt) : null
+      const kind = irc === undefined ? "web" : "irc"
+      const networkId = irc?.networkId ?? null
+      const caps = irc === undefined ? null : LINE_CAPS.filter((c) => irc.caps.includes(c)).join(" ")
       // The `push-subscriptions` limit (docs/decisions/account-limits.md), under the account's lock; the endpoint being
       // registered again is not counted, so a browser that subscribes anew is never refused.
       const held = Effect.map(
@@ -93,12 +135,17 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
       )
       const rows = yield* limits.within(accountId, "push-subscriptions", held, Effect.gen(function*() {
         return yield* sql<{ id: number }>`
-          INSERT INTO push_subscriptions (account_id, session_id, oauth_token_id, endpoint, p256dh, auth, created_at)
-          VALUES (${accountId}, ${sessionId}, ${tokenId}, ${subscription.endpoint}, ${subscription.p256dh},
-                  ${subscription.auth}, ${new Date(now)})
+          INSERT INTO push_subscriptions (account_id, session_id, oauth_token_id, api_token_id, password_owner,
+                                          password_recovered_at, kind, network_id, irc_caps, endpoint, p256dh, auth,
+                                          created_at)
+          VALUES (${accountId}, ${sessionId}, ${tokenId}, ${apiTokenId}, ${password}, ${recoveredAt}, ${kind},
+                  ${networkId}, ${caps}, ${subscription.endpoint}, ${subscription.p256dh}, ${subscription.auth},
+                  ${new Date(now)})
           ON CONFLICT (endpoint) DO UPDATE SET account_id = EXCLUDED.account_id, session_id = EXCLUDED.session_id,
-            oauth_token_id = EXCLUDED.oauth_token_id, p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth,
-            created_at = EXCLUDED.created_at
+            oauth_token_id = EXCLUDED.oauth_token_id, api_token_id = EXCLUDED.api_token_id,
+            password_owner = EXCLUDED.password_owner, password_recovered_at = EXCLUDED.password_recovered_at,
+            kind = EXCLUDED.kind, network_id = EXCLUDED.network_id, irc_caps = EXCLUDED.irc_caps,
+            p256dh = EXCLUDED.p256dh, auth = EXCLUDED.auth, created_at = EXCLUDED.created_at
           RETURNING id`
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       yield* recount(accountId)
@@ -126,10 +173,29 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
       )
     })
 
+    /** An IRC client unregisters its endpoint (`WEBPUSH UNREGISTER`). Returns whether the account had it. */
+    const removeEndpoint = Effect.fn("PushSubscriptions.removeEndpoint")(function*(accountId: number, endpoint: string) {
+      const rows = yield* sql<{ id: number }>`
+        DELETE FROM push_subscriptions WHERE account_id = ${accountId} AND endpoint = ${endpoint} RETURNING id`.pipe(
+        Effect.orDie
+      )
+      if (rows.length > 0) yield* recount(accountId)
+      return rows.length > 0
+    })
+
+    /** The account's browsers' subscriptions (the web client's JSON goes to these). */
     const forAccount = Effect.fn("PushSubscriptions.forAccount")(function*(accountId: number) {
       return yield* sql<PushSubscription>`
         SELECT id, account_id AS "accountId", endpoint, p256dh, auth FROM push_subscriptions
-        WHERE account_id = ${accountId} ORDER BY id`.pipe(Effect.orDie)
+        WHERE account_id = ${accountId} AND kind = 'web' ORDER BY id`.pipe(Effect.orDie)
+    })
+
+    /** The account's IRC clients' subscriptions registered on a connection to `networkId`. */
+    const forIrc = Effect.fn("PushSubscriptions.forIrc")(function*(accountId: number, networkId: number) {
+      const rows = yield* sql<PushSubscription & { readonly caps: string | null }>`
+        SELECT id, account_id AS "accountId", endpoint, p256dh, auth, irc_caps AS caps FROM push_subscriptions
+        WHERE account_id = ${accountId} AND kind = 'irc' AND network_id = ${networkId} ORDER BY id`.pipe(Effect.orDie)
+      return rows.map((row): IrcPushSubscription => ({ ...row, caps: (row.caps ?? "").split(" ").filter((c) => c !== "") }))
     })
 
     const has = (accountId: number): boolean => counts.has(accountId)
@@ -137,8 +203,12 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
     // The credential that registered a subscription ended: its subscriptions go (a session's went with it already).
     yield* Queue.take(revoked).pipe(
       Effect.flatMap((event) => {
-        if (event.credential === "api-token" || !counts.has(event.accountId)) return Effect.void
-        const where = event.credential === "oauth" ? sql`oauth_token_id = ${event.tokenId}` : sql`session_id = ${event.tokenId}`
+        if (!counts.has(event.accountId)) return Effect.void
+        const where = event.credential === "oauth"
+          ? sql`oauth_token_id = ${event.tokenId}`
+          : event.credential === "api-token"
+          ? sql`api_token_id = ${event.tokenId}`
+          : sql`session_id = ${event.tokenId}`
         return Effect.gen(function*() {
           const rows = yield* sql<{ id: number }>`DELETE FROM push_subscriptions WHERE ${where} RETURNING id`.pipe(Effect.orDie)
           yield* recount(event.accountId)
@@ -153,6 +223,24 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
       Effect.forever,
       Effect.forkScoped
     )
+    // An account changed (a recovery among others): what its IRC clients registered with the old password goes.
+    yield* Queue.take(accountChanges).pipe(
+      Effect.flatMap((accountId) =>
+        !counts.has(accountId) ? Effect.void : Effect.gen(function*() {
+          const rows = yield* sql<{ id: number }>`
+            DELETE FROM push_subscriptions p USING accounts a
+            WHERE p.account_id = ${accountId} AND ${passwordEnded} RETURNING p.id`.pipe(Effect.orDie)
+          if (rows.length === 0) return
+          yield* recount(accountId)
+          yield* Effect.logInfo("push subscriptions of a password sign-in ended by a recovery deleted").pipe(
+            Effect.annotateLogs({ accountId, subscriptions: rows.length })
+          )
+        })
+      ),
+      Effect.catchAllCause((cause) => Effect.logWarning("push subscriptions of a recovered account not deleted", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
     yield* Queue.take(resyncs).pipe(
       Effect.zipRight(Queue.takeAll(resyncs)),
       Effect.zipRight(sweepRevoked),
@@ -163,7 +251,7 @@ export class PushSubscriptions extends Effect.Service<PushSubscriptions>()("bela
     /** Another node of the cluster changed the account's subscriptions: counted again (not announced again). */
     const changedElsewhere = count
 
-    return { add, remove, gone, forAccount, has, changes, changedElsewhere } as const
+    return { add, remove, removeEndpoint, gone, forAccount, forIrc, has, changes, changedElsewhere } as const
   }),
   dependencies: [CredentialRevocations.Default, AccountLimits.Default]
 }) {}

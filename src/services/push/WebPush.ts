@@ -12,10 +12,15 @@
  *   ACTION, and it is in a direct-message buffer or names the member's nick as a word; and when no tab reported focus
  *   (`{type: "focus", focused: true}`) — on any node of a cluster (MemberEvents' shared presence). In a cluster only
  *   the node that stored the message sends (`storedHere`), so a notification goes out once, not once per node.
+ *   What the member chose for the buffer decides last (BufferPreferences, PushChoice.ts; docs/contract.md
+ *   "Preferences"): muted or level `none` sends nothing, `highlights` (the default) the rule above, `all` every
+ *   PRIVMSG or ACTION of the buffer from someone else.
  *   Notices do not notify: on IRC they are the automatic replies of services
  *   and bots (RFC 2812 §3.3.2).
  * - A push service answering 404 or 410 no longer knows the subscription (RFC 8030 §7.3): it is deleted. Other
  *   failures are logged and the notification dropped; a notification is a courtesy, history has the message.
+ * - What is decided here goes to the member's IRC clients' subscriptions too (`soju.im/webpush`), as one IRC line,
+ *   after a grace in which a client may mark the buffer read (IrcPush.ts); the browsers get the JSON below.
  *
  * Concurrency rule: hearing is a synchronous step (a bounded queue, MAX_PENDING; beyond, new notifications are
  * dropped with one warning per episode); one sender fiber sends them in order, one request at a time, each bounded
@@ -30,6 +35,12 @@ import { type PushSubscription, PushSubscriptions } from "./PushSubscriptions.js
 import { SecretBox } from "../crypto/SecretBox.js"
 import { GuardedFetch } from "../egress/GuardedFetch.js"
 import { loadVapidKeys } from "./VapidKeyStore.js"
+import { makeIrcPush } from "./IrcPush.js"
+import { ReadMarkers } from "../history/ReadMarkers.js"
+import { BufferPreferences } from "../preferences/BufferPreferences.js"
+import { pushAllowed } from "../preferences/PushChoice.js"
+import { DEFAULT_CASE_MAPPING, foldCase } from "../../irc/CaseMapping.js"
+import type { BufferChoice } from "../../schema/Preferences.js"
 
 /** Notifications waiting to be sent; beyond, new ones are dropped. */
 const MAX_PENDING = 1000
@@ -66,6 +77,18 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 export const highlights = (text: string, nick: string): boolean =>
   nick !== "" && new RegExp(`(^|[^${NICK_CHARS}])${escapeRegExp(nick)}($|[^${NICK_CHARS}])`, "i").test(text)
 
+/**
+ * Whether a stored message calls for a notification as the member chose for its buffer (docs/contract.md
+ * "Preferences", services/preferences/PushChoice.ts); before the focus check.
+ */
+export const notifiesAsChosen = (heard: HeardMessage, choice: BufferChoice): boolean => {
+  const m = heard.record
+  const conversational = !m.self && (m.kind === "privmsg" || m.kind === "action") && m.nick !== null &&
+    (heard.bufferKind === "dm" || heard.bufferKind === "channel")
+  const highlight = heard.bufferKind === "channel" && heard.selfNick !== null && highlights(m.text, heard.selfNick)
+  return pushAllowed(choice, { conversational, highlight, direct: heard.bufferKind === "dm" })
+}
+
 /** Whether a stored message calls for a notification (before the focus check). */
 export const notifies = (heard: HeardMessage): boolean => {
   const m = heard.record
@@ -101,6 +124,7 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
     const config = yield* AppConfig
     const events = yield* MemberEvents
     const subscriptions = yield* PushSubscriptions
+    const preferences = yield* BufferPreferences
     const http = yield* GuardedFetch
     const keys = yield* loadVapidKeys
     const vapidDetails = { subject: subjectOf(config.publicBaseUrl), publicKey: keys.publicKey, privateKey: keys.privateKey }
@@ -108,19 +132,42 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
     const pending = yield* Queue.dropping<Pending>(MAX_PENDING)
     let droppedWarned = false
     const runtime = yield* Effect.runtime<never>()
+    const irc = yield* makeIrcPush({
+      subscriptions,
+      markers: yield* ReadMarkers,
+      http,
+      focused: events.anyFocused,
+      vapid: vapidDetails
+    })
+
+    const offerPending = (heard: HeardMessage): void => {
+      irc.offer(heard)
+      if (pending.unsafeOffer({ accountId: heard.accountId, payload: payloadOf(heard) })) return
+      if (!droppedWarned) {
+        droppedWarned = true
+        Runtime.runFork(runtime)(Effect.logWarning("web push: too many notifications waiting; dropping new ones"))
+      }
+    }
 
     yield* events.addMessageListener({
       wants: subscriptions.has,
       hear: (heard) => {
         // In a cluster every node hears every message; the node that stored it sends, so it is sent once.
-        if (!heard.storedHere || !notifies(heard) || events.anyFocused(heard.accountId)) return
-        if (pending.unsafeOffer({ accountId: heard.accountId, payload: payloadOf(heard) })) return
-        if (!droppedWarned) {
-          droppedWarned = true
-          Runtime.runFork(runtime)(Effect.logWarning("web push: too many notifications waiting; dropping new ones"))
+        if (!heard.storedHere || events.anyFocused(heard.accountId)) return
+        const folded = foldCase(heard.caseMapping ?? DEFAULT_CASE_MAPPING, heard.record.target)
+        const choice = preferences.peek(heard.accountId, heard.record.networkId, folded)
+        if (choice === undefined) {
+          // The account's choices are read once, then held (BufferPreferences.peek); this message waits for them.
+          Runtime.runFork(runtime)(Effect.zipRight(preferences.choicesOf(heard.accountId), Effect.sync(() => {
+            const known = preferences.peek(heard.accountId, heard.record.networkId, folded)
+            if (known !== undefined && notifiesAsChosen(heard, known)) offerPending(heard)
+          })))
+          return
         }
+        if (notifiesAsChosen(heard, choice)) offerPending(heard)
       }
     })
+
 
     /** One notification to one browser: the push service's status, or the failure. */
     const sendOne = (subscription: PushSubscription, payload: PushPayload) =>
@@ -187,5 +234,6 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
 
     return { publicKey: keys.publicKey } as const
   }),
-  dependencies: [MemberEvents.Default, PushSubscriptions.Default, SecretBox.Default, GuardedFetch.Default]
+  dependencies: [MemberEvents.Default, PushSubscriptions.Default, SecretBox.Default, GuardedFetch.Default, BufferPreferences.Default,
+    ReadMarkers.Default]
 }) {}

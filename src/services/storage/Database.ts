@@ -11,7 +11,8 @@
  * Ids: int8 columns are parsed as JS numbers at this edge (ids and counts stay far
  * below 2^53), so the rest of the code and the JSON output see integers.
  */
-import { NodeContext } from "@effect/platform-node"
+// The module, not the package's index, which in the server bundle evaluates all it re-exports (src/cli/main.ts).
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient, PgMigrator } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
@@ -30,6 +31,10 @@ import migration0009 from "./migrations/0009_message_batch_writers.js"
 import migration0010 from "./migrations/0010_account_limits.js"
 import migration0011 from "./migrations/0011_account_deletions.js"
 import migration0012 from "./migrations/0012_oauth_resources_and_documents.js"
+import migration0013 from "./migrations/0013_preferences.js"
+import migration0014 from "./migrations/0014_uploads.js"
+import migration0015 from "./migrations/0015_link_previews.js"
+import migration0016 from "./migrations/0016_push_owners.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -44,7 +49,11 @@ export const migrations = {
   "0009_message_batch_writers": migration0009,
   "0010_account_limits": migration0010,
   "0011_account_deletions": migration0011,
-  "0012_oauth_resources_and_documents": migration0012
+  "0012_oauth_resources_and_documents": migration0012,
+  "0013_preferences": migration0013,
+  "0014_uploads": migration0014,
+  "0015_link_previews": migration0015,
+  "0016_push_owners": migration0016
 }
 
 const INT8_OID = 20
@@ -77,6 +86,11 @@ export const SqlLive: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unkno
     return PgClient.layer({
       url: Redacted.make(server.url(server.database)),
       maxConnections: 5,
+      // An idle connection is closed after 2 s (pg's default: 10 s). Each is a backend process (a few MB of its own,
+      // and the shared buffers it touched mapped), and the 5-second jobs kept one alive for good: the one that had run
+      // the migrations, with every table's caches. Reopening one over the socket costs a few milliseconds
+      // (bench/results/memory-breakdown.md "Idle on Node 24").
+      idleTimeout: "2 seconds",
       types,
       applicationName: "belay"
     })

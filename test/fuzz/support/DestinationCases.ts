@@ -14,7 +14,7 @@ export interface DestinationCase extends RawRequest {
 }
 
 /** Refused IPv4 ranges as [first octet pattern, …]: each arbitrary makes one address inside. */
-const refusedIpv4: fc.Arbitrary<readonly [number, number, number, number]> = fc.oneof(
+export const refusedIpv4: fc.Arbitrary<readonly [number, number, number, number]> = fc.oneof(
   fc.tuple(fc.constant(127), fc.nat(255), fc.nat(255), fc.nat(255)),
   fc.tuple(fc.constant(10), fc.nat(255), fc.nat(255), fc.nat(255)),
   fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), fc.nat(255), fc.nat(255)),
@@ -91,3 +91,22 @@ export const judgeDestination = (_request: DestinationCase, outcome: RawOutcome)
   if (!description.startsWith("host: ") || !CLASS_WORDS.test(description)) return `description ${description.slice(0, 200)}`
   return undefined
 }
+
+/**
+ * An address a resolver may answer (always a plain literal, never bracketed nor in inet_aton's short forms) that the
+ * guard refuses: a refused IPv4 address, or an IPv6 one — refused itself, or carrying a refused IPv4 address
+ * (mapped, translated, NAT64, 6to4).
+ */
+export const refusedAnswer: fc.Arbitrary<string> = fc.oneof(
+  refusedIpv4.map((v4) => v4.join(".")),
+  fc.constantFrom("::1", "::", "fe80::1", "fd00::1", "fc12:3456::9", "ff02::1", "2001:db8::1", "100::1"),
+  refusedIpv4.map((v4) => `::ffff:${v4.join(".")}`),
+  refusedIpv4.map((v4) => `::ffff:${v4Words(v4).join(":")}`),
+  refusedIpv4.map((v4) => `64:ff9b::${v4Words(v4).join(":")}`),
+  refusedIpv4.map((v4) => `2002:${v4Words(v4).join(":")}::1`)
+)
+
+/** Addresses the guard lets a member reach (public unicast, both families). */
+export const publicAnswer: fc.Arbitrary<string> = fc.constantFrom(
+  "8.8.8.8", "1.1.1.1", "9.9.9.9", "208.67.222.222", "2001:4860:4860::8888", "2606:4700:4700::1111", "2620:fe::fe"
+)

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { AccountLimits } from "../../../src/services/identity/AccountLimits.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { softAuthenticator } from "../../support/SoftAuthenticator.js"
 import { CookieJar, fetchP, jsonOf, postForm, randomIp, startOAuthApp } from "../oauth/OAuthHarness.js"
@@ -147,6 +148,48 @@ describe(`passkeys over HTTP on ${describeMode}`, () => {
       expect((yield* passkeySignIn(url, { id: "x" })).status).toBe(400)
       expect((yield* postJsonAs(url, new CookieJar(), "/login/passkey/options", {}, { origin: "https://evil.example" })).status).toBe(403)
       expect((yield* postJsonAs(url, new CookieJar(), "/login/passkey", { credential: {} }, { origin: "https://evil.example" })).status).toBe(403)
+    }))
+
+  it.scopedLive("the passkeys limit: refused when the ceremony starts, and still at its end when two raced", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp({ BELAY_TRUST_PROXY: "true" })
+      const url = app.url
+      const jar = yield* signedIn(url)
+      const rp = { origin: url, rpId: "127.0.0.1" }
+      yield* app.service(AccountLimits).set(app.accountId, { passkeys: 1 })
+      const count = () => Effect.map(app.sql<{ n: number }>`SELECT count(*)::int AS n FROM passkeys WHERE account_id = ${app.accountId}`.pipe(Effect.orDie), (r) => r[0]!.n)
+
+      // Two ceremonies started while there was room: both get options; the first to finish is stored, the second
+      // is refused by the final check, naming the limit.
+      const first = yield* postJsonAs(url, jar, "/settings/passkeys/options", { name: "Laptop" })
+      const second = yield* postJsonAs(url, jar, "/settings/passkeys/options", { name: "Phone" })
+      expect([first.status, second.status]).toEqual([200, 200])
+      const laptop = softAuthenticator(rp)
+      expect((yield* postJsonAs(url, jar, "/settings/passkeys", { credential: laptop.create(first.json as Options) })).status).toBe(201)
+      const raced = yield* postJsonAs(url, jar, "/settings/passkeys", { credential: softAuthenticator(rp).create(second.json as Options) })
+      expect(raced.status).toBe(409)
+      expect(raced.json).toMatchObject({ error: "quota_exceeded", limit: "passkeys", max: 1 })
+      expect(yield* count()).toBe(1)
+
+      // At the limit: the options are refused before any challenge, with the limit named for the member to read.
+      const refused = yield* postJsonAs(url, jar, "/settings/passkeys/options", { name: "Tablet" })
+      expect(refused.status).toBe(409)
+      expect(refused.res.headers.get("cache-control")).toBe("no-store")
+      expect(refused.json).toEqual({
+        error: "quota_exceeded",
+        message: `limit reached: at most 1 passkeys on this account (limit "passkeys"); remove one first or ask the operator`,
+        limit: "passkeys",
+        max: 1
+      })
+      expect(refused.json).not.toHaveProperty("challenge")
+      expect(yield* count()).toBe(1)
+
+      // Raised: the ceremony starts again.
+      yield* app.service(AccountLimits).set(app.accountId, { passkeys: 2 })
+      const again = yield* postJsonAs(url, jar, "/settings/passkeys/options", { name: "Tablet" })
+      expect(again.status).toBe(200)
+      expect((yield* postJsonAs(url, jar, "/settings/passkeys", { credential: softAuthenticator(rp).create(again.json as Options) })).status).toBe(201)
+      expect(yield* count()).toBe(2)
     }))
 
   it.scopedLive("removing a passkey (CSRF form) stops it signing in; another member's id is not found", () =>

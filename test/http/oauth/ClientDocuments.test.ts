@@ -194,7 +194,8 @@ layer(fixture, { excludeTestServices: true, timeout: "120 seconds" })(`client me
       expect(flow.page).toContain(`<strong>127.0.0.1:${f.documents.port}</strong>`)
       expect(flow.page).toContain("this is what identifies the app")
       expect(flow.page).toContain("Claude <span class=\"muted\">(from its metadata document, not verified)</span>")
-      expect(flow.page).toContain("from claude.ai <span class=\"muted\">(not verified, not shown)</span>")
+      // The logo through Belay's image proxy, never from claude.ai by the browser (docs/decisions/previews.md).
+      expect(flow.page).toMatch(/<img src="\/api\/previews\/image\?url=https%3A%2F%2Fclaude\.ai%2Flogo\.png&amp;sig=[\w-]{43}" alt="The app's logo" width="48" height="48"> from claude\.ai <span class="muted">\(not verified\)<\/span>/)
       expect(flow.page).not.toContain("is on this computer")
       expect(flow.location.startsWith("https://claude.ai/api/mcp/auth_callback?code=")).toBe(true)
       expect(new URL(flow.location).searchParams.get("iss")).toBe(f.app.url)

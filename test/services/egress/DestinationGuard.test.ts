@@ -98,6 +98,57 @@ describe("DestinationGuard", () => {
       yield* guard.vet("8.8.8.8", 6667)
     }))
 
+  it.effect("a family: the name resolved for that family alone, IPv4-first names still give IPv6, none is a clear error", () =>
+    Effect.gen(function*() {
+      // A resolver that answers as getaddrinfo does: everything, IPv4 first, unless a family is asked for.
+      const asked: Array<readonly [string, 4 | 6 | undefined]> = []
+      const answers: Record<string, ReadonlyArray<string>> = {
+        "dual.example": ["8.8.8.8", "2001:4860:4860::8888"],
+        "v4only.example": ["8.8.4.4"],
+        "privatev6.example": ["8.8.8.8", "fd00::7"]
+      }
+      const lookup: NameLookupService = (host, done, family) => {
+        asked.push([host, family])
+        const all = answers[host]
+        if (all === undefined) return done("ENOTFOUND", [])
+        const picked = all.filter((a) => family === undefined || (a.includes(":") ? 6 : 4) === family)
+        return picked.length === 0 ? done("ENOTFOUND", []) : done(null, picked)
+      }
+      for (const env of [DENY, {}]) {
+        asked.length = 0
+        const guard = yield* guardWith(env, lookup)
+        expect(yield* guard.check("dual.example", 6697, { family: 6 })).toEqual({
+          name: "dual.example",
+          port: 6697,
+          address: "2001:4860:4860::8888",
+          family: 6
+        })
+        expect((yield* guard.check("dual.example", 6697, { family: 4 })).address).toBe("8.8.8.8")
+        const none = yield* Effect.flip(guard.check("v4only.example", 6697, { family: 6 }))
+        expect(none).toMatchObject({ _tag: "DestinationUnresolved", host: "v4only.example" })
+        expect(none.message).toBe("could not resolve v4only.example: no IPv6 address (ENOTFOUND)")
+        // A literal of the other family is refused for it, without a lookup.
+        const literal = yield* Effect.flip(guard.check("8.8.8.8", 6697, { family: 6 }))
+        expect(literal.message).toContain("8.8.8.8 is not an IPv6 address")
+        expect((yield* guard.check("[2001:4860:4860::8888]", 6697, { family: 6 })).address).toBe("2001:4860:4860::8888")
+        expect(asked).toEqual([["dual.example", 6], ["dual.example", 4], ["v4only.example", 6]])
+      }
+      // Only the family used is judged: its private address is refused for IPv6, its public one is fine for IPv4.
+      const guard = yield* guardWith(DENY, lookup)
+      expect(yield* Effect.flip(guard.check("privatev6.example", 6667, { family: 6 }))).toMatchObject({
+        _tag: "DestinationRefused",
+        address: "fd00::7",
+        addressClass: "unique-local"
+      })
+      expect((yield* guard.check("privatev6.example", 6667, { family: 4 })).address).toBe("8.8.8.8")
+      // A resolver that answers more than asked: only the family asked for is used.
+      const sloppy = yield* guardWith(DENY, (_host, done) => done(null, ["8.8.8.8"]))
+      expect(yield* Effect.flip(sloppy.check("sloppy.example", 6667, { family: 6 }))).toMatchObject({
+        _tag: "DestinationUnresolved",
+        reason: "no IPv6 address"
+      })
+    }))
+
   it.effect("allow (self-hosted default): nothing refused, nothing resolved, connect by name", () =>
     Effect.gen(function*() {
       const resolver = fakeResolver({})

@@ -81,6 +81,53 @@ describe(`AccountExport on ${describeMode}`, () => {
         expect(text).not.toMatch(/Enc"|Hash"|token|secret|"key"/i)
       }))
 
+    it.scoped("a message record is the MCP record, whatever its text, its numeric or its encryption, across strings", () =>
+      Effect.gen(function*() {
+        const member = yield* seedMember("shapes", 0)
+        const sql = yield* SqlClient.SqlClient
+        const texts = [
+          `quotes " and \\ backslashes`,
+          "a tab\there, a bell \u0007, a DEL \u007f",
+          "emoji 🧗 and astral 𝄞, accents é, CJK 攀登",
+          "</script><!-- -->",
+          ""
+        ]
+        // Enough lines for several of PostgreSQL's strings and a second page, with a microsecond time.
+        for (let i = 0; i < 1_100; i++) {
+          yield* sql`
+            INSERT INTO messages (buffer_id, time, kind, nick, text, numeric, self, encryption)
+            VALUES (${member.bufferIds[0]!}, now() - ${1_100 - i}::int * interval '1.000123 second',
+                    ${i % 3 === 0 ? "numeric" : "privmsg"}, ${i % 5 === 0 ? null : `nick${i}`}, ${texts[i % texts.length]!},
+                    ${i % 3 === 0 ? "433" : null}, ${i % 2 === 0}, ${["plain", "decrypted", "undecryptable"][i % 3]!})`
+        }
+        const stored = yield* sql<{
+          id: number
+          time: Date
+          kind: string
+          nick: string | null
+          text: string
+          numeric: string | null
+          self: boolean
+          encryption: string
+        }>`SELECT id, time, kind, nick, text, numeric, self, encryption FROM messages WHERE buffer_id = ${member.bufferIds[0]!} ORDER BY id`
+        const text = yield* exportOf("shapes")
+        const exported = text.trimEnd().split("\n").map((l) => JSON.parse(l) as Line).filter((l) => l.kind === "message")
+        expect(exported.length).toBe(1_100 + 3)
+        expect(exported.slice(0, 1_100).map((l) => l["message"])).toEqual(stored.map((m) => ({
+          id: m.id,
+          networkId: member.networkId,
+          target: "#belay",
+          time: m.time.toISOString(),
+          kind: m.kind,
+          nick: m.nick,
+          text: m.text,
+          self: m.self,
+          ...(m.numeric !== null ? { numeric: m.numeric } : {}),
+          ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {})
+        })))
+        expect(text.trimEnd().split("\n").at(-1)).toContain(`"message":1103`)
+      }))
+
     it.scoped("an account being deleted, or none, is not exported", () =>
       Effect.gen(function*() {
         yield* seedMember("going", 1)

@@ -89,6 +89,11 @@ export const seedMember = (name: string, messages: number) =>
     yield* sql`
       INSERT INTO push_subscriptions (account_id, oauth_token_id, endpoint, p256dh, auth, created_at)
       VALUES (${account.id}, ${token!.id}, ${`https://push.example/${name}`}, 'p256dh', 'auth', now())`
+    // An IRC client's (soju.im/webpush), signed in with the password, on the network.
+    yield* sql`
+      INSERT INTO push_subscriptions (account_id, password_owner, kind, network_id, irc_caps, endpoint, p256dh, auth, created_at)
+      VALUES (${account.id}, true, 'irc', ${networkId}, 'server-time', ${`https://push.example/irc-${name}`}, 'p256dh', 'auth',
+              now())`
     return { accountId: account.id, networkId, bufferIds, credentialId } satisfies Member
   })
 

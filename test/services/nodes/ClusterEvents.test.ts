@@ -13,6 +13,7 @@ import { Services } from "../../../src/main.js"
 import type { NetworkStatus } from "../../../src/schema/Network.js"
 import type { ServerFrame } from "../../../src/schema/SocketFrame.js"
 import { Accounts } from "../../../src/services/identity/Accounts.js"
+import { ApiTokens } from "../../../src/services/identity/ApiTokens.js"
 import { AppConfig } from "../../../src/services/AppConfig.js"
 import { BrowserSessions } from "../../../src/services/identity/BrowserSessions.js"
 import { ClusterEvents } from "../../../src/services/nodes/ClusterEvents.js"
@@ -275,6 +276,37 @@ describe(`cluster events on ${describeMode}`, () => {
       yield* store(a, m.networkId, "bob", ["hello?"])
       expect((yield* push.next).path).toBe(browser.path)
       expect(yield* Effect.timeoutOption(push.next, "2 seconds")).toEqual(Option.none())
+    }), { timeout: 120_000 })
+
+  it.scopedLive("an IRC client's subscription registered through one node is pushed once, as a line, and goes on revocation", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* twoNodes()
+      const m = yield* member(a)
+      const push = yield* LocalPushService.make
+      const phone = push.subscription("goguma")
+      yield* a.get(ApiTokens).create(m.name, "phone", "read-write").pipe(Effect.orDie)
+      const tokenId = (yield* a.get(SqlClient.SqlClient)<{ id: number }>`
+        SELECT id FROM api_tokens WHERE account_id = ${m.accountId} AND name = 'phone'`.pipe(Effect.orDie))[0]!.id
+      // Registered through B (WEBPUSH REGISTER on B's listener): A, which stores the messages, learns of it.
+      yield* b.get(PushSubscriptions).add(m.accountId, { _tag: "ApiToken", tokenId }, {
+        endpoint: phone.json.endpoint,
+        p256dh: phone.json.keys.p256dh,
+        auth: phone.json.keys.auth
+      }, { networkId: m.networkId, caps: ["message-tags"] })
+      yield* eventually("A counts B's subscription", Effect.sync(() => a.get(PushSubscriptions).has(m.accountId)), (x) => x)
+
+      const [id] = yield* store(a, m.networkId, "bob", ["are you there?"], "bob")
+      const pushed = yield* push.next
+      expect(pushed.path).toBe(phone.path)
+      expect(LocalPushService.decrypt(phone.keys, pushed.body)).toMatch(new RegExp(`^@msgid=${id} :bob PRIVMSG \\S+ :are you there\\?$`))
+      expect(yield* Effect.timeoutOption(push.next, "2 seconds")).toEqual(Option.none())
+
+      // The API token revoked through B: the subscription goes, and A no longer counts it.
+      yield* b.get(ApiTokens).revoke(m.name, "phone").pipe(Effect.orDie)
+      yield* eventually("A forgets the subscription", Effect.sync(() => a.get(PushSubscriptions).has(m.accountId)), (x) => !x)
+      const left = yield* a.get(SqlClient.SqlClient)<{ n: number }>`
+        SELECT count(*)::int AS n FROM push_subscriptions WHERE account_id = ${m.accountId}`.pipe(Effect.orDie)
+      expect(left[0]!.n).toBe(0)
     }), { timeout: 120_000 })
 
   it.scopedLive("a silently dead LISTEN is noticed by the heartbeat; back, the node reads what it missed, once", () =>
