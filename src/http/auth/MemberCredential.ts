@@ -8,7 +8,10 @@
  * Stateless Effects over Authenticator and BrowserSessions.
  */
 import { Effect, Either, Option } from "effect"
-import type { Authenticator, Principal } from "../../services/identity/Authenticator.js"
+import { AppConfig } from "../../services/AppConfig.js"
+import { Accounts } from "../../services/identity/Accounts.js"
+import { Authenticator, type Principal } from "../../services/identity/Authenticator.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { type HttpRequest, type HttpResponse, json } from "../HttpServer.js"
 import { type IssuerSettings, resolveIssuer } from "../Issuer.js"
 import { foreignOrigin, isSameOriginPost, malformed, noStore } from "../oauth/OAuthHttp.js"
@@ -53,6 +56,16 @@ export const memberCredential = (
 /** 403 `{error: "account_paused"}`: a paused account reads but does not change anything (docs/contract.md, Credentials). */
 export const accountPaused = (): HttpResponse =>
   json(403, { error: "account_paused", error_description: "the account is paused" }, noStore)
+
+/** What `memberRequest` reads, gathered once by each route module that acts for a member. */
+export const memberRequestServices = Effect.gen(function*() {
+  return {
+    config: yield* AppConfig,
+    authenticator: yield* Authenticator,
+    sessions: yield* BrowserSessions,
+    accounts: yield* Accounts
+  } as const
+})
 
 /**
  * The member behind a REST request of the web client, or the answer that ends it: a usable Host (400), the

@@ -15,19 +15,14 @@ import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { Networks } from "../../services/networks/Networks.js"
 import { ReadMarkers, type SelfOnNetwork } from "../../services/history/ReadMarkers.js"
-import { memberRequest } from "../auth/MemberCredential.js"
+import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { json, type Route } from "../HttpServer.js"
 import { noStore } from "../oauth/OAuthHttp.js"
 
 export const BUFFERS_PATH = "/api/buffers"
 
 export const bufferRoutes = Effect.gen(function*() {
-  const services = {
-    config: yield* AppConfig,
-    authenticator: yield* Authenticator,
-    sessions: yield* BrowserSessions,
-    accounts: yield* Accounts
-  }
+  const services = yield* memberRequestServices
   const networks = yield* Networks
   const control = yield* NetworkControl
   const markers = yield* ReadMarkers

@@ -27,7 +27,7 @@ import { toMessageRecord } from "../../services/history/MessageRecord.js"
 import { Networks } from "../../services/networks/Networks.js"
 import { NickNotes } from "../../services/networks/NickNotes.js"
 import { highlights } from "../../services/push/WebPush.js"
-import { memberRequest } from "../auth/MemberCredential.js"
+import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { json, type Route } from "../HttpServer.js"
 import { noStore } from "../oauth/OAuthHttp.js"
 
@@ -62,12 +62,7 @@ export const isMention = (m: Pick<StoredMessage, "kind" | "self" | "nick" | "tex
 const phrase = (nick: string) => `"${nick.replaceAll("\"", " ")}"`
 
 export const mentionRoutes = Effect.gen(function*() {
-  const services = {
-    config: yield* AppConfig,
-    authenticator: yield* Authenticator,
-    sessions: yield* BrowserSessions,
-    accounts: yield* Accounts
-  }
+  const services = yield* memberRequestServices
   const networks = yield* Networks
   const control = yield* NetworkControl
   const history = yield* MessageHistory

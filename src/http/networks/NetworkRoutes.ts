@@ -39,7 +39,7 @@ import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { type NetworkSummary, Networks } from "../../services/networks/Networks.js"
-import { memberRequest } from "../auth/MemberCredential.js"
+import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { noStore, readOAuthBody } from "../oauth/OAuthHttp.js"
 import { quotaExceeded } from "../QuotaResponse.js"
@@ -93,12 +93,7 @@ const idOf = (request: HttpRequest): Option.Option<number> => {
 }
 
 export const networkRoutes = Effect.gen(function*() {
-  const services = {
-    config: yield* AppConfig,
-    authenticator: yield* Authenticator,
-    sessions: yield* BrowserSessions,
-    accounts: yield* Accounts
-  }
+  const services = yield* memberRequestServices
   const networks = yield* Networks
   const control = yield* NetworkControl
 

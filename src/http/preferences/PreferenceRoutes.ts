@@ -25,7 +25,7 @@ import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { BufferPreferences, TARGET_MAX, validTarget } from "../../services/preferences/BufferPreferences.js"
 import { ClientPreferences } from "../../services/preferences/ClientPreferences.js"
-import { memberRequest } from "../auth/MemberCredential.js"
+import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { json, type Route } from "../HttpServer.js"
 import { noStore, readOAuthBody } from "../oauth/OAuthHttp.js"
 
@@ -41,12 +41,7 @@ const invalid = (description: string) => json(400, { error: "invalid_request", e
 const notFound = () => json(404, { error: "not_found", error_description: "no such network of yours" }, noStore)
 
 export const preferenceRoutes = Effect.gen(function*() {
-  const services = {
-    config: yield* AppConfig,
-    authenticator: yield* Authenticator,
-    sessions: yield* BrowserSessions,
-    accounts: yield* Accounts
-  }
+  const services = yield* memberRequestServices
   const buffers = yield* BufferPreferences
   const client = yield* ClientPreferences
   const control = yield* NetworkControl

@@ -22,7 +22,7 @@ import { makeSlidingWindow } from "../../services/identity/RegistrationLimiter.j
 import { ImageProxy } from "../../services/previews/ImageProxy.js"
 import { LinkPreviews } from "../../services/previews/LinkPreviews.js"
 import { normalizePreviewUrl } from "../../services/previews/PreviewUrl.js"
-import { memberRequest } from "../auth/MemberCredential.js"
+import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { noStore } from "../oauth/OAuthHttp.js"
 import { PreviewPaths, proxiedImagePath } from "./ProxiedImage.js"
@@ -56,12 +56,7 @@ const single = (query: URLSearchParams, name: string): string | undefined => {
 }
 
 export const previewRoutes = Effect.gen(function*() {
-  const services = {
-    config: yield* AppConfig,
-    authenticator: yield* Authenticator,
-    sessions: yield* BrowserSessions,
-    accounts: yield* Accounts
-  }
+  const services = yield* memberRequestServices
   const previews = yield* LinkPreviews
   const proxy = yield* ImageProxy
   const previewLimit = yield* makeSlidingWindow({ limit: PreviewRateLimits.previews, window: PreviewRateLimits.window })
