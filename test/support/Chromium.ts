@@ -109,3 +109,19 @@ export const framed = (page: Page, listenerPort: number, url: string) =>
     await child.waitForLoadState()
     return { url: child.url(), text: await child.innerText("body").catch(() => "") }
   })
+
+/**
+ * Polls `expression` in the page (each time through `page.evaluate`, awaiting a promise it gives) until it is
+ * truthy. Not `page.waitForFunction` with a string: Playwright evals that string again on every poll, from a
+ * page timer that the page's CSP governs, and Belay's pages allow no 'unsafe-eval'; `page.evaluate` runs
+ * during the DevTools call, which the CSP does not govern.
+ */
+export const untilInPage = async (page: Page, expression: string, timeout: number): Promise<void> => {
+  const deadline = Date.now() + timeout
+  for (;;) {
+    // A navigation in between destroys the context the expression ran in: that poll counts as false.
+    if (await page.evaluate(expression).catch(() => false)) return
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting in the page for: ${expression}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -21,7 +21,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { runCli, startBelay } from "../support/BelayProcess.js"
-import { CHROMIUM, launchChromium, newPage } from "../support/Chromium.js"
+import { CHROMIUM, launchChromium, newPage, untilInPage } from "../support/Chromium.js"
 import { NGIRCD, ngircd } from "../support/Ngircd.js"
 import { testEnvironment } from "../support/TestDatabase.js"
 import { buffers, composer, log, promise, query, WAIT } from "../support/WebClientPage.js"
@@ -197,9 +197,7 @@ describe("the web client, accessible and by keyboard, in headless Chromium", () 
         // The first unread line is two pages back: the bar loads them and puts the "New messages" line in view.
         yield* promise(async () => {
           await page.getByRole("button", { name: "Jump to first unread" }).click()
-          await page.waitForFunction("document.activeElement?.previousElementSibling?.classList.contains('unread-line') ?? false", undefined, {
-            timeout: WAIT
-          })
+          await untilInPage(page, "document.activeElement?.previousElementSibling?.classList.contains('unread-line') ?? false", WAIT)
           expect(await page.evaluate("document.activeElement?.textContent ?? ''")).toContain("history line 22 ")
           const line = page.getByRole("separator").filter({ hasText: "New messages" })
           expect(await line.isVisible()).toBe(true)
@@ -346,7 +344,7 @@ describe("the web client, accessible and by keyboard, in headless Chromium", () 
           await page.keyboard.press("Enter")
           await heading(page, "#web")
           expect(await page.getByRole("dialog").count()).toBe(0)
-          await page.waitForFunction("document.activeElement?.getAttribute('aria-label') === 'Message'")
+          await untilInPage(page, "document.activeElement?.getAttribute('aria-label') === 'Message'", WAIT)
         })
 
         // A message from the composer.
@@ -369,7 +367,7 @@ describe("the web client, accessible and by keyboard, in headless Chromium", () 
           await tabTo(page, "ol.results a")
           await page.keyboard.press("Enter")
           await heading(page, "#web")
-          await page.waitForFunction("document.activeElement?.classList.contains('jump-target') ?? false")
+          await untilInPage(page, "document.activeElement?.classList.contains('jump-target') ?? false", WAIT)
           expect(await page.evaluate("document.activeElement?.textContent ?? ''")).toContain("typed without a mouse")
         })
 

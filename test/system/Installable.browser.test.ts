@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { runCli, startBelay } from "../support/BelayProcess.js"
-import { CHROMIUM, launchChromium, newPage } from "../support/Chromium.js"
+import { CHROMIUM, launchChromium, newPage, untilInPage } from "../support/Chromium.js"
 import { testEnvironment } from "../support/TestDatabase.js"
 import { buffers, promise, WAIT } from "../support/WebClientPage.js"
 
@@ -43,7 +43,7 @@ describe("the web client, installable and offline, in headless Chromium", () => 
         expect(manifest.errors).toEqual([])
         expect(manifest.url).toBe(`${url}/app.webmanifest`)
         // The worker registers at start and takes the page; then the install criteria hold.
-        await page.waitForFunction("navigator.serviceWorker.controller !== null", undefined, { timeout: WAIT })
+        await untilInPage(page, "navigator.serviceWorker.controller !== null", WAIT)
         const { installabilityErrors } = await cdp.send("Page.getInstallabilityErrors", {})
         // Playwright's contexts are incognito, which Chromium names among the reasons; any other would be ours
         // (a missing or unsuitable icon, a manifest field, no worker).
@@ -56,7 +56,7 @@ describe("the web client, installable and offline, in headless Chromium", () => 
       yield* promise(async () => {
         await page.reload()
         await buffers(page).waitFor({ timeout: WAIT })
-        await page.waitForFunction("caches.open('belay-shell-v1').then((c) => c.keys()).then((k) => k.length >= 3)", undefined, { timeout: WAIT })
+        await untilInPage(page, "caches.open('belay-shell-v1').then((c) => c.keys()).then((k) => k.length >= 3)", WAIT)
         await context.setOffline(true)
         await page.reload()
         await page.getByRole("banner").getByText("Belay", { exact: true }).waitFor({ timeout: WAIT })
