@@ -42,6 +42,7 @@ import type { GuardedFetch } from "../egress/GuardedFetch.js"
 import type { HeardMessage } from "../events/MemberEvents.js"
 import type { ReadMarker, ReadMarkers } from "../history/ReadMarkers.js"
 import type { IrcPushSubscription, PushSubscription, PushSubscriptions } from "./PushSubscriptions.js"
+import { settlePushAnswer } from "./PushAnswer.js"
 
 /** How long after a message its notification waits for a client to mark the buffer read (soju's figure). */
 export const READ_GRACE = Duration.seconds(5)
@@ -193,24 +194,8 @@ export const makeIrcPush = (deps: IrcPushDeps): Effect.Effect<{ readonly offer: 
         const targets = yield* deps.subscriptions.forIrc(accountId, networkId)
         let taken = false
         for (const subscription of targets) {
-          const status = yield* Effect.either(sendOne(subscription, lineOf(subscription)))
-          const notes = { subscriptionId: subscription.id }
-          if (status._tag === "Left" && status.left._tag === "FetchFailed" && status.left.reason === "destination") {
-            yield* Effect.logWarning("web push (IRC clients): the endpoint's address is refused; subscription removed").pipe(
-              Effect.annotateLogs({ ...notes, error: status.left.message })
-            )
-            yield* deps.subscriptions.gone(subscription)
-          } else if (status._tag === "Left") {
-            yield* Effect.logWarning("web push (IRC clients): the push service could not be reached").pipe(
-              Effect.annotateLogs({ ...notes, error: String(status.left) })
-            )
-          } else if (status.right === 404 || status.right === 410) {
-            yield* deps.subscriptions.gone(subscription)
-          } else if (status.right < 200 || status.right >= 300) {
-            yield* Effect.logWarning("web push (IRC clients): the push service refused a notification").pipe(
-              Effect.annotateLogs({ ...notes, status: status.right })
-            )
-          } else taken = true
+          const answer = yield* Effect.either(sendOne(subscription, lineOf(subscription)))
+          if (yield* settlePushAnswer("web push (IRC clients)", subscription.id, answer, deps.subscriptions.gone(subscription))) taken = true
         }
         return taken
       })

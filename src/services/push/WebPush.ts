@@ -32,6 +32,7 @@ import type { MessageRecord } from "../../schema/SocketFrame.js"
 import { AppConfig } from "../AppConfig.js"
 import { type HeardMessage, MemberEvents } from "../events/MemberEvents.js"
 import { type PushSubscription, PushSubscriptions } from "./PushSubscriptions.js"
+import { settlePushAnswer } from "./PushAnswer.js"
 import { SecretBox } from "../crypto/SecretBox.js"
 import { GuardedFetch } from "../egress/GuardedFetch.js"
 import { loadVapidKeys } from "./VapidKeyStore.js"
@@ -199,24 +200,8 @@ export class WebPush extends Effect.Service<WebPush>()("belay/WebPush", {
       Effect.gen(function*() {
         const targets = yield* subscriptions.forAccount(notification.accountId)
         for (const subscription of targets) {
-          const status = yield* Effect.either(sendOne(subscription, notification.payload))
-          if (status._tag === "Left" && status.left._tag === "FetchFailed" && status.left.reason === "destination") {
-            // An endpoint the guard refuses will not become acceptable: the subscription goes, as a 410 would.
-            yield* Effect.logWarning("web push: the endpoint's address is refused; subscription removed").pipe(
-              Effect.annotateLogs({ subscriptionId: subscription.id, error: status.left.message })
-            )
-            yield* subscriptions.gone(subscription)
-          } else if (status._tag === "Left") {
-            yield* Effect.logWarning("web push: the push service could not be reached").pipe(
-              Effect.annotateLogs({ subscriptionId: subscription.id, error: String(status.left) })
-            )
-          } else if (status.right === 404 || status.right === 410) {
-            yield* subscriptions.gone(subscription)
-          } else if (status.right < 200 || status.right >= 300) {
-            yield* Effect.logWarning("web push: the push service refused a notification").pipe(
-              Effect.annotateLogs({ subscriptionId: subscription.id, status: status.right })
-            )
-          }
+          const answer = yield* Effect.either(sendOne(subscription, notification.payload))
+          yield* settlePushAnswer("web push", subscription.id, answer, subscriptions.gone(subscription))
         }
       })
 
