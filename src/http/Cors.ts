@@ -3,8 +3,8 @@
  *
  *   - an `Origin` listed in `BELAY_CORS_ORIGINS` gets `Access-Control-Allow-Origin: <it>`
  *     and `Vary: Origin` on every response, and its preflight (`OPTIONS`) answers 204 with
- *     the route's methods and the request headers `authorization`, `content-type`,
- *     `mcp-protocol-version`; `Access-Control-Allow-Credentials` is never sent, so no
+ *     the route's methods and the request headers CORS_ALLOWED_HEADERS names;
+ *     `Access-Control-Allow-Credentials` is never sent, so no
  *     cookie-carried request of another origin can read an answer;
  *   - any other foreign origin (Issuer.isAllowedOrigin, DNS-rebinding defence included)
  *     gets no CORS header, and every POST, PUT, PATCH and DELETE from it — sign-in
@@ -24,10 +24,15 @@ import type { HttpResponse, Route } from "./HttpServer.js"
 import { isAllowedOrigin, issuerFor } from "./Issuer.js"
 import { foreignOrigin } from "./oauth/OAuthHttp.js"
 
-/** Request headers a cross-origin client may send (docs/decisions/web.md). */
-export const CORS_ALLOWED_HEADERS = "authorization, content-type, mcp-protocol-version"
-/** Response headers a cross-origin client may read besides the safelisted ones. */
-export const CORS_EXPOSED_HEADERS = "www-authenticate, retry-after"
+/**
+ * Request headers a cross-origin client may send (docs/decisions/web.md): its credential and body type; MCP's
+ * version header and the 2026-07-28 revision's `Mcp-Method` and `Mcp-Name` (docs/contract.md "MCP 2026-07-28"); and
+ * `Content-Disposition`, which names the file of an upload (a web IRC client on another origin using
+ * `soju.im/FILEHOST`, docs/contract.md "Uploads").
+ */
+export const CORS_ALLOWED_HEADERS = "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, content-disposition"
+/** Response headers a cross-origin client may read besides the safelisted ones: challenges, back-off, and an upload's `Location`. */
+export const CORS_EXPOSED_HEADERS = "www-authenticate, retry-after, location"
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE = "600"
 

@@ -23,15 +23,20 @@ const toolsList = { jsonrpc: "2.0", id: 1, method: "tools/list" }
 const mcpHeaders = { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }
 
 layer(fixtureLayer({ BELAY_CORS_ORIGINS: ALLOWED }), { excludeTestServices: true, timeout: "120 seconds" })(`CORS on ${describeMode}`, (it) => {
-  it.effect("preflight from an allowed origin: 204 with the origin, the route's methods and the three headers", () =>
+  it.effect("preflight from an allowed origin: 204 with the origin, the route's methods and the allowed headers", () =>
     Effect.gen(function*() {
       const { url } = yield* OAuthFixture
-      for (const [path, methods] of [["/mcp", "POST"], ["/api/auth/login/token", "POST"], ["/api/auth/me", "GET"]] as const) {
+      // /api/uploads: a web IRC client on another origin uploading through soju.im/FILEHOST.
+      for (
+        const [path, methods] of [["/mcp", "POST"], ["/api/auth/login/token", "POST"], ["/api/auth/me", "GET"], ["/api/uploads", "POST"]] as const
+      ) {
         const res = yield* preflight(url, path, ALLOWED, methods)
         expect(res.status).toBe(204)
         expect(res.headers.get("access-control-allow-origin")).toBe(ALLOWED)
         expect(res.headers.get("access-control-allow-methods")).toBe(methods)
-        expect(res.headers.get("access-control-allow-headers")).toBe("authorization, content-type, mcp-protocol-version")
+        expect(res.headers.get("access-control-allow-headers")).toBe(
+          "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, content-disposition"
+        )
         expect(res.headers.get("vary")).toBe("Origin")
         expect(res.headers.get("access-control-allow-credentials")).toBeNull()
       }
@@ -68,6 +73,16 @@ layer(fixtureLayer({ BELAY_CORS_ORIGINS: ALLOWED }), { excludeTestServices: true
         expect(res.headers.get("access-control-allow-credentials")).toBeNull()
       }
       expect(unauthorized.headers.get("access-control-expose-headers")).toContain("www-authenticate")
+      // An upload's answer names the file in Location, which the page may read.
+      const upload = yield* fetchP(`${url}/api/uploads`, {
+        method: "POST",
+        headers: { ...bearer(token), origin: ALLOWED, "content-type": "text/plain", "content-disposition": "attachment; filename=\"note.txt\"" },
+        body: "hello"
+      })
+      expect(upload.status).toBe(201)
+      expect(upload.headers.get("access-control-allow-origin")).toBe(ALLOWED)
+      expect(upload.headers.get("access-control-expose-headers")?.split(", ")).toContain("location")
+      expect(upload.headers.get("location")).toMatch(/^http/)
     }))
 
   it.effect("a foreign origin: its POSTs are 403 (sign-in and logout included) even with a valid token; a GET gets no CORS headers", () =>
