@@ -6,7 +6,8 @@
  * growth and rate of `belay account export` at 1,000,000 messages, bench/sections/Export.ts); `irc` means
  * ingest, memory and storm; none means all but `scale` (`cluster` only with DATABASE_URL, which a cluster needs;
  * `scale` only when named: about 9 minutes a run at 10,000 networks, BENCH_RUNS of them). `client` drives the web
- * client in Chromium (bench/sections/Client.ts); `search` measures search_messages on two corpora (bench/sections/Search.ts). A full
+ * client in Chromium beside The Lounge (bench/sections/Client.ts); `search` measures search_messages and the IRC
+ * listener's SEARCH on two corpora (bench/sections/Search.ts). A full
  * run (every section) writes bench/results/latest.json and latest.md; a partial run writes its files to the system's
  * temp dir and says where, and with BENCH_MERGE=1 also puts its sections into latest.* in place of the same sections,
  * every other one kept, each merged section saying when it was measured.

@@ -44,6 +44,29 @@ await build({
         loader: "js"
       }))
     }
+  }, {
+    // `node:tls` and `node:https` loaded on first use. The IRC transport, the IRC listener, the guarded fetch and
+    // Web Push's libraries import them at the top, yet an idle Belay whose networks and listener use no TLS and
+    // that sends no push never calls them; loaded, they cost some 3 MB (OpenSSL's contexts, the root certificates)
+    // (bench/results/memory-breakdown.md "Node 24 at 100 networks"). Each export is a getter that requires the
+    // module the first time one is read (the names are the building Node's; a name the running Node lacks reads
+    // undefined, as it would from the module itself).
+    name: "lazy-node-tls",
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?(tls|https)$/ }, (args) =>
+        args.namespace === "lazy-node-tls"
+          ? { path: args.path, external: true }
+          : { path: `node:${args.path.replace(/^node:/, "")}`, namespace: "lazy-node-tls" })
+      build.onLoad({ filter: /.*/, namespace: "lazy-node-tls" }, async (args) => {
+        const names = Object.keys(await import(args.path)).filter((name) => name !== "default")
+        return {
+          contents: `let loaded
+const load = () => loaded ??= require(${JSON.stringify(args.path)})
+for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] })`,
+          loader: "js"
+        }
+      })
+    }
   }],
   // CommonJS dependencies bundled into an ES module still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }

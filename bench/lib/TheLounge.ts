@@ -14,6 +14,7 @@
 import * as Child from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
+import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { onCore, ROOT, SERVER_CORE, sleep } from "./Env.js"
 
@@ -58,6 +59,16 @@ export const loungeNode = (): string => {
 export const loungeNodeVersion = (): string =>
   Child.execFileSync(loungeNode(), ["--version"], { encoding: "utf8" }).trim()
 
+/**
+ * The user file's `password` for `password`: a bcrypt hash made with the bcryptjs The Lounge itself depends on, at the
+ * cost its own `thelounge add` uses (11), so its sign-in checks a password as for any of its users.
+ */
+export const loungePasswordHash = (password: string): string => {
+  ensureLounge()
+  const bcrypt = createRequire(Path.join(CACHE, "package.json"))("bcryptjs") as { hashSync: (p: string, rounds: number) => string }
+  return bcrypt.hashSync(password, 11)
+}
+
 export interface RunningLounge {
   readonly pid: number
   readonly output: () => string
@@ -77,6 +88,10 @@ export const startLounge = (options: {
   readonly nodeFlags: ReadonlyArray<string>
   /** The node binary (default loungeNode()): section B2b gives each process a private copy. */
   readonly node?: string
+  /** Channels each network joins (default none). */
+  readonly channels?: ReadonlyArray<string>
+  /** The user's password hash (loungePasswordHash; default none: no sign-in possible, as B2 needs none). */
+  readonly passwordHash?: string
 }): RunningLounge => {
   const entry = ensureLounge()
   const home = options.dir
@@ -104,9 +119,12 @@ export const startLounge = (options: {
     nick: `lounge${i + 1}`,
     username: "lounge",
     realname: "The Lounge",
-    channels: []
+    channels: (options.channels ?? []).map((name) => ({ name, key: "" }))
   }))
-  Fs.writeFileSync(Path.join(home, "users/bench.json"), JSON.stringify({ password: "", log: true, networks }, null, 2))
+  Fs.writeFileSync(
+    Path.join(home, "users/bench.json"),
+    JSON.stringify({ password: options.passwordHash ?? "", log: true, networks }, null, 2)
+  )
   const [command, args] = onCore(SERVER_CORE, [options.node ?? loungeNode(), ...options.nodeFlags, entry, "start"])
   const child = Child.spawn(command, args, {
     env: { ...process.env, THELOUNGE_HOME: home, NODE_ENV: "production" },

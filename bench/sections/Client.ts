@@ -1,30 +1,52 @@
 /**
- * C. The web client (`npm run bench -- client`; not part of a default full run): how long a member waits from pressing
- * "Sign in" until the first channel is drawn with its newest line, the channel holding BENCH_CLIENT_MESSAGES (default
- * 1,000) stored messages, in headless Chromium (Debian's /usr/bin/chromium or BELAY_TEST_CHROMIUM) against
- * `belay serve`; and what the page downloads (the HTML shell, the script and the stylesheet) gzip- and
- * brotli-compressed, as built into dist/client. BENCH_CLIENT_RUNS (default 3) fresh browser contexts, each a first
- * visit (nothing cached); the figure is their median.
+ * D. The web client (`npm run bench -- client`): how long a member waits until the first channel is drawn with its
+ * newest line, the channel holding BENCH_CLIENT_MESSAGES (default 1,000) lines, in headless Chromium (Debian's
+ * /usr/bin/chromium or BELAY_TEST_CHROMIUM), Belay's web client against The Lounge 4.5.2 (bench/lib/TheLounge.ts) in the
+ * same run; and what Belay's page downloads (the HTML shell, the script and the stylesheet) gzip- and
+ * brotli-compressed, as built into dist/client.
  *
- * Concurrency rule: one Belay and one browser, started and stopped here, one sign-in at a time.
+ * Both servers run at once on the server core, on the same Node, each with one network on the scripted fake IRC server
+ * (test/support/FakeIrcServer.ts), which answers its JOIN of the channel and then sends it the same lines: each keeps
+ * them as it keeps what arrives while its member is away (Belay in PostgreSQL, The Lounge in its memory and its text
+ * log). Two waits, each from a fresh browser context (nothing cached), BENCH_CLIENT_RUNS (default 3) rounds, Belay and
+ * The Lounge alternating within a round:
+ * - open: a member already signed in (the session a first, untimed visit left, as cookies and local storage) opens
+ *   the page: from navigation to the newest line drawn. Both load their whole page in that time: the target;
+ * - sign-in: from the click on "Sign in" to the newest line drawn. Belay's sign-in is a form post and a new page; The
+ *   Lounge's page is loaded before the click and signs in over its socket, so this wait leaves its page load out.
+ * The first visit also opens the channel in The Lounge, which then opens it first for that user as it does for a
+ * returning user (its last active channel); Belay opens the first channel of the sidebar.
+ *
+ * Concurrency rule: one browser, one sign-in or page load at a time; every process started here is stopped here.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect } from "effect"
 import pg from "pg"
-import { chromium } from "playwright-core"
-import { createAccount, startBelay } from "../lib/Belay.js"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { freePort } from "../../test/support/BelayProcess.js"
+import { type FakeIrcConnection, startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
+import { createAccount, type RunningBelay, startBelay } from "../lib/Belay.js"
 import { runningDatabaseUrl } from "../lib/Db.js"
-import { freshDatabase, ROOT } from "../lib/Env.js"
-import type { SectionResult } from "../lib/Report.js"
+import { freshDatabase, ROOT, scratch, waitUntil } from "../lib/Env.js"
+import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult } from "../lib/Report.js"
 import { median } from "../lib/Stats.js"
+import { LOUNGE_VERSION, loungeNode, loungeNodeVersion, loungePasswordHash, type RunningLounge, startLounge } from "../lib/TheLounge.js"
 
 const MESSAGES = Number(process.env.BENCH_CLIENT_MESSAGES ?? 1000)
 const RUNS = Number(process.env.BENCH_CLIENT_RUNS ?? 3)
 const CHANNEL = "#bench"
 const PASSWORD = "bench-password-0123456789"
 const CLIENT_DIR = Path.join(ROOT, "dist/client")
+const WAIT_MS = 60_000
 
 const kib = (bytes: number) => Math.round((bytes / 1024) * 10) / 10
+
+/** Line g (1-based) of the channel; the newest is g = MESSAGES. */
+const textOf = (g: number) => `bench line ${g} with some ordinary chat text and a link https://example.org/${g}`
+/** The newest line's text up to its link (the link may be drawn as an anchor). */
+const NEWEST = `bench line ${MESSAGES} with some ordinary chat text and a link `
 
 /** What the page loads, compressed as the server sends it (the shell is small and sent as it is). */
 const bundleSizes = (shellBytes: number) => {
@@ -38,94 +60,222 @@ const bundleSizes = (shellBytes: number) => {
   }
 }
 
+/** The network's side for one client: registration, its JOIN of CHANNEL answered, then the MESSAGES lines there. */
+const feed = async (connection: FakeIrcConnection) => {
+  const { nick } = await Effect.runPromise(connection.register(undefined, undefined, { timeout: "30 seconds" }))
+  await Effect.runPromise(connection.waitFor(/ JOIN :?#bench\b|^JOIN :?#bench\b/i, "30 seconds"))
+  await Effect.runPromise(connection.send(
+    `:${nick}!u@bench.test JOIN ${CHANNEL}`,
+    `:irc.fake.test 353 ${nick} = ${CHANNEL} :${nick} speaker0`,
+    `:irc.fake.test 366 ${nick} ${CHANNEL} :End of /NAMES list.`
+  ))
+  await Effect.runPromise(connection.flood(MESSAGES, (i) => `:speaker${(i + 1) % 37}!u@bench.test PRIVMSG ${CHANNEL} :${textOf(i + 1)}`))
+}
+
+/** The channel's lines Belay has stored. */
+const storedInBelay = async (belay: RunningBelay) => {
+  const client = new pg.Client({ connectionString: runningDatabaseUrl(belay.env) })
+  await client.connect()
+  try {
+    const { rows: [row] } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM messages m JOIN buffers b ON b.id = m.buffer_id WHERE b.target_folded = $1 AND m.kind = 'privmsg'`,
+      [CHANNEL]
+    )
+    return Number(row!.n)
+  } finally {
+    await client.end()
+  }
+}
+
+/** The channel's lines in The Lounge's text log (logs/<user>/<network folder>/#bench.log). */
+const loggedInLounge = (home: string) => {
+  const users = Path.join(home, "logs/bench")
+  if (!Fs.existsSync(users)) return 0
+  return Fs.readdirSync(users).reduce((n, network) => {
+    const file = Path.join(users, network, `${CHANNEL}.log`)
+    return n + (Fs.existsSync(file) ? Fs.readFileSync(file, "utf8").split("\n").filter((l) => l.includes("bench line ")).length : 0)
+  }, 0)
+}
+
+/** One web client's ways in: its sign-in form, and where its newest line of the channel is drawn. */
+interface Side {
+  readonly name: string
+  readonly url: string
+  /** Fills the sign-in form on a page at `url` and returns the button to click. */
+  readonly signInForm: (page: Page) => Promise<ReturnType<Page["getByRole"]>>
+  readonly newest: (page: Page) => ReturnType<Page["locator"]>
+  /** What the first, untimed visit does once signed in before it saves the session. */
+  readonly firstVisit: (page: Page) => Promise<void>
+  session?: Awaited<ReturnType<BrowserContext["storageState"]>>
+}
+
+const belaySide = (belay: RunningBelay): Side => ({
+  name: "Belay",
+  // Passkeys and cookies want a host name, as users reach it.
+  url: belay.url.replace("127.0.0.1", "localhost"),
+  signInForm: async (page) => {
+    await page.goto(`${belay.url.replace("127.0.0.1", "localhost")}/login?next=/`)
+    await page.getByLabel("Username", { exact: true }).fill("bench")
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD)
+    return page.getByRole("button", { name: "Sign in", exact: true })
+  },
+  newest: (page) => page.getByRole("log").getByText(NEWEST),
+  firstVisit: async () => {}
+})
+
+const loungeSide = (url: string): Side => ({
+  name: "The Lounge",
+  url,
+  signInForm: async (page) => {
+    await page.goto(url)
+    await page.locator("#signin-username").fill("bench")
+    await page.locator("#signin-password").fill(PASSWORD)
+    return page.getByRole("button", { name: "Sign in", exact: true })
+  },
+  newest: (page) => page.locator("#chat .messages .msg .content", { hasText: NEWEST }),
+  // A new user's first visit shows the network's lobby: open the channel, which The Lounge then remembers.
+  firstVisit: async (page) => {
+    await page.locator(".channel-list-item", { hasText: CHANNEL }).first().click()
+  }
+})
+
+/** Sign-in: from the click on "Sign in" to the newest line drawn, in a fresh context. */
+const signIn = async (browser: Browser, side: Side, first = false) => {
+  const context = await browser.newContext()
+  try {
+    const page = await context.newPage()
+    const button = await side.signInForm(page)
+    const clicked = performance.now()
+    await button.click()
+    if (first) await side.firstVisit(page)
+    await side.newest(page).waitFor({ timeout: WAIT_MS })
+    const drawn = performance.now()
+    if (first) side.session = await context.storageState()
+    return drawn - clicked
+  } finally {
+    await context.close()
+  }
+}
+
+/** Open: signed in already (the first visit's cookies and storage), no cache; from navigation to the newest line drawn. */
+const open = async (browser: Browser, side: Side) => {
+  const context = await browser.newContext({ ...(side.session ? { storageState: side.session } : {}) })
+  try {
+    const page = await context.newPage()
+    let shellBytes = 0
+    page.on("response", (r) => {
+      if (new URL(r.url()).pathname === "/") void r.body().then((b) => (shellBytes = b.length), () => undefined)
+    })
+    const started = performance.now()
+    await page.goto(`${side.url}/`, { waitUntil: "commit" })
+    await side.newest(page).waitFor({ timeout: WAIT_MS })
+    return { ms: performance.now() - started, shellBytes }
+  } finally {
+    await context.close()
+  }
+}
+
 export const runClient = async (): Promise<SectionResult> => {
   const t0 = performance.now()
+  const node = loungeNode()
+  const fake = await startFakeIrcServer({ timeout: "60 seconds" })
   const db = await freshDatabase("client")
-  const belay = await startBelay({ ...db.env, LOG_LEVEL: "warning" })
-  const browser = await chromium.launch({
-    executablePath: process.env.BELAY_TEST_CHROMIUM ?? "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"]
-  })
+  let belay: RunningBelay | undefined
+  let lounge: RunningLounge | undefined
+  let browser: Browser | undefined
+  const home = Path.join(scratch(), "thelounge-client")
   try {
+    belay = await startBelay({ ...db.env, LOG_LEVEL: "warning" }, { node })
     await createAccount(belay)
-    // A network that is never reached (nothing listens on port 9 here): the channel is drawn from history alone.
-    const added = (await belay.cli(["network", "add", "bench", "--name", "bench", "--host", "127.0.0.1", "--port", "9"])) as { id: number }
-    const client = new pg.Client({ connectionString: runningDatabaseUrl(belay.env) })
-    await client.connect()
-    try {
-      await client.query(
-        `WITH b AS (
-           INSERT INTO buffers (network_id, target, target_folded, kind, last_message_at)
-           VALUES ($1, $2, $2, 'channel', now()) RETURNING id)
-         INSERT INTO messages (buffer_id, time, kind, nick, text)
-         SELECT b.id, now() - interval '1 hour' + g * interval '1 second', 'privmsg', 'speaker' || (g % 37),
-                'bench line ' || g || ' with some ordinary chat text and a link https://example.org/' || g
-         FROM b, generate_series(1, $3::int) AS g ORDER BY g`,
-        [added.id, CHANNEL, MESSAGES]
-      )
-    } finally {
-      await client.end()
-    }
-    const url = belay.url.replace("127.0.0.1", "localhost")
-    const newest = `bench line ${MESSAGES} with some ordinary chat text and a link `
-    const waits: Array<number> = []
-    const afterShell: Array<number> = []
+    await belay.cli(["network", "add", "bench", "--name", "bench", "--host", "127.0.0.1", "--port", String(fake.server.port), "--join", CHANNEL])
+    await feed(await Effect.runPromise(fake.server.nextConnection("30 seconds")))
+    const running = belay
+    await waitUntil(`Belay to store ${MESSAGES} lines`, WAIT_MS, async () => (await storedInBelay(running)) === MESSAGES || undefined, 200)
+
+    const httpPort = await Effect.runPromise(freePort)
+    const offline = pathToFileURL(Path.join(ROOT, "dist-bench/bench/lounge-offline.js")).href
+    lounge = startLounge({
+      dir: home,
+      httpPort,
+      ircPort: fake.server.port,
+      networks: 1,
+      nodeFlags: ["--import", offline],
+      node,
+      channels: [CHANNEL],
+      passwordHash: loungePasswordHash(PASSWORD)
+    })
+    const loungeRunning = lounge
+    await feed(await Effect.runPromise(fake.server.nextConnection("30 seconds"))).catch((e) => {
+      throw new Error(`The Lounge: ${String(e)}\n${loungeRunning.output()}`)
+    })
+    await waitUntil(`The Lounge to log ${MESSAGES} lines`, WAIT_MS, async () => loggedInLounge(home) === MESSAGES || undefined, 200)
+
+    browser = await chromium.launch({
+      executablePath: process.env.BELAY_TEST_CHROMIUM ?? "/usr/bin/chromium",
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"]
+    })
+    const sides = [belaySide(belay), loungeSide(`http://localhost:${httpPort}`)] as const
+    for (const side of sides) await signIn(browser, side, true)
+
+    const waits = sides.map(() => ({ signIn: [] as Array<number>, open: [] as Array<number> }))
+    const loads: Array<LoadAverage> = []
     let shellBytes = 0
-    for (let run = 0; run < RUNS; run++) {
-      const context = await browser.newContext()
-      const page = await context.newPage()
-      page.on("response", (r) => {
-        if (new URL(r.url()).pathname === "/") void r.body().then((b) => (shellBytes = b.length), () => undefined)
-      })
-      await page.goto(`${url}/login?next=/`)
-      await page.getByLabel("Username", { exact: true }).fill("bench")
-      await page.getByLabel("Password", { exact: true }).fill(PASSWORD)
-      const clicked = performance.now()
-      await Promise.all([
-        page.waitForURL((u) => u.pathname === "/", { waitUntil: "commit", timeout: 60_000 }),
-        page.getByRole("button", { name: "Sign in", exact: true }).click()
-      ])
-      const shell = performance.now()
-      await page.getByRole("log").getByText(newest).waitFor({ timeout: 60_000 })
-      const drawn = performance.now()
-      waits.push(drawn - clicked)
-      afterShell.push(drawn - shell)
-      await context.close()
+    for (let round = 0; round < RUNS; round++) {
+      const load0 = loadNow()
+      for (const [k, side] of sides.entries()) waits[k]!.signIn.push(await signIn(browser, side))
+      for (const [k, side] of sides.entries()) {
+        const opened = await open(browser, side)
+        waits[k]!.open.push(opened.ms)
+        if (k === 0) shellBytes = opened.shellBytes
+      }
+      loads.push({ start: load0, end: loadNow() })
     }
+    const b = waits[0]!
+    const l = waits[1]!
+    const ratio = (key: "signIn" | "open") => b[key].map((v, r) => v / l[key][r]!)
+    const ms = (name: string, values: ReadonlyArray<number>): Figure => perRound(name, values.map(Math.round), "ms")
     const sizes = bundleSizes(shellBytes)
-    const wait = median(waits)
     return {
       key: "client",
       title: "D. Web client",
       seconds: (performance.now() - t0) / 1000,
+      load: loads,
       figures: [
-        { name: `sign-in → first channel drawn (${MESSAGES} messages stored)`, value: Math.round(wait), unit: "ms", runs: waits.map(Math.round) },
-        {
-          name: "of which: from the shell's response to the channel drawn",
-          value: Math.round(median(afterShell)),
-          unit: "ms",
-          runs: afterShell.map(Math.round)
-        },
+        ms(`Belay: open, signed in → first channel drawn (${MESSAGES} lines)`, b.open),
+        ms(`The Lounge ${LOUNGE_VERSION}: open, signed in → first channel drawn (${MESSAGES} lines)`, l.open),
+        perRound("ratio Belay ÷ The Lounge, open", ratio("open")),
+        ms(`Belay: sign-in → first channel drawn (${MESSAGES} lines; includes its page load)`, b.signIn),
+        ms(`The Lounge ${LOUNGE_VERSION}: sign-in → first channel drawn (${MESSAGES} lines; its page loaded before)`, l.signIn),
+        perRound("ratio Belay ÷ The Lounge, sign-in", ratio("signIn")),
         { name: "page download, uncompressed", value: kib(sizes.raw), unit: "KiB" },
         { name: "page download, gzip", value: kib(sizes.gzip), unit: "KiB" },
         { name: "page download, brotli", value: kib(sizes.br), unit: "KiB" }
       ],
       targets: [
-        { name: "sign-in → first channel drawn", measured: Math.round(wait), comparator: "<=", target: 1000, unit: "ms", runs: waits.map(Math.round) },
+        {
+          name: `open, signed in → first channel drawn, Belay ÷ The Lounge ${LOUNGE_VERSION}`,
+          measured: median(ratio("open")),
+          comparator: "<=",
+          target: 1,
+          runs: ratio("open")
+        },
+        { name: "sign-in → first channel drawn", measured: Math.round(median(b.signIn)), comparator: "<=", target: 1000, unit: "ms", runs: b.signIn.map(Math.round) },
         { name: "page download, gzip", measured: kib(sizes.gzip), comparator: "<=", target: 150, unit: "KiB" }
       ],
       method: [
-        `Chromium (headless) signs in with the password form; the clock runs from the click on "Sign in" to the newest of ${MESSAGES} stored lines of ${CHANNEL} being in the log region, through the 303, the shell, the bundle, the socket's hello and the first page of history.`,
-        "The second figure leaves out the sign-in itself (the password hash, argon2id, and the 303): it runs from the first byte of `/` to the same point.",
-        `${RUNS} fresh browser contexts (no cache); median, with each run.`,
-        "Download: the HTML shell as sent plus the script and stylesheet the shell names, in the .gz and .br files the build made (what the server sends for Accept-Encoding gzip or br)."
+        `Both servers ran at once on the server core, on Node ${loungeNodeVersion()} (The Lounge needs 22 or later; Belay ran on the same): Belay as \`node bin/belay serve\` with its embedded PostgreSQL, a fresh data dir, LOG_LEVEL warning; The Lounge ${LOUNGE_VERSION} (bench/lib/TheLounge.ts: from the npm registry into bench/.cache/thelounge, text logs, prefetch off) in private mode with one user, bench/lounge-offline.js preloaded. Each has one network on the scripted fake IRC server that joins ${CHANNEL}; the fake answers the JOIN (JOIN, 353, 366) and then sends ${MESSAGES} PRIVMSG lines there ("bench line g with some ordinary chat text and a link https://example.org/g", 37 speakers), the same to both. Measured once Belay had stored them all (rows in PostgreSQL) and The Lounge had logged them all (its text log).`,
+        `Why fed through IRC for both: that is how lines reach either server while its member is away, and each then keeps them as it does for real (Belay in PostgreSQL, reading its first page, 150 lines, back; The Lounge in memory, sending the newest 100 of the open channel). The Lounge cannot read its own log storage back without sqlite3, which its install (scripts off) leaves out; Belay's lines written into its database by SQL would skip its ingest.`,
+        `A first visit to each, untimed, signs in with the password (argon2id for Belay, bcrypt cost 11 for The Lounge) and, in The Lounge, opens ${CHANNEL} (a new user's first view is the network's lobby; it then reopens its last active channel, as for a returning user); Belay opens the first channel of its sidebar. Its cookies and local storage are the session of "open".`,
+        `${RUNS} rounds, each a fresh browser context (no cache, no service worker) per wait, Belay then The Lounge: sign-in (Belay: its /login page, the form filled, from the click on "Sign in" through the 303, the shell, the bundle, the socket's hello and the first page of history; The Lounge: its page loaded and the form filled, from the click through its socket's auth and init), then open (the first visit's session; from navigation, waitUntil commit, through the whole page load). The clock stops when the newest line is visible (Belay: in the log region; The Lounge: #chat .msg .content). Median of the rounds, with each; ratios per round.`,
+        "Download: Belay's HTML shell as sent plus the script and stylesheet the shell names, in the .gz and .br files the build made (what the server sends for Accept-Encoding gzip or br)."
       ]
     }
   } finally {
-    await browser.close()
-    await belay.stop()
+    await browser?.close()
+    await lounge?.stop()
+    await belay?.stop()
+    await fake.close()
     await db.dispose()
   }
 }
-

@@ -17,6 +17,10 @@
  *    /mcp; the same statements straight to PostgreSQL; the statements of the search before this change; and the
  *    baseline, the GIN index alone counting the matches (`SELECT count(*) … WHERE tsv @@ query`, bitmap scans only).
  *    The four back to back for each case, their order rotated by pass. p50 and p95 per round.
+ * 5. The IRC listener's SEARCH (soju.im/search, src/listener/Search.ts) over the same corpus, from one client of the
+ *    listener bound to the loaded network (bench/lib/ListenerSearch.ts): per case `in=#bench;text=…;limit=50`, and the
+ *    same with `from`, `after` or `before`, each answer first checked against the same criteria straight to
+ *    PostgreSQL, then timed from the line's write to its batch's end beside the four above, in the same rotation.
  *
  * Concurrency rule: strictly sequential; one Belay at a time, one request at a time.
  */
@@ -24,6 +28,7 @@ import { type SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import pg from "pg"
 import { MessageHistory } from "../../src/services/history/MessageHistory.js"
+import { freePort } from "../../test/support/BelayProcess.js"
 import { startFakeIrcServer } from "../../test/support/FakeIrcServer.js"
 import { captured, type Compiled, messagePlans, rowsRead } from "../../test/support/QueryPlans.js"
 import {
@@ -47,6 +52,16 @@ import {
 } from "../lib/Corpus.js"
 import { autovacuumState, replayStatements, runningDatabaseUrl, withDatabase, withRunningDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
+import {
+  type ListenerAnswer,
+  listenerFigures,
+  type ListenerSamples,
+  openSearchClient,
+  referenceIds,
+  timeBounds,
+  VARIANTS,
+  variantsOf
+} from "../lib/ListenerSearch.js"
 import { sequentialClient } from "../lib/Load.js"
 import { callBody, checkAnswer, headers, probe } from "../lib/McpCalls.js"
 import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
@@ -62,6 +77,8 @@ const QUIET_CORE = { maxBusy: 0.1, windowMs: 5_000, timeoutMs: 180_000 } as cons
 const LIMIT = 50
 const TARGET_P95_MS = 50
 const TARGET = "#bench"
+/** The network that holds the corpus, which the listener's client binds to. */
+const LOADED = "loaded"
 const LOAD_CHUNK = 100_000
 const ZIPF_CHUNK = 10_000
 const COUNT = MESSAGES.toLocaleString("en-US")
@@ -143,7 +160,7 @@ const prepare = async (port: number, source: Corpus, figures: Array<Figure>) => 
     let networkId: number
     try {
       token = (await createAccount(belay)).token
-      networkId = await addNetworkWithCli(belay, "loaded", port)
+      networkId = await addNetworkWithCli(belay, LOADED, port)
     } finally {
       await belay.stop()
     }
@@ -161,7 +178,8 @@ const prepare = async (port: number, source: Corpus, figures: Array<Figure>) => 
     if (stored !== MESSAGES) throw new Error(`loaded ${stored} messages, expected ${MESSAGES}`)
     figures.push({ name: `${source.key}: load time (direct SQL)`, value: (performance.now() - started) / 1000, unit: "s" })
 
-    belay = await startBelay(db.env)
+    const ircPort = await Effect.runPromise(freePort)
+    belay = await startBelay({ ...db.env, BELAY_IRC_LISTEN: `127.0.0.1:${ircPort}` })
     const belayStarted = performance.now()
     try {
       for (let i = 2; i <= NETWORKS; i++) await addNetworkWithAdmin(belay, `idle${i}`, port)
@@ -182,7 +200,7 @@ const prepare = async (port: number, source: Corpus, figures: Array<Figure>) => 
         value: quiet === undefined ? `not within ${QUIET_CORE.timeoutMs / 1000} s` : quiet,
         ...(quiet === undefined ? {} : { unit: "s" })
       })
-      return { db, belay, token }
+      return { db, belay, token, ircPort }
     } catch (e) {
       await belay.stop()
       throw e
@@ -337,14 +355,16 @@ const measureCorpus = async (port: number, source: Corpus) => {
   const figures: Array<Figure> = []
   const loads: Array<LoadAverage> = []
   const cases = source.cases()
-  const { db, belay, token } = await prepare(port, source, figures)
+  const { db, belay, token, ircPort } = await prepare(port, source, figures)
   const url = runningDatabaseUrl(db.env)
   const client = new pg.Client({ connectionString: url })
   const baseline = new pg.Client({ connectionString: url })
   const http = sequentialClient(`${belay.url}/mcp`, headers(token), (status, text) => void checkAnswer(status, text))
+  let irc: Awaited<ReturnType<typeof openSearchClient>> | undefined
   try {
     await client.connect()
     await baseline.connect()
+    irc = await openSearchClient(ircPort, ACCOUNT, LOADED, token)
     // The GIN index alone: bitmap scans only, so the count never becomes a sequential scan of the table.
     await baseline.query("SET enable_seqscan = off")
     await baseline.query("SET enable_indexscan = off")
@@ -406,20 +426,54 @@ const measureCorpus = async (port: number, source: Corpus) => {
       }
     }
 
-    // Latency: the four back to back per case, the order rotated by pass.
-    const samples = cases.map(() => ({ mcp: [] as Array<number>, sql: [] as Array<number>, previous: [] as Array<number>, gin: [] as Array<number> }))
+    // The listener's SEARCH, four variants a case (in the loaded channel; with from, after, before): each answer
+    // checked against the same criteria straight to PostgreSQL, newest LIMIT oldest first.
+    const { rows: [loaded] } = await client.query<{ id: string }>(
+      "SELECT b.id FROM buffers b JOIN networks n ON n.id = b.network_id WHERE n.name = $1 AND b.target_folded = $2",
+      [LOADED, TARGET]
+    )
+    const bufferId = Number(loaded!.id)
+    const bounds = { fromNick: "user7", ...(await timeBounds(client, bufferId)) }
+    const variants = cases.map((c) => variantsOf(c, TARGET, LIMIT, bounds))
+    const answers: Array<Array<ListenerAnswer>> = []
+    for (const vs of variants) {
+      const out: Array<ListenerAnswer> = []
+      for (const v of vs) {
+        const got = await irc.search(v.attributes)
+        if (got.fail !== undefined) throw new Error(`${source.key} SEARCH ${v.attributes}: ${got.fail}`)
+        const expected = await referenceIds(client, bufferId, v, LIMIT)
+        out.push({ got: got.ids.length, expected: expected.length, same: JSON.stringify(got.ids) === JSON.stringify(expected) })
+      }
+      answers.push(out)
+    }
+
+    // Latency: the eight back to back per case, the order rotated by pass.
+    const samples = cases.map(() => ({
+      mcp: [] as Array<number>,
+      sql: [] as Array<number>,
+      previous: [] as Array<number>,
+      gin: [] as Array<number>,
+      in: [] as Array<number>,
+      from: [] as Array<number>,
+      after: [] as Array<number>,
+      before: [] as Array<number>
+    }))
+    const ircWay = (k: number) => async (i: number) => (await irc!.search(variants[i]![k]!.attributes)).ms
     const ways = [
       (i: number) => timed(() => http.post(searchBody(cases[i]!))),
       (i: number) => timed(() => replayStatements(client, captures[i]!.statements)),
       (i: number) => timed(() => previousSearch(client, networkIds, cases[i]!)),
-      (i: number) => timed(() => ginCount(baseline, cases[i]!))
+      (i: number) => timed(() => ginCount(baseline, cases[i]!)),
+      ...VARIANTS.map((_, k) => ircWay(k))
     ] as const
-    const keys = ["mcp", "sql", "previous", "gin"] as const
+    const keys = ["mcp", "sql", "previous", "gin", ...VARIANTS] as const
     for (let i = 0; i < cases.length; i++) for (const way of ways) await way(i)
     const rounds: Array<Array<{ mcp: Array<number>; gin: Array<number> }>> = []
+    const ircRounds: Array<Array<ListenerSamples>> = []
     for (let round = 0; round < ROUNDS; round++) {
       const load0 = loadNow()
       const thisRound = cases.map(() => ({ mcp: [] as Array<number>, gin: [] as Array<number> }))
+      const ircRound = cases.map((): ListenerSamples => ({ in: [], from: [], after: [], before: [] }))
       for (let pass = 0; pass < PASSES; pass++) {
         for (let i = 0; i < cases.length; i++) {
           for (let k = 0; k < ways.length; k++) {
@@ -428,10 +482,13 @@ const measureCorpus = async (port: number, source: Corpus) => {
             samples[i]![keys[w]!].push(ms)
             if (keys[w] === "mcp") thisRound[i]!.mcp.push(ms)
             if (keys[w] === "gin") thisRound[i]!.gin.push(ms)
+            const key = keys[w]!
+            if (key === "in" || key === "from" || key === "after" || key === "before") ircRound[i]![key].push(ms)
           }
         }
       }
       rounds.push(thisRound)
+      ircRounds.push(ircRound)
       loads.push({ start: load0, end: loadNow() })
     }
 
@@ -456,6 +513,7 @@ const measureCorpus = async (port: number, source: Corpus) => {
     }
     const worst = rounds.map((r) => Math.max(...r.map((c) => percentile(c.mcp, 95))))
     figures.push(perRound(`${source.key}: worst p95 via /mcp of the ${cases.length} cases`, worst, "ms"))
+    const listener = listenerFigures(source.key, cases, variants, answers, ircRounds, samples.map((s) => s.mcp), COUNT)
     const target: Target = {
       name: `search_messages p95, every case, ${source.key} corpus (${COUNT} messages, ${NETWORKS} networks)`,
       measured: median(worst),
@@ -464,8 +522,10 @@ const measureCorpus = async (port: number, source: Corpus) => {
       unit: "ms",
       runs: worst
     }
-    return { figures, loads, target }
+    figures.push(...listener.figures)
+    return { figures, loads, targets: [target, ...listener.targets] }
   } finally {
+    irc?.close()
     http.close()
     await client.end().catch(() => undefined)
     await baseline.end().catch(() => undefined)
@@ -484,7 +544,7 @@ export const runSearch = async (): Promise<SectionResult> => {
     for (const source of [benchCorpus, zipfCorpus]) {
       const measured = await measureCorpus(fake.server.port, source)
       figures.push(...measured.figures)
-      targets.push(measured.target)
+      targets.push(...measured.targets)
       loads.push(...measured.loads)
     }
   } finally {
@@ -502,11 +562,12 @@ export const runSearch = async (): Promise<SectionResult> => {
         NETWORKS - 1
       } more networks through the admin socket, all connected to the scripted fake IRC server and idle. ${COUNT} messages in the loaded network's ${TARGET} by direct SQL while Belay was stopped (the app's Database layer: same migrations and indexes); no ANALYZE by hand: the section waits (up to ${
         AUTOVACUUM_WAIT_MS / 1000
-      } s) for autovacuum to analyze and vacuum the table, then for the server core to be quiet.`,
+      } s) for autovacuum to analyze and vacuum the table, then for the server core to be quiet. BELAY_IRC_LISTEN on a loopback port for the listener's SEARCH.`,
       `Corpora: ${benchCorpus.title}, as section A loads it; ${zipfCorpus.title}. 50 nicks; message i said by user(i mod 50).`,
       `Cases (bench/lib/Corpus.ts): searchCases on the bench corpus plus the most frequent word with a nick filter (nickCase); zipfCases on the Zipf corpus, chosen the same way. All account-wide (${NETWORKS} networks), limit ${LIMIT} (the default). Before timing, each case's answer through /mcp, through MessageHistory in the bench process, and through the previous search's statements was checked to be the same ids as \`ORDER BY id DESC LIMIT ${LIMIT}\` over all its matches.`,
       "Route and rows read: the statements MessageHistory.search sends for the case, captured as compiled from the service itself and replayed in one transaction under EXPLAIN ANALYZE (test/support/QueryPlans.ts); the route lists the statements after the scope (walk: the scope's messages down an index in id order; probe: the GIN index's matches); rows read are those returned and filtered out by every scan of messages, the scope's two index entries per buffer included.",
-      `Latency: one request at a time, ${ROUNDS} rounds of ${PASSES} passes over the cases after one warm-up pass; for each case back to back, the order rotated by pass: search_messages through /mcp (one keep-alive connection from the bench process); the same statements sent straight to PostgreSQL with \`pg\` in a transaction; the statements of the search before this change (its scope, window and rest, each planned as the planner likes, kept in bench/sections/Search.ts for this only) straight to PostgreSQL; and the baseline, \`SELECT count(*) FROM messages WHERE tsv @@ websearch_to_tsquery('simple', query)\` (and the nick filter, when the case has one) on a connection with enable_seqscan and enable_indexscan off, so that it is the GIN index alone counting the matches. p95 per round over its ${PASSES} samples, ratios per round, and the median and range of the rounds; p50 over all rounds.`
+      `Latency: one request at a time, ${ROUNDS} rounds of ${PASSES} passes over the cases after one warm-up pass; for each case back to back, the order rotated by pass: search_messages through /mcp (one keep-alive connection from the bench process); the same statements sent straight to PostgreSQL with \`pg\` in a transaction; the statements of the search before this change (its scope, window and rest, each planned as the planner likes, kept in bench/sections/Search.ts for this only) straight to PostgreSQL; and the baseline, \`SELECT count(*) FROM messages WHERE tsv @@ websearch_to_tsquery('simple', query)\` (and the nick filter, when the case has one) on a connection with enable_seqscan and enable_indexscan off, so that it is the GIN index alone counting the matches. p95 per round over its ${PASSES} samples, ratios per round, and the median and range of the rounds; p50 over all rounds.`,
+      `The listener's SEARCH (bench/lib/ListenerSearch.ts): one client of BELAY_IRC_LISTEN, signed in with \`PASS ${ACCOUNT}/${LOADED}:<token>\` and \`CAP REQ :server-time message-tags batch soju.im/search\`, bound to the loaded network. Per case four SEARCHes, limit ${LIMIT}: in (\`in=${TARGET};text=<the case's query>\`, with \`from=<nick>\` when the case has a nick filter), from (with \`from=user7\`), after (with \`after=\` the time of the message nine tenths into the buffer: the newest tenth is after it) and before (with \`before=\` the time of the message half-way: the older half). Each answer was first compared with the reference, the same criteria straight to PostgreSQL (the buffer, the full-text query, the nick casemapped, the bounds inclusive at milliseconds, ORDER BY id DESC LIMIT ${LIMIT}, shown oldest first), by msgid (Belay's message id); a difference is reported, not fatal. Then each of the four is a fifth to eighth way in the latency rotation above, timed from the write of the SEARCH line to the \`BATCH -\` line that ends its answer (one connection, one request at a time). p50 / p95 / p99 over every round (nearest rank: with fewer than 100 samples, ${ROUNDS * PASSES} per case and variant by default, p99 is the largest), beside search_messages' own through /mcp; the target is judged on the worst p95 of any case and variant per round.`
     ]
   }
 }

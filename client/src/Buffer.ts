@@ -45,6 +45,18 @@ export const countsAsUnread = (m: MessageRecord) =>
 export const kindOf = (target: string): BufferKind =>
   target.startsWith(":server:") ? "server" : isChannel(target) ? "channel" : "query"
 
+/**
+ * The messages with `messageId` shown as redacted upstream (draft/message-redaction: its sender asked for it to be
+ * removed; the server keeps the row, without its text). The same list when it does not hold that message.
+ */
+export const withRedaction = (messages: ReadonlyArray<MessageRecord>, messageId: number): ReadonlyArray<MessageRecord> => {
+  const at = messages.findIndex((m) => m.id === messageId)
+  if (at < 0 || messages[at]!.redacted === true) return messages
+  const next = [...messages]
+  next[at] = { ...messages[at]!, text: "", redacted: true }
+  return next
+}
+
 /** A buffer nothing is known of yet: no messages, history still to load, nothing unread. */
 export const newBuffer = (key: string, networkId: number, target: string, kind: BufferKind): Buffer => ({
   key,

@@ -91,6 +91,27 @@ export class Connection {
     })
   }
 
+  /**
+   * Sends a frame of its own type (react, reply, redact, typing: docs/contract.md "The member's browser surface") with an
+   * id, and settles on its answer: `result` (a failure when `isError`) or `error` with the same id.
+   */
+  request(frame: Readonly<Record<string, unknown>>): Promise<void> {
+    const id = `r${this.nextId++}`
+    return new Promise<void>((resolve, reject) => {
+      if (!this.send({ ...frame, id })) return reject(new ConnectionLost())
+      const timer = window.setTimeout(() => {
+        this.pending.delete(id)
+        reject(new Error("Belay gave no answer in time."))
+      }, CALL_TIMEOUT_MS)
+      const settle = (r: CallResult) => {
+        if (!r.isError) return resolve()
+        const p = r.payload as { error?: unknown; message?: unknown } | null
+        reject(new Error(typeof p?.message === "string" ? p.message : typeof p?.error === "string" ? p.error : "Refused."))
+      }
+      this.pending.set(id, { resolve: settle, reject, timer })
+    })
+  }
+
   private setPhase(phase: ConnectionPhase) {
     this.phase = phase
     this.events.phase(phase)

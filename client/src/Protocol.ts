@@ -1,16 +1,64 @@
 // Protocol: the shapes the client exchanges with the server. The socket's frames and the MCP records are the
 // server's own types (src/schema), imported as types only, so the two cannot drift; the REST bodies of the web
 // client's routes are written out here from their description (docs/architecture.md "The web client").
-import type { ChannelView, MessageRecord, NetworkView, ServerFrame } from "../../src/schema/SocketFrame.js"
+import type { ChannelView, MessageRecord as StoredRecord, NetworkView, ServerFrame } from "../../src/schema/SocketFrame.js"
 import type { Member } from "../../src/schema/Member.js"
 import type { NetworkState } from "../../src/schema/Network.js"
 
-export type { ChannelView, Member, MessageRecord, NetworkState, NetworkView, ServerFrame }
+export type { ChannelView, Member, NetworkState, NetworkView, ServerFrame }
 
-/** Frames the server sends that the client acts on beyond SocketFrame.ts's list: the read markers. */
+/**
+ * The MCP message record, with what the message-tags design adds to it (docs/contract.md "MCP tool shapes",
+ * `message`): the upstream's `msgid` when it gave one, `replyTo` (the msgid a reply answers or a reaction names), `redacted`
+ * (the sender removed it: `text` is ""), and kind `react` (`text` is the reaction). Written out here as well so the
+ * client reads them whether or not the server's record has them yet; each is optional.
+ */
+export type MessageRecord = Omit<StoredRecord, "kind"> & {
+  readonly kind: StoredRecord["kind"] | "react"
+  readonly msgid?: string
+  readonly replyTo?: string
+  readonly redacted?: boolean
+}
+
+/** IRCv3 typing (https://ircv3.net/specs/client-tags/typing): what a `+typing` tag says. */
+export type TypingState = "active" | "paused" | "done"
+
+/** What the network's upstream connection has now, for the browser only (the `network` frame's view). */
+export interface NetworkFeatures {
+  /** message-tags: client tags (reactions, replies, typing) reach the upstream. */
+  readonly tags: boolean
+  /** draft/message-redaction: REDACT is understood. */
+  readonly redaction: boolean
+  /** draft/multiline. */
+  readonly multiline: boolean
+}
+
+export const NO_FEATURES: NetworkFeatures = { tags: false, redaction: false, multiline: false }
+
+/** The `features` of a network view, read defensively (a server that sends none: nothing is offered). */
+export const featuresOf = (view: object): NetworkFeatures => {
+  const f: unknown = "features" in view ? view.features : undefined
+  if (typeof f !== "object" || f === null) return NO_FEATURES
+  const flag = (name: string) => name in f && (f as Record<string, unknown>)[name] === true
+  return { tags: flag("tags"), redaction: flag("redaction"), multiline: flag("multiline") }
+}
+
+/**
+ * Frames the server sends that the client acts on beyond SocketFrame.ts's list: the read markers, someone typing
+ * (live only, never stored) and a stored message redacted upstream.
+ */
 export type ClientServerFrame =
-  | ServerFrame
+  | Exclude<ServerFrame, { readonly type: "message" }>
+  | { readonly type: "message"; readonly message: MessageRecord }
   | { readonly type: "read-marker"; readonly networkId: number; readonly target: string; readonly messageId: number }
+  | {
+    readonly type: "typing"
+    readonly networkId: number
+    readonly target: string
+    readonly nick: string
+    readonly state: TypingState
+  }
+  | { readonly type: "redaction"; readonly networkId: number; readonly target: string; readonly messageId: number }
 
 export type BufferKind = "channel" | "query" | "server"
 

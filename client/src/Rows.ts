@@ -1,6 +1,7 @@
 // Rows: a buffer's messages as the log draws them — a day separator wherever the local date changes, a "new messages"
 // line after the read marker, and runs of two or more joins, parts, quits and nick changes folded into one
-// expandable row, as chat clients do so that conversation stays readable in busy channels. Pure.
+// expandable row, as chat clients do so that conversation stays readable in busy channels. Reactions (kind `react`)
+// are no rows: they are drawn under the message they name (Reactions.ts). Pure.
 
 export interface LineMessage {
   readonly id: number
@@ -51,6 +52,7 @@ export const rows = <M extends LineMessage>(messages: ReadonlyArray<M>, readMark
     run = []
   }
   for (const m of messages) {
+    if (m.kind === "react") continue
     const d = dayOf(m.time)
     if (d !== day) {
       flush()

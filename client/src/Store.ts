@@ -11,13 +11,15 @@
 // Concurrency rule: the browser's one event loop; no method awaits while holding a half-made change.
 import { api } from "./Api.js"
 import { preferences } from "./Preferences.js"
-import { type Buffer, countsAsUnread, kindOf, newBuffer, UNREAD_CAP } from "./Buffer.js"
+import { type Buffer, countsAsUnread, kindOf, newBuffer, UNREAD_CAP, withRedaction } from "./Buffer.js"
 import { bufferKey, fold, serverBuffer } from "./Casemap.js"
 import { Connection, type ConnectionPhase } from "./Connection.js"
 import { mentions } from "./Highlight.js"
 import { mergeById } from "./MergeById.js"
 import { bufferHash, parseHash, type Route } from "./Route.js"
-import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, MessageRecord, NetworkDetails, NetworkState } from "./Protocol.js"
+import { featuresOf, NO_FEATURES } from "./Protocol.js"
+import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, MessageRecord, NetworkDetails, NetworkFeatures, NetworkState } from "./Protocol.js"
+import { Typing } from "./Typing.js"
 
 export const PAGE = 150
 
@@ -28,6 +30,8 @@ export interface Network {
   nick: string | null
   away: boolean
   details: NetworkDetails | null
+  /** What its upstream connection has now (tags: reactions, replies, typing; redaction: Delete). */
+  features: NetworkFeatures
 }
 
 export type View =
@@ -61,6 +65,8 @@ export class Store {
   /** The read marker of the active buffer when it was opened: where the "new messages" line goes. */
   openedReadMarker: number | null = null
   notices: ReadonlyArray<Notice> = []
+  /** Who is typing where (`typing` frames). */
+  readonly typing = new Typing(() => this.changed())
   /** Whether the member is looking at this tab (focused and visible). */
   focused = document.hasFocus() && document.visibilityState === "visible"
   /** Set by the log: it shows the newest line. */
@@ -138,7 +144,7 @@ export class Store {
   private ensureNetwork(id: number): Network {
     let network = this.networks.get(id)
     if (network === undefined) {
-      network = { id, name: `network ${id}`, state: "offline", nick: null, away: false, details: null }
+      network = { id, name: `network ${id}`, state: "offline", nick: null, away: false, details: null, features: NO_FEATURES }
       this.networks.set(id, network)
       this.ensureBuffer(id, serverBuffer(id), "server")
     }
@@ -215,6 +221,7 @@ export class Store {
         network.name = frame.network.name
         network.state = frame.network.state
         network.nick = frame.network.nick
+        network.features = featuresOf(frame.network)
         if (network.state !== "connected") {
           for (const b of this.buffers.values()) if (b.networkId === network.id) b.joined = false
         }
@@ -268,6 +275,18 @@ export class Store {
       case "client-preferences":
         preferences.onFrame(frame)
         break
+      case "typing": {
+        const own = this.networks.get(frame.networkId)?.nick
+        if (own === undefined || own === null || fold(own) !== fold(frame.nick)) {
+          this.typing.onFrame(bufferKey(frame.networkId, frame.target), frame.nick, frame.state)
+        }
+        break
+      }
+      case "redaction": {
+        const buffer = this.buffer(frame.networkId, frame.target)
+        if (buffer !== undefined) buffer.messages = withRedaction(buffer.messages, frame.messageId)
+        break
+      }
       case "relay-bot":
         // The records of loaded history name the bot's speakers as they were rendered; newer lines follow the mark.
         break
@@ -284,6 +303,7 @@ export class Store {
     this.ensureNetwork(m.networkId)
     const buffer = this.ensureBuffer(m.networkId, m.target)
     buffer.messages = mergeById(buffer.messages, [m])
+    if (m.nick !== null && m.kind !== "react") this.typing.spoke(buffer.key, m.nick)
     if (buffer.lastMessageId === null || m.id > buffer.lastMessageId) buffer.lastMessageId = m.id
     const counted = buffer.countedThrough !== null && m.id <= buffer.countedThrough
     const read = buffer.readMessageId !== null && m.id <= buffer.readMessageId

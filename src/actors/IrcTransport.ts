@@ -184,6 +184,30 @@ export class LeanNetTransport extends NetTransport {
     this._onSocketCreate(this.options, socket)
   }
 
+  /**
+   * irc-framework's, but a TLS socket is told by the option that made it rather than by `socket instanceof
+   * tls.TLSSocket`: reading `TLSSocket` would load node:tls (some 3 MB, scripts/build-server.mjs "lazy-node-tls") for
+   * every plain connection. Both sockets it is given come from `connect`: `Tls.connect` exactly when `options.tls`.
+   */
+  override _onSocketCreate(options: IRC.ClientOptions, socket: Net.Socket): void {
+    this.debugOut("Socket created!")
+    const pingInterval = options.ping_interval ?? 0
+    const pingTimeout = options.ping_timeout ?? 0
+    if (pingInterval > 0 && pingTimeout > 0) socket.setTimeout((pingInterval + pingTimeout) * 1000)
+    const secure = options.tls === true
+    if (socket.readyState !== "opening") {
+      this.onSocketRawConnected()
+      if (!secure) this.onSocketFullyConnected()
+    } else {
+      this._bindEvent(socket, "connect", this.onSocketRawConnected.bind(this))
+    }
+    this._bindEvent(socket, secure ? "secureConnect" : "connect", this.onSocketFullyConnected.bind(this))
+    this._bindEvent(socket, "close", this.onSocketClose.bind(this))
+    this._bindEvent(socket, "error", this.onSocketError.bind(this))
+    this._bindEvent(socket, "data", this.onSocketData.bind(this))
+    this._bindEvent(socket, "timeout", this.onSocketTimeout.bind(this))
+  }
+
   override onSocketData(data: Buffer): void {
     super.onSocketData(data)
     const rest = this.incoming_buffer
@@ -222,6 +246,9 @@ const open = (
   // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
   // that the answers go back to the asker (src/listener/UpstreamLabels.ts). Only labelled commands get labelled replies.
   client.requestCap("labeled-response")
+  // IRCv3 draft/multiline and draft/message-redaction (message-tags is in irc-framework's own list): what the member's
+  // clients send through Belay (src/listener/Multiline.ts, REDACT) goes upstream only where the server has them.
+  client.requestCap(["draft/multiline", "draft/message-redaction"])
   let closed = false
   client.on("raw", (event) => {
     if (event.from_server) emit({ _tag: "Line", line: event.line })

@@ -43,19 +43,28 @@ import type { CaseMapping } from "../irc/CaseMapping.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import type { NetworkState, NetworkStatus } from "../schema/Network.js"
-import { E2eChannelUseSendMessage, InvalidArguments, NotConnected, Timeout, UnknownNetwork } from "../schema/ToolErrors.js"
+import { NO_FEATURES } from "../schema/SocketFrame.js"
+import {
+  E2eChannelUseSendMessage,
+  InvalidArguments,
+  NotConnected,
+  type QuotaExceeded,
+  Timeout,
+  UnknownNetwork
+} from "../schema/ToolErrors.js"
 import * as ActorTimers from "./ActorTimers.js"
 import * as ConnectThrottle from "./ConnectThrottle.js"
 import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
 import { hasLineBreakingChars } from "../irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
 import * as NetworkActor from "./network/NetworkActor.js"
-import type { DeliveryError, NetworkControlService } from "./NetworkApi.js"
+import type { DeliveryError, NetworkControlService, WriteError } from "./NetworkApi.js"
 import {
   actorRestartSchedule,
   COMMAND_TIMEOUT,
   makeStepper,
   QUIT_GRACE,
+  SEND_QUEUE_LINES,
   SHUTDOWN_BOUND,
   SHUTDOWN_SLACK,
   STABLE_CONNECTION,
@@ -168,8 +177,8 @@ export const make = (options: LocalActorsOptions = {}) =>
     // and to the other nodes) and IRC clients (NetworkFeed) hear it.
     const events: NetworkActor.ActorDeps["events"] = {
       listening: clusterEvents.actorEvents.listening,
-      status: (accountId, name, status) => {
-        clusterEvents.actorEvents.status(accountId, name, status)
+      status: (accountId, name, status, features) => {
+        clusterEvents.actorEvents.status(accountId, name, status, features)
         feed.publishStatus({ accountId, name, status })
       },
       publish: clusterEvents.actorEvents.publish,
@@ -191,6 +200,9 @@ export const make = (options: LocalActorsOptions = {}) =>
       relay: store.relay,
       storedHere: store.storedHere,
       highestAnnounced: store.highestAnnounced,
+      redact: store.redact,
+      redacted: store.redacted,
+      redactedElsewhere: store.redactedElsewhere,
       append: (message) =>
         message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
           ? Effect.map(store.append(message), () => {
@@ -442,6 +454,28 @@ export const make = (options: LocalActorsOptions = {}) =>
         })
 
       const { Command } = NetworkActor
+
+      const rawLines = (
+        networkId: number,
+        lines: ReadonlyArray<string>
+      ): Effect.Effect<void, WriteError | E2eChannelUseSendMessage | QuotaExceeded> =>
+        Effect.gen(function*() {
+          const refused = lines.map((line) => lineBreaking({ line })).find((r) => r !== undefined)
+          if (refused !== undefined) return yield* refused
+          if (lines.length > SEND_QUEUE_LINES) {
+            return yield* new InvalidArguments({ message: `at most ${SEND_QUEUE_LINES} lines can be sent together` })
+          }
+          // The interface, send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the
+          // actor checks again against its own keys, atomically with the write).
+          for (const line of lines) {
+            const keyed = yield* encryptedTargetOfRaw(networkId, line)
+            if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
+          }
+          // A JOIN counts against the account's channel limit, read here, off the actor (it never waits on SQL).
+          const joins = lines.some((line) => /^\s*(?:@\S+\s+)?(?::\S+\s+)?JOIN\s/i.test(line))
+          return yield* ask(networkId, Command.raw(lines, joins ? yield* networks.channelLimit(networkId) : null))
+        })
+
       return {
         status: (networkId) =>
           Effect.suspend(() => {
@@ -469,21 +503,15 @@ export const make = (options: LocalActorsOptions = {}) =>
             // Between two lives, or not supervised: offline, under its stored name.
             const config = yield* networks.config(networkId)
             if (Option.isNone(config)) return
-            deliver([{ type: "network", network: { id: networkId, name: config.value.name, state: "offline", nick: null } }])
+            deliver([{
+              type: "network",
+              network: { id: networkId, name: config.value.name, state: "offline", nick: null, features: NO_FEATURES }
+            }])
           }),
         say: (networkId, kind, target, text) =>
           guarded({ target, text }, () => ask(networkId, Command.say(kind, target, text))),
-        raw: (networkId, line) =>
-          guarded({ line }, () =>
-            Effect.gen(function*() {
-              // The interface, send_raw: plaintext to an end-to-end encrypted target is refused, whoever calls (the
-              // actor checks again against its own keys, atomically with the write).
-              const keyed = yield* encryptedTargetOfRaw(networkId, line)
-              if (Option.isSome(keyed)) return yield* new E2eChannelUseSendMessage({ networkId, target: keyed.value })
-              // A JOIN counts against the account's channel limit, read here, off the actor (it never waits on SQL).
-              const joins = /^\s*(?:@\S+\s+)?(?::\S+\s+)?JOIN\s/i.test(line)
-              return yield* ask(networkId, Command.raw(line, joins ? yield* networks.channelLimit(networkId) : null))
-            })),
+        raw: (networkId, line) => rawLines(networkId, [line]),
+        rawLines,
         join: (networkId, channel, key) =>
           guarded({ channel, key: Option.getOrUndefined(key) }, () =>
             Effect.flatMap(networks.channelLimit(networkId), (limit) => ask(networkId, Command.join(channel, key, limit)))),

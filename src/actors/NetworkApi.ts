@@ -58,6 +58,8 @@ export interface UpstreamView {
   readonly isupport: ReadonlyArray<string>
   /** Capabilities the server acknowledged. */
   readonly caps: ReadonlyArray<string>
+  /** The values the server gave its capabilities in CAP LS or NEW (`draft/multiline` → its limits); absent: none. */
+  readonly capValues?: Readonly<Record<string, string>>
   /** Whether the member is marked away on this network (set_away, AWAY from a client, auto-away). */
   readonly away: boolean
 }
@@ -91,6 +93,15 @@ export interface NetworkControlService {
   readonly raw: (
     networkId: number,
     line: string
+  ) => Effect.Effect<void, WriteError | E2eChannelUseSendMessage | QuotaExceeded>
+  /**
+   * Several raw lines that go out together, in order, with no line of Belay's between them (an IRCv3 draft/multiline
+   * batch, a message split at the byte limit with its client tags): each is checked as `raw` checks one, and the send
+   * queue takes all of them or none (SendQueueFull, nothing sent). At most SEND_QUEUE_LINES lines.
+   */
+  readonly rawLines: (
+    networkId: number,
+    lines: ReadonlyArray<string>
   ) => Effect.Effect<void, WriteError | E2eChannelUseSendMessage | QuotaExceeded>
   /**
    * Given key, else the stored key. The channel is remembered for rejoin. A new channel past the account's channel

@@ -287,6 +287,10 @@ export const make = Effect.gen(function*() {
       isHere(networkId)
         ? here.raw(networkId, line)
         : command(networkId, { _tag: "Raw", line }, () => owner(networkId).Raw({ line })),
+    rawLines: (networkId, lines) =>
+      isHere(networkId)
+        ? here.rawLines(networkId, lines)
+        : command(networkId, { _tag: "RawLines", lines }, () => owner(networkId).RawLines({ lines })),
     join: (networkId, channel, key) =>
       isHere(networkId)
         ? here.join(networkId, channel, key)

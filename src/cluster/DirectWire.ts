@@ -41,6 +41,7 @@ export const DirectCommand = Schema.Union(
     text: Schema.String
   }),
   Schema.TaggedStruct("Raw", { line: Schema.String }),
+  Schema.TaggedStruct("RawLines", { lines: Schema.Array(Schema.String) }),
   Schema.TaggedStruct("Join", { channel: Schema.String, key }),
   Schema.TaggedStruct("Part", { channel: Schema.String, reason: key }),
   Schema.TaggedStruct("Nick", { nick: Schema.String }),
@@ -86,6 +87,8 @@ export const execute = (
       return control.say(networkId, command.kind, command.target, command.text)
     case "Raw":
       return control.raw(networkId, command.line)
+    case "RawLines":
+      return control.rawLines(networkId, command.lines)
     case "Join":
       return control.join(networkId, command.channel, Option.fromNullable(command.key))
     case "Part":

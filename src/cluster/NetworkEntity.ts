@@ -58,6 +58,7 @@ const UpstreamView = Schema.Struct({
   host: Schema.NullOr(Schema.String),
   isupport: Schema.Array(Schema.String),
   caps: Schema.Array(Schema.String),
+  capValues: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
   away: Schema.Boolean
 })
 
@@ -82,6 +83,10 @@ export const NetworkEntity = Entity.make(NETWORK_ENTITY_TYPE, [
   }),
   Rpc.make("Raw", {
     payload: { line: Schema.String },
+    error: Schema.Union(WriteErrors, E2eChannelUseSendMessage, QuotaExceeded)
+  }),
+  Rpc.make("RawLines", {
+    payload: { lines: Schema.Array(Schema.String) },
     error: Schema.Union(WriteErrors, E2eChannelUseSendMessage, QuotaExceeded)
   }),
   Rpc.make("Join", { payload: { channel, key: Schema.NullOr(Schema.String) }, error: Schema.Union(WriteErrors, QuotaExceeded) }),

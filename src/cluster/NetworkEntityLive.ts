@@ -135,6 +135,7 @@ export const NetworkEntityLive = NetworkEntity.toLayer(
       View: () => Effect.zipRight(ensure, view),
       Say: ({ payload }) => known(control.say(networkId, payload.kind, payload.target, payload.text)),
       Raw: ({ payload }) => known(control.raw(networkId, payload.line)),
+      RawLines: ({ payload }) => known(control.rawLines(networkId, payload.lines)),
       Join: ({ payload }) => known(control.join(networkId, payload.channel, Option.fromNullable(payload.key))),
       Part: ({ payload }) => known(control.part(networkId, payload.channel, Option.fromNullable(payload.reason))),
       Nick: ({ payload }) => known(control.nick(networkId, payload.nick)),

@@ -6,7 +6,7 @@
  *
  * Why not @effect/platform's HttpServer/HttpRouter on the hot path: measured on this
  * machine it answers at ~0.1× a bare node:http server, and /mcp must answer at
- * ≥ 0.5× of one (docs/decisions/http-and-mcp.md). Here a request costs one fiber; bodies are read once, bounded, as a Buffer —
+ * ≥ 0.5× of one (docs/decisions/http-and-mcp.md). Here a request costs at most one fiber; bodies are read once, bounded, as a Buffer —
  * a small one before the fiber starts (HTTP_PREREAD_BODY_BYTES), so that an answer from memory never suspends — or,
  * for an upload, pulled as a stream as the handler writes it away (`bodyStream`).
  * @effect/platform-node still provides the runtime (signals, main) around it.
@@ -39,85 +39,12 @@ import {
   type HttpResponse,
   type Route
 } from "./Route.js"
+import { attempt, valueNow } from "./Immediate.js"
 import { makeRouter } from "./Router.js"
+import { HTTP_BODY_TIMEOUT_MS, HttpLimits, type HttpLimitsSettings, streamDeadlineMs } from "./HttpLimits.js"
 
 export { BodyReadFailed, BodyTimedOut, BodyTooLarge }
 export type { Handler, HttpRequest, HttpResponse, Route }
-
-/**
- * The bounds of the listener (docs/decisions/http-and-mcp.md "Slow and abandoned connections"). Wall-clock timers of node:http and
- * of the body reader, not Effect's Clock: they guard the transport against real clients, and a test that moves
- * TestClock a day must not time out the requests it is making.
- */
-export interface HttpLimitsSettings {
-  /** node:http `headersTimeout`: all headers must arrive within this of the connection or the request starting. */
-  readonly headersTimeoutMs: number
-  /** node:http `requestTimeout`: the whole request, body included; node answers 408 and closes. */
-  readonly requestTimeoutMs: number
-  /** The body reader's own deadline, from the handler asking for the body. */
-  readonly bodyTimeoutMs: number
-  /** node:http `keepAliveTimeout`: an idle keep-alive connection between two requests. */
-  readonly keepAliveTimeoutMs: number
-  /** Socket inactivity (no byte either way) after which the socket is destroyed. */
-  readonly idleSocketTimeoutMs: number
-  /** node:http `connectionsCheckingInterval`: how often the header and request deadlines are checked. */
-  readonly checkIntervalMs: number
-  /** node:http `maxHeaderSize`: beyond it node answers 431 and closes. */
-  readonly maxHeaderBytes: number
-  /** `server.maxConnections`: sockets past it are closed as soon as accepted. */
-  readonly maxConnections: number
-}
-
-/**
- * A slowloris client (headers trickled a byte at a time) is cut after 10 s instead of node's 60 s: a real client sends
- * its headers in one packet, and 10 s still leaves a congested mobile link ample room. It also bounds a connection
- * that sends nothing at all (node counts from the connection's start).
- */
-export const HTTP_HEADERS_TIMEOUT_MS = 10_000
-/**
- * The whole request, body included: a 1 MiB /mcp body (the largest allowed) still arrives in 30 s at 35 KB/s, while a
- * client trickling a body cannot hold a handler for node's default of 5 minutes.
- */
-export const HTTP_REQUEST_TIMEOUT_MS = 30_000
-/**
- * The body reader's own deadline, a little inside the request's, so that a handler waiting on a body always ends with
- * an answer of its own (408) rather than depending on when node's periodic check next runs.
- */
-export const HTTP_BODY_TIMEOUT_MS = 25_000
-/** Idle keep-alive connections are closed after 5 s (node's default, kept): agents reconnect cheaply. */
-export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000
-/**
- * A socket on which nothing moves either way for 2 minutes is dead (a client that stopped reading its response included).
- * Far above the longest tool call, which waits seconds for IRC; the browser WebSocket pings every 30 s.
- */
-export const HTTP_IDLE_SOCKET_TIMEOUT_MS = 120_000
-/** node checks header and request deadlines on this interval (its default, 30 s, would let a bound overrun fourfold). */
-export const HTTP_CHECK_INTERVAL_MS = 2_000
-/**
- * node's default 16 KiB, stated: a bearer token, a session cookie and an MCP client's headers are under 2 KiB, and a
- * larger header block is only memory for an unauthenticated caller to fill.
- */
-export const HTTP_MAX_HEADER_BYTES = 16 * 1024
-/**
- * Open connections at once (WebSockets included). Each costs a socket and a few KB; the bound keeps a flood of idle
- * sockets from exhausting memory or descriptors, and the header timeout empties it again within 10 s. One member's
- * agents and tabs need tens; a shared instance stays far below a thousand.
- */
-export const HTTP_MAX_CONNECTIONS = 1024
-
-export const HTTP_LIMITS: HttpLimitsSettings = {
-  headersTimeoutMs: HTTP_HEADERS_TIMEOUT_MS,
-  requestTimeoutMs: HTTP_REQUEST_TIMEOUT_MS,
-  bodyTimeoutMs: HTTP_BODY_TIMEOUT_MS,
-  keepAliveTimeoutMs: HTTP_KEEP_ALIVE_TIMEOUT_MS,
-  idleSocketTimeoutMs: HTTP_IDLE_SOCKET_TIMEOUT_MS,
-  checkIntervalMs: HTTP_CHECK_INTERVAL_MS,
-  maxHeaderBytes: HTTP_MAX_HEADER_BYTES,
-  maxConnections: HTTP_MAX_CONNECTIONS
-}
-
-/** The listener's bounds; HTTP_LIMITS unless a layer provides others (tests shrink the timeouts). */
-export class HttpLimits extends Context.Reference<HttpLimits>()("belay/HttpLimits", { defaultValue: () => HTTP_LIMITS }) {}
 
 /** The routes every feature contributes; assembled once in main.ts. */
 export class HttpRoutes extends Context.Tag("belay/HttpRoutes")<HttpRoutes, ReadonlyArray<Route>>() {}
@@ -270,7 +197,7 @@ class NodeRequest implements HttpRequest {
     private readonly req: Http.IncomingMessage,
     readonly path: string,
     readonly params: Readonly<Record<string, string>>,
-    private readonly bodyTimeoutMs: number,
+    private readonly limits: HttpLimitsSettings,
     /** The body as read before the handler started (HTTP_PREREAD_BODY_BYTES), if it was. */
     private readonly prefetched?: BodyResult
   ) {
@@ -291,14 +218,14 @@ class NodeRequest implements HttpRequest {
   }
   body(limit: number): BodyOutcome {
     const read = this.prefetched
-    if (read === undefined) return readBody(this.req, limit, this.bodyTimeoutMs)
+    if (read === undefined) return readBody(this.req, limit, this.limits.bodyTimeoutMs)
     if (Either.isLeft(read)) return Effect.fail(read.left)
     return read.right.length > limit ? Effect.fail(new BodyTooLarge({ limit })) : Effect.succeed(read.right)
   }
-  bodyStream(limit: number): Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed> {
+  bodyStream(limit: number): Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed | BodyTimedOut> {
     const read = this.prefetched
     if (read !== undefined) {
-      if (Either.isLeft(read)) return Stream.fail(read.left._tag === "BodyTooLarge" ? read.left : new BodyReadFailed({ cause: read.left }))
+      if (Either.isLeft(read)) return Stream.fail(read.left)
       return read.right.length > limit ? Stream.fail(new BodyTooLarge({ limit })) : Stream.succeed(read.right)
     }
     const req = this.req
@@ -308,6 +235,10 @@ class NodeRequest implements HttpRequest {
       return Stream.fail(new BodyTooLarge({ limit }))
     }
     let size = 0
+    const deadline = Effect.sleep(Duration.millis(streamDeadlineMs(this.limits, limit))).pipe(
+      Effect.zipRight(Effect.sync(() => timedOutBodies.add(req))),
+      Effect.zipRight(Effect.fail(new BodyTimedOut({ afterMs: streamDeadlineMs(this.limits, limit) })))
+    )
     // Not destroyed when the consumer stops early: the rest is drained, so the client can still read the answer.
     return Stream.fromAsyncIterable(
       req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>,
@@ -317,6 +248,7 @@ class NodeRequest implements HttpRequest {
         size += chunk.length
         return size > limit ? Effect.fail(new BodyTooLarge({ limit })) : Effect.succeed(chunk as Uint8Array)
       }),
+      Stream.interruptWhen(deadline),
       Stream.ensuring(Effect.sync(() => {
         if (!req.readableEnded) req.resume()
       }))
@@ -332,11 +264,9 @@ const makeRequest = (
   req: Http.IncomingMessage,
   path: string,
   params: Readonly<Record<string, string>>,
-  bodyTimeoutMs: number,
+  limits: HttpLimitsSettings,
   prefetched?: BodyResult
-): HttpRequest => new NodeRequest(req, path, params, bodyTimeoutMs, prefetched)
-
-const EMPTY = Buffer.alloc(0)
+): HttpRequest => new NodeRequest(req, path, params, limits, prefetched)
 
 /** A response body as the buffers to write; encoded once, so the length header and the write use the same bytes. */
 const bodyParts = (body: HttpResponse["body"]): ReadonlyArray<Buffer> =>
@@ -352,7 +282,15 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   // the old generation and, under load, the work of each scavenge with it (docs/architecture.md "Memory").
   const headers: Record<string, string | number> = Object.assign({}, response.headers)
   headers["content-length"] = length
-  if (timedOutBodies.has(req)) headers["connection"] = "close"
+  // A body cut by its deadline, or one no handler read and that has not all arrived: the connection ends with the
+  // answer, so node's request bound (set for the longest upload) is never what ends a trickled body. One being
+  // drained after a 413 keeps the connection, so a client still writing reads the answer; the drain has 25 s.
+  if (timedOutBodies.has(req) || (!req.complete && req.readableFlowing !== true)) headers["connection"] = "close"
+  else if (!req.complete) {
+    setTimeout(() => {
+      if (!req.complete) req.socket.destroy()
+    }, HTTP_BODY_TIMEOUT_MS).unref()
+  }
   res.writeHead(response.status, headers)
   if (parts.length === 1) {
     res.end(parts[0])
@@ -427,7 +365,9 @@ export const HttpServerLive = Layer.scoped(
     const server = Http.createServer({
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
+      // The longest request is an upload of the largest file at the floor rate (HttpLimitsSettings.requestTimeoutMs).
+      // Five seconds past it, so that the body reader's own deadline, not node's, ends a slow upload (with its answer).
+      requestTimeout: Math.max(limits.requestTimeoutMs, streamDeadlineMs(limits, config.uploadMaxBytes) + 5_000),
       connectionsCheckingInterval: limits.checkIntervalMs,
       maxHeaderSize: limits.maxHeaderBytes
     }, (req, res) => {
@@ -448,16 +388,24 @@ export const HttpServerLive = Layer.scoped(
       const route = matched.route
       if (preread(req)) {
         collectBody(req, HTTP_PREREAD_BODY_BYTES, limits.bodyTimeoutMs, (body) =>
-          handle(req, res, route, makeRequest(req, path, matched.params, limits.bodyTimeoutMs, body), started))
+          handle(req, res, route, makeRequest(req, path, matched.params, limits, body), started))
       } else {
-        handle(req, res, route, makeRequest(req, path, matched.params, limits.bodyTimeoutMs), started)
+        handle(req, res, route, makeRequest(req, path, matched.params, limits), started)
       }
     })
 
-    /** Runs `route`'s handler for `request` as its own fiber and sends its answer. */
+    /** Sends `route`'s answer: at once if its handler gave a successful Exit (Immediate.ts), else from its own fiber. */
     const handle = (req: Http.IncomingMessage, res: Http.ServerResponse, route: Route, request: HttpRequest, started: number) => {
+      const handled = attempt(() => route.handler(request))
+      // No fiber for an answer that needed nothing asynchronous: creating, running and ending one was most of the Effect
+      // runtime's share of a tools/list (docs/decisions/http-and-mcp.md "Answers from memory are sent without a fiber").
+      const now = valueNow(handled)
+      if (now !== undefined && now.stream === undefined) {
+        send(req, res, now)
+        return metrics.observeHttp(route.name ?? route.path, now.status, (performance.now() - started) / 1000)
+      }
       const fiber = runFork(
-        route.handler(request).pipe(
+        handled.pipe(
           Effect.catchAllCause((cause) =>
             Effect.logError("request failed", cause).pipe(
               Effect.as(json(500, { error: "server_error", error_description: "internal error" }))
@@ -476,7 +424,7 @@ export const HttpServerLive = Layer.scoped(
       const settle = (exit: Exit.Exit<void>) => {
         if (Exit.isFailure(exit) && !res.headersSent) send(req, res, json(503, { error: "shutting_down" }))
       }
-      // An answer from memory (tools/list) has finished by now: nothing to drain or interrupt, so it is not tracked.
+      // A fiber that finished in its first run: nothing to drain or interrupt, so it is not tracked.
       // Tracking it anyway added to and deleted from a long-lived Set on every request, and V8 allocates the new
       // table of a Set that lives in the old generation there too: under load, megabytes a second of old-generation
       // garbage, and a full collection every few seconds (docs/architecture.md "Memory").
@@ -509,7 +457,7 @@ export const HttpServerLive = Layer.scoped(
         return
       }
       const fiber = runFork(
-        route.handle(makeRequest(req, path, {}, limits.bodyTimeoutMs), req, socket, head).pipe(
+        route.handle(makeRequest(req, path, {}, limits), req, socket, head).pipe(
           Effect.catchAllCause((cause) =>
             Effect.zipRight(
               Effect.logError("upgrade failed", cause),

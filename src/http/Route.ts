@@ -28,10 +28,11 @@ export interface HttpRequest {
   /**
    * Instead of `body`, for a body too large to hold (uploads): its bytes as they arrive, each pulled only when the
    * consumer asks, so the client is held back rather than buffered; BodyTooLarge past `limit` bytes (before any byte
-   * when the declared length says so), BodyReadFailed when the client goes away. The request's own deadline still
-   * bounds it. Optional so that test doubles of a request need not provide it.
+   * when the declared length says so), BodyReadFailed when the client goes away, BodyTimedOut when it has not all
+   * arrived within HttpLimits.bodyTimeoutMs plus `limit` at HttpLimits.streamFloorBytesPerSecond (a large file on a
+   * slow link takes minutes; a trickle still ends). Optional so that test doubles of a request need not provide it.
    */
-  readonly bodyStream?: (limit: number) => Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed>
+  readonly bodyStream?: (limit: number) => Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed | BodyTimedOut>
   readonly header: (name: string) => string | undefined
 }
 

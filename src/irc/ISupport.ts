@@ -85,6 +85,14 @@ const TOKEN = /^(-?)([A-Z0-9]+)(?:=(.*))?$/
 const unescapeValue = (value: string): string =>
   value.replace(/\\x([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 
+/**
+ * A copy of `s` that shares no memory with the line it was cut from. V8 makes a substring of 13 characters or more a
+ * view of its parent, so one kept token (`CHANMODES=beI,k,l,imnpst`) keeps the whole 005 line, up to 512 bytes, for
+ * as long as the network is connected; a network sends several (bench/results/memory-breakdown.md, "What each idle
+ * network holds"). Shorter ones are copied already. Paid once per token per connection.
+ */
+const own = (s: string): string => (s.length < 13 ? s : JSON.parse(JSON.stringify(s)) as string)
+
 const positiveInt = (value: string): number | undefined => {
   if (!/^[0-9]+$/.test(value)) return undefined
   const n = Number(value)
@@ -158,12 +166,13 @@ export const applyISupport = (current: ISupport, params: ReadonlyArray<string>):
   for (const param of params.slice(1)) {
     const m = TOKEN.exec(param)
     if (m === null) continue
-    const [, minus, name = "", rawValue] = m
+    const [, minus, longName = "", rawValue] = m
+    const name = own(longName)
     if (minus === "-") {
       tokens.delete(name)
       fields = applyToken(fields, name, undefined)
     } else {
-      const value = rawValue === undefined ? true : unescapeValue(rawValue)
+      const value = rawValue === undefined ? true : own(unescapeValue(rawValue))
       tokens.set(name, value)
       fields = applyToken(fields, name, value)
     }

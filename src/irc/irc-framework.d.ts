@@ -94,6 +94,16 @@ declare module "irc-framework" {
       setEncoding(encoding: string): boolean
       /** Binds the new socket's events; `connect` calls it right after creating the socket. */
       _onSocketCreate(options: ClientOptions, socket: import("node:net").Socket): void
+      /** `obj.on(event, fn)`, undone by `disposeSocket`. */
+      _bindEvent(obj: import("node:events").EventEmitter, event: string, fn: (...args: Array<any>) => void): () => void
+      debugOut(message: string): void
+      /** The TCP connection is up (before any TLS handshake). */
+      onSocketRawConnected(): void
+      /** Ready for lines: `connect` on a plain socket, `secureConnect` on a TLS one. Emits `open`. */
+      onSocketFullyConnected(): void
+      onSocketClose(): void
+      onSocketError(error: Error): void
+      onSocketTimeout(): void
       onSocketData(data: Buffer): void
       emit(event: string | symbol, ...args: Array<unknown>): boolean
     }

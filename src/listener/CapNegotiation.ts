@@ -23,6 +23,15 @@ export const ACCOUNT_REQUIRED = "soju.im/account-required"
 export const METADATA_CAP = "draft/metadata-2"
 export const METADATA_MAX_SUBS = 50
 
+/**
+ * IRCv3 draft/multiline (Multiline.ts): the largest batch a client may send. Belay takes it whatever the upstream has
+ * (sent on as a batch, or as separate lines), so a whole batch, or its lines re-split at the upstream's line limit,
+ * fits the actor's send queue (SEND_QUEUE_LINES, 64) at once.
+ */
+export const MULTILINE_CAP = "draft/multiline"
+export const MULTILINE_MAX_BYTES = 4096
+export const MULTILINE_MAX_LINES = 32
+
 /** Belay's own capabilities, with their CAP 302 values. */
 export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, string | null>([
   ["sasl", "PLAIN"],
@@ -47,6 +56,7 @@ export const OWN_CAPS: ReadonlyMap<string, string | null> = new Map<string, stri
   ["soju.im/webpush", null],
   // The extension's limits: SUB before registration, max-subs, no keys on the member's own nick, values of one byte.
   [METADATA_CAP, `before-connect,max-subs=${METADATA_MAX_SUBS},max-keys=0,max-value-bytes=1`],
+  [MULTILINE_CAP, `max-bytes=${MULTILINE_MAX_BYTES},max-lines=${MULTILINE_MAX_LINES}`],
   [ACCOUNT_REQUIRED, null]
 ])
 
@@ -63,6 +73,8 @@ export const PASSTHROUGH_CAPS: ReadonlyArray<string> = [
   "account-tag",
   "away-notify",
   "chghost",
+  // Upstream REDACT reaches the client live (MessageLines.ts); the client's own goes upstream.
+  "draft/message-redaction",
   "extended-join",
   "invite-notify",
   "multi-prefix",
@@ -95,9 +107,21 @@ const LS_LINE_BUDGET = 380
  */
 const legacyBudget = (nick: string) => 510 - `:belay CAP ${nick} LS :`.length
 
+/**
+ * The capabilities a client before CAP 302 is listed, on its one line: when they do not all fit, the `draft/` ones
+ * are left out, the last first, until they do (a client that predates CAP 302 predates those drafts too).
+ */
+const legacyWords = (words: Array<string>, budget: number): Array<string> => {
+  for (let i = words.length - 1; i >= 0 && words.join(" ").length > budget; i--) {
+    if (words[i]!.startsWith("draft/")) words.splice(i, 1)
+  }
+  return words
+}
+
 const lsLines = (nick: string, offered: ReadonlyMap<string, string | null>, version: number): Array<IrcLineInput> => {
   const budget = version >= 302 ? LS_LINE_BUDGET : legacyBudget(nick)
-  const words = [...offered].map(([cap, value]) => (version >= 302 && value !== null ? `${cap}=${value}` : cap))
+  const all = [...offered].map(([cap, value]) => (version >= 302 && value !== null ? `${cap}=${value}` : cap))
+  const words = version >= 302 ? all : legacyWords(all, budget)
   const chunks: Array<string> = []
   let current = ""
   for (const word of words) {

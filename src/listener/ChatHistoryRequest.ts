@@ -1,18 +1,22 @@
 /**
  * ChatHistoryRequest: the CHATHISTORY command of IRCv3 draft/chathistory read into a request, or the FAIL that
- * answers it. All six subcommands; references `msgid=` (Belay's message ids, MessageLines.ts) and `timestamp=`
- * (MSGREFTYPES=msgid,timestamp); a limit above CHATHISTORY_LIMIT is clamped to it, as the contract says. Pure.
+ * answers it. All six subcommands; references `msgid=` and `timestamp=` (MSGREFTYPES=msgid,timestamp); a limit above
+ * CHATHISTORY_LIMIT is clamped to it, as the contract says. A msgid is the one the client was shown (MessageLines.ts):
+ * the upstream's, or Belay's own id; which one is ChatHistory's to find out, in the target's buffer. Pure.
  */
 import type { Bound } from "../services/history/MessageHistory.js"
-import { messageIdOf } from "./MessageLines.js"
+import { upstreamMsgid } from "../services/history/MessageRow.js"
+
+/** A reference as the client gave it: a time, or a msgid still to be found in the target's buffer. */
+export type Reference = Bound | { readonly _tag: "Msgid"; readonly msgid: string }
 
 /** The ISUPPORT `CHATHISTORY` value: the most messages one request returns. */
 export const CHATHISTORY_LIMIT = 1000
 
 export type ChatHistoryRequest =
-  | { readonly _tag: "Before" | "After" | "Around"; readonly target: string; readonly ref: Bound; readonly limit: number }
-  | { readonly _tag: "Latest"; readonly target: string; readonly ref: Bound | "*"; readonly limit: number }
-  | { readonly _tag: "Between"; readonly target: string; readonly from: Bound; readonly to: Bound; readonly limit: number }
+  | { readonly _tag: "Before" | "After" | "Around"; readonly target: string; readonly ref: Reference; readonly limit: number }
+  | { readonly _tag: "Latest"; readonly target: string; readonly ref: Reference | "*"; readonly limit: number }
+  | { readonly _tag: "Between"; readonly target: string; readonly from: Reference; readonly to: Reference; readonly limit: number }
   | { readonly _tag: "Targets"; readonly from: Date; readonly to: Date; readonly limit: number }
 
 /** A standard reply `FAIL CHATHISTORY <code> <context…> :<description>`. */
@@ -30,15 +34,15 @@ const parseTime = (value: string): Date | undefined => {
   return Number.isNaN(time.getTime()) ? undefined : time
 }
 
-/** `msgid=<id>` or `timestamp=<ISO 8601>`; undefined when it is neither. */
-export const parseReference = (raw: string): Bound | undefined => {
+/** `msgid=<id>` (any msgid Belay could have shown) or `timestamp=<ISO 8601>`; undefined when it is neither. */
+export const parseReference = (raw: string): Reference | undefined => {
   const eq = raw.indexOf("=")
   if (eq === -1) return undefined
   const kind = raw.slice(0, eq)
   const value = raw.slice(eq + 1)
   if (kind === "msgid") {
-    const id = messageIdOf(value)
-    return id === undefined ? undefined : { _tag: "Id", id }
+    const msgid = upstreamMsgid(value)
+    return msgid === null ? undefined : { _tag: "Msgid", msgid }
   }
   if (kind === "timestamp") {
     const time = parseTime(value)

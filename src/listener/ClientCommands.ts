@@ -10,6 +10,11 @@
  * (with draft/metadata-2), and
  * `AWAY *` under draft/pre-away.
  *
+ * IRCv3 tags (docs/decisions/irc-listener.md "Client tags, REDACT and multiline upstream"): a PRIVMSG or NOTICE with
+ * client-only tags goes as raw lines that carry them (split as `say` splits, TaggedMessages.ts) when the upstream has
+ * message-tags, else through `say` without them; TAGMSG only to an upstream with message-tags; REDACT only to one with
+ * draft/message-redaction (else FAIL REDACT INVALID_TARGET); draft/multiline batches are collected by Multiline.ts.
+ *
  * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
  * upstream's echo, or as sent) and comes back on MessageWriter.stored; the sender sees it only with echo-message (with
  * its label), which `ownSends` remembers until it comes. Other clients always see it (LiveEvents.ts).
@@ -17,10 +22,12 @@
  * Concurrency rule: runs on the connection's session fiber only.
  */
 import { Effect, Option } from "effect"
-import type { SayKind } from "../actors/NetworkApi.js"
+import type { SayKind, UpstreamView } from "../actors/NetworkApi.js"
 import { foldCase } from "../irc/CaseMapping.js"
 import { formatLine, type IrcLine } from "../irc/IrcLine.js"
 import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
+import { CLIENT_TAGS_MAX_BYTES, clientOnlyTags, messageLines, tagBytes } from "../irc/TaggedMessages.js"
+import { prefixAllowance } from "../irc/TextSplit.js"
 import { onBouncer } from "./BouncerNetworks.js"
 import { METADATA_CAP, offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
@@ -30,6 +37,7 @@ import { isupportNow } from "./IsupportReply.js"
 import { onMarkRead } from "./MarkRead.js"
 import { onMetadata } from "./Metadata.js"
 import { parseModeChanges } from "./ModeRequest.js"
+import { onMultiline } from "./Multiline.js"
 import { closeWith } from "./Registration.js"
 import { onSearch } from "./Search.js"
 import { onWebPush } from "./WebPush.js"
@@ -59,11 +67,36 @@ const expectEcho = (d: Downstream, target: string, text: string, label: string |
   d.ownSends.push({ targetFolded: foldCase(caseMapping, target), remaining: text, label })
 }
 
+/**
+ * The client-only tags (`+draft/reply`…) a line may take upstream: those it carries when the upstream has message-tags,
+ * else none (they are dropped: the upstream would not relay them). None as well when they are too long (message-tags
+ * §"Size limit"), with 417 ERR_INPUTTOOLONG, and undefined then: nothing is sent.
+ */
+const upstreamTags = (d: Downstream, line: IrcLine, upstream: Option.Option<UpstreamView>) => {
+  const tags = clientOnlyTags(line.tags)
+  if (tags.size === 0) return tags
+  if (tagBytes(tags) > CLIENT_TAGS_MAX_BYTES) {
+    numeric(d, "417", "Input line was too long")
+    return undefined
+  }
+  return Option.isSome(upstream) && upstream.value.caps.includes("message-tags") ? tags : new Map<string, string>()
+}
+
+/** What the upstream relays before our text (`:nick!user@host `), as far as Belay knows it: the split leaves room. */
+const ownPrefix = (u: UpstreamView) =>
+  prefixAllowance({ nick: u.nick, ...(u.user !== null ? { user: u.user } : {}), ...(u.host !== null ? { host: u.host } : {}) })
+
 const message = (deps: ListenerDeps, d: Downstream, networkId: number, line: IrcLine, label: string | undefined) =>
   Effect.gen(function*() {
     const [targets, text] = line.params
-    if (targets === undefined || text === undefined) return numeric(d, targets === undefined ? "411" : "412", "No recipient or text")
+    // An empty text is no text (RFC 2812 §3.3.1: ERR_NOTEXTTOSEND), not a tool failure.
+    if (targets === undefined || text === undefined || text === "") {
+      return numeric(d, targets === undefined ? "411" : "412", "No recipient or text")
+    }
     const status = yield* deps.control.status(networkId)
+    const upstream = yield* deps.control.upstream(networkId)
+    const tags = upstreamTags(d, line, upstream)
+    if (tags === undefined) return
     for (const target of targets.split(",").filter((t) => t !== "")) {
       const action = line.command === "PRIVMSG" ? CTCP_ACTION.exec(text) : null
       if (action === null && text.startsWith("\u0001")) {
@@ -74,7 +107,19 @@ const message = (deps: ListenerDeps, d: Downstream, networkId: number, line: Irc
       const kind: SayKind = action !== null ? "action" : line.command === "NOTICE" ? "notice" : "privmsg"
       const body = action !== null ? (action[1] ?? "") : text
       expectEcho(d, target, body, label, status.caseMapping)
-      const sent = yield* Effect.either(deps.control.say(networkId, kind, target, body))
+      // With client tags (and an upstream that has message-tags), the pieces go as raw lines that carry them, split as
+      // `say` splits; an end-to-end encrypted target takes `say` (encrypted), without them.
+      const tagged = tags.size > 0 && Option.isSome(upstream) && body !== "" &&
+          !(yield* deps.control.isEncrypted(networkId, target))
+        ? messageLines(line.command === "NOTICE" ? "NOTICE" : "PRIVMSG", target, body, {
+          tags,
+          action: action !== null,
+          prefixAllowance: ownPrefix(upstream.value)
+        })
+        : undefined
+      const sent = yield* Effect.either(
+        tagged !== undefined ? deps.control.rawLines(networkId, tagged) : deps.control.say(networkId, kind, target, body)
+      )
       if (sent._tag === "Left") {
         d.ownSends.pop()
         yield* failWith(d, line.command, [target])(sent.left)
@@ -130,11 +175,23 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         }
         break
       case "TAGMSG": {
-        // Client-only tags travel only to an upstream that understands them.
+        // Client-only tags travel only to an upstream that understands them; without message-tags (or without a
+        // client tag) there is nothing to send, and nothing is.
+        if (p[0] === undefined) return numeric(d, "411", "No recipient given (TAGMSG)")
         const upstream = yield* c.upstream(networkId)
-        if (Option.isNone(upstream) || !upstream.value.caps.includes("message-tags")) return
-        const tags = new Map([...line.tags].filter(([k]) => k.startsWith("+")))
-        return yield* run(d, "TAGMSG", [], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: p })))
+        const tags = upstreamTags(d, line, upstream)
+        if (tags === undefined || tags.size === 0) return
+        return yield* run(d, "TAGMSG", [p[0]], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: [p[0]] })))
+      }
+      case "REDACT": {
+        // IRCv3 draft/message-redaction: the upstream decides (and answers FAIL REDACT itself); without the
+        // capability upstream nothing can be redacted there.
+        if (p[0] === undefined || p[1] === undefined) return numeric(d, "461", "REDACT :Not enough parameters")
+        const upstream = yield* c.upstream(networkId)
+        if (Option.isNone(upstream) || !upstream.value.caps.includes("draft/message-redaction")) {
+          return fail(d, "REDACT", "INVALID_TARGET", [p[0]], "This network's server cannot redact messages")
+        }
+        break
       }
     }
     // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard,
@@ -236,6 +293,7 @@ const setPresent = (deps: ListenerDeps, d: Downstream, present: boolean) => {
 /** One line of a registered client. */
 export const onClientLine = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined) =>
   Effect.gen(function*() {
+    if (yield* onMultiline(deps, d, line)) return
     if (yield* local(deps, d, line)) return
     const network = d.network
     if (network === undefined) {

@@ -17,6 +17,7 @@ import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
 import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
 import { type ClientView, ownLine } from "./MessageLines.js"
+import type { OpenMultiline } from "./MultilineState.js"
 import type { SessionHandle } from "./SessionHub.js"
 import type { SignInName } from "./SignInName.js"
 
@@ -119,6 +120,8 @@ export interface Downstream {
   /** The labelled command being handled went upstream with a label: the upstream answers it, not an empty ACK. */
   labelPassed: boolean
   batchSeq: number
+  /** The draft/multiline batch this client has open (Multiline.ts); undefined when none is. */
+  multiline: OpenMultiline | undefined
 }
 
 export const OWN_SENDS = 64
@@ -163,6 +166,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   outBytes: 0,
   collecting: undefined,
   upstreamLabels: new Map(),
+  multiline: undefined,
   labelPassed: false,
   batchSeq: 0
 })

@@ -2,12 +2,15 @@
  * MessageLines: what an IRC client is sent, as lines shaped for its capabilities (docs/contract.md "The IRC client
  * listener"). Two sources, one shape:
  * - a stored message (MessageWriter.stored, history, backlog) becomes PRIVMSG or NOTICE with `time` (server-time) and
- *   `msgid` (message-tags). The msgid is Belay's own message id, in history and live alike, so a client's `msgid=`
- *   reference is the stored id and needs no lookup (docs/decisions/irc-listener.md "The IRC client listener");
+ *   `msgid` (message-tags). The msgid is the upstream's when it gave one (stored with the row), else Belay's own
+ *   message id, in history and live alike, so what a client saw is what other clients and the upstream's own
+ *   REDACT, replies and reactions name; a client's `msgid=` reference may be either (ChatHistory.ts looks the
+ *   upstream's up; docs/contract.md "Message ids, replies, reactions and redaction"). The `+draft/reply` client tag
+ *   goes with it to a client with message-tags, and a stored reaction is a TAGMSG, sent only to such a client;
  * - any other line from the upstream server (NetworkFeed) is relayed as received, its tags narrowed to what the
  *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name), and
- *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH) dropped
- *   without it; the extended JOIN and the multi-prefix NAMES are narrowed for a client without those.
+ *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH, REDACT)
+ *   dropped without it; the extended JOIN and the multi-prefix NAMES are narrowed for a client without those.
  * Pure; no state.
  */
 import { formatLine, type IrcLine, type IrcLineInput, parseLine } from "../irc/IrcLine.js"
@@ -27,8 +30,11 @@ export interface ClientView {
 /** The `time` tag value of server-time: ISO 8601 in UTC with milliseconds. */
 export const timeTag = (time: Date | number): string => new Date(time).toISOString()
 
-/** The msgid Belay gives a stored message (see the module comment). */
+/** The msgid Belay gives a stored message id (see the module comment). */
 export const msgidOf = (messageId: number): string => String(messageId)
+
+/** The msgid a stored message is shown with: the upstream's when stored, else Belay's (see the module comment). */
+export const shownMsgid = (row: Pick<StoredMessage, "id" | "msgid">): string => row.msgid ?? msgidOf(row.id)
 
 /** A msgid reference back to a stored message id; undefined when it is not one of Belay's. */
 export const messageIdOf = (msgid: string): number | undefined => {
@@ -37,24 +43,53 @@ export const messageIdOf = (msgid: string): number | undefined => {
   return Number.isSafeInteger(id) ? id : undefined
 }
 
+/**
+ * A stored row of history as the client gets it: a channel event (storedEventLine), a reaction (storedReactLine) or
+ * a message (storedLine); undefined when this client does not get it.
+ */
+export const storedRowLine = (
+  row: StoredMessage,
+  view: ClientView,
+  extra: { readonly batch?: string; readonly selfSource?: string } = {}
+): string | undefined =>
+  EVENT_KINDS.has(row.kind)
+    ? storedEventLine(row, view, extra)
+    : row.kind === "react"
+    ? storedReactLine(row, view, extra)
+    : storedLine(row, view, extra)
+
 /** Whether `target` is a channel name on the client's network (CHANTYPES). */
 export const isChannelName = (view: Pick<ClientView, "channelTypes">, target: string): boolean =>
   target.length > 0 && view.channelTypes.includes(target.charAt(0))
 
 const clean = (text: string) => text.replace(/[\r\n\0]/g, " ")
 
-/** Tags for a line Belay makes: time and msgid when enabled, then the batch and label it belongs to. */
+/**
+ * Tags for a line Belay makes: time and msgid when enabled, then the batch and label it belongs to, and the client
+ * tags of a stored message (`+draft/reply`, `+draft/react`) for a client with message-tags.
+ */
 const ownTags = (
   view: ClientView,
-  tags: { readonly time?: Date | number; readonly msgid?: string; readonly batch?: string; readonly label?: string }
+  tags: {
+    readonly time?: Date | number
+    readonly msgid?: string
+    readonly batch?: string
+    readonly label?: string
+    readonly client?: Readonly<Record<string, string>>
+  }
 ): Record<string, string> => {
   const out: Record<string, string> = {}
   if (tags.batch !== undefined && view.caps.has("batch")) out.batch = tags.batch
   if (tags.label !== undefined && view.caps.has("labeled-response")) out.label = tags.label
   if (tags.time !== undefined && view.caps.has("server-time")) out.time = timeTag(tags.time)
   if (tags.msgid !== undefined && view.caps.has("message-tags")) out.msgid = tags.msgid
+  if (tags.client !== undefined && view.caps.has("message-tags")) Object.assign(out, tags.client)
   return out
 }
+
+/** The client tags a stored row carries: its reply reference. */
+const replyTags = (row: StoredMessage): Record<string, string> | undefined =>
+  row.replyTo != null ? { "+draft/reply": row.replyTo } : undefined
 
 /** A line Belay writes to a client: its own tags filtered by the client's capabilities. */
 export const ownLine = (
@@ -84,12 +119,43 @@ export const storedLine = (
     : isChannelName(view, row.target) || row.self
     ? row.target
     : view.selfNick
+  const client = replyTags(row)
   return formatLine({
-    tags: ownTags(view, { time: row.time, msgid: msgidOf(row.id), ...extra }),
+    tags: ownTags(view, { time: row.time, msgid: shownMsgid(row), ...extra, ...(client !== undefined ? { client } : {}) }),
     source: parseSource(speaker),
     command,
     params: [target, text === "" ? " " : text]
   })
+}
+
+/**
+ * A stored reaction (kind `react`) as the TAGMSG it came as (IRCv3 `+draft/react` with `+draft/reply`), addressed as
+ * `storedLine` addresses a message; undefined for a client without message-tags, which could not carry it, and for a
+ * row that is no reaction.
+ */
+export const storedReactLine = (
+  row: StoredMessage,
+  view: ClientView,
+  extra: { readonly batch?: string; readonly selfSource?: string } = {}
+): string | undefined => {
+  if (row.kind !== "react" || row.replyTo == null || !view.caps.has("message-tags")) return undefined
+  const self = extra.selfSource ?? view.selfNick
+  const target = isChannelName(view, row.target) || row.self ? row.target : view.selfNick
+  try {
+    return formatLine({
+      tags: ownTags(view, {
+        time: row.time,
+        msgid: shownMsgid(row),
+        ...(extra.batch !== undefined ? { batch: extra.batch } : {}),
+        client: { "+draft/react": row.text, "+draft/reply": row.replyTo }
+      }),
+      source: parseSource(row.self ? self : (row.nick ?? "*")),
+      command: "TAGMSG",
+      params: [target]
+    })
+  } catch {
+    return undefined
+  }
 }
 
 /** The kinds IRCv3 draft/event-playback adds to history: a stored channel event (actors/network/History.ts). */
@@ -156,7 +222,7 @@ export const storedEventLine = (
       params = [channel, text]
   }
   try {
-    return formatLine({ tags: ownTags(view, { time: row.time, msgid: msgidOf(row.id), ...extra }), source, command, params })
+    return formatLine({ tags: ownTags(view, { time: row.time, msgid: shownMsgid(row), ...extra }), source, command, params })
   } catch {
     // A stored field formatLine cannot carry (a middle parameter that became empty or starts with `:`) is skipped.
     return undefined
@@ -249,7 +315,9 @@ const NEEDS: Readonly<Record<string, string>> = {
   CHGHOST: "chghost",
   SETNAME: "setname",
   TAGMSG: "message-tags",
-  BATCH: "batch"
+  BATCH: "batch",
+  // IRCv3 draft/message-redaction: only a client that asked for it knows what a REDACT is.
+  REDACT: "draft/message-redaction"
 }
 
 /** What a relayed line gets beyond its own tags: the client's label, or the removal of its batch reference. */

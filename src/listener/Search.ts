@@ -103,22 +103,17 @@ export const onSearch = (deps: ListenerDeps, d: Downstream, params: ReadonlyArra
       return fail(d, "SEARCH", "INVALID_PARAMS", ["in"], "Cannot search on a control connection")
     }
     const status = yield* deps.control.status(network.id)
-    // The search has no time bounds of its own: with one, the most it answers is read and the bounds applied after.
-    const bounded = request.after !== undefined || request.before !== undefined
     const found = yield* deps.history.search({
       accountId,
       query: request.text,
       networkId: Option.some(network.id),
       targetFolded: Option.fromNullable(request.target).pipe(Option.map((t) => foldCase(status.caseMapping, t))),
       nick: Option.fromNullable(request.from),
-      limit: bounded ? SEARCH_LIMIT : request.limit
+      limit: request.limit,
+      ...(request.after !== undefined ? { after: request.after } : {}),
+      ...(request.before !== undefined ? { before: request.before } : {})
     })
-    const ms = (t: Date) => Math.floor(t.getTime())
-    const rows = found.filter((row) =>
-      CONVERSATION.has(row.kind) &&
-      (request.after === undefined || ms(row.time) >= ms(request.after)) &&
-      (request.before === undefined || ms(row.time) <= ms(request.before))
-    ).slice(0, request.limit).reverse()
+    const rows = found.filter((row) => CONVERSATION.has(row.kind)).reverse()
     const batch = d.caps.enabled.has("batch") ? nextBatchId(d) : undefined
     if (batch !== undefined) replyLine(d, { command: "BATCH", params: [`+${batch}`, "soju.im/search"] })
     const extra = { ...(batch !== undefined ? { batch } : {}), ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}) }

@@ -51,9 +51,22 @@ export const textNestsWithin = (text: string, maxDepth: number): boolean => {
   return true
 }
 
+/**
+ * Whether the text holds at most `max` opening brackets, `[` and `{` together, strings included: a text that does
+ * cannot nest deeper than `max`. Counted with indexOf, which V8 runs natively over the text, and stopped past `max`:
+ * a request's body holds a few brackets, and this is a fraction of the character-by-character walk of
+ * `textNestsWithin`, which only a text with more brackets than that still needs.
+ */
+const fewBrackets = (text: string, max: number): boolean => {
+  let count = 0
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) if (++count > max) return false
+  for (let i = text.indexOf("["); i >= 0; i = text.indexOf("[", i + 1)) if (++count > max) return false
+  return true
+}
+
 /** The value of a JSON text that nests at most JSON_MAX_DEPTH deep; otherwise why not (depth is measured first). */
 export const parseBoundedJson = (text: string): Either.Either<unknown, JsonRefusal> => {
-  if (!textNestsWithin(text, JSON_MAX_DEPTH)) return Either.left("too-deep")
+  if (!fewBrackets(text, JSON_MAX_DEPTH) && !textNestsWithin(text, JSON_MAX_DEPTH)) return Either.left("too-deep")
   try {
     return Either.right(JSON.parse(text))
   } catch {

@@ -17,11 +17,13 @@ export const MessageKind = Schema.Literal(
   "mode",
   "topic",
   "numeric",
-  "error"
+  "error",
+  "react"
 ).annotations({
   description:
     "What the line was: privmsg, notice, action (CTCP ACTION, /me), join, part, quit, kick, nick (nick change), " +
-    "mode, topic, numeric (a server reply; see numeric) or error (an error from the server or from the bouncer)."
+    "mode, topic, numeric (a server reply; see numeric), error (an error from the server or from the bouncer) or " +
+    "react (a reaction: text is the reaction, replyTo the msgid of the message reacted to)."
 })
 export type MessageKind = typeof MessageKind.Type
 
@@ -59,6 +61,23 @@ export const Message = Schema.Struct({
       description:
         "Present only when the message travelled end-to-end encrypted: true when it was decrypted (text is the " +
         "plaintext), false when it could not be (text is the ciphertext as received)."
+    })
+  ),
+  msgid: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "Present when the IRC server gave the message an id (IRCv3 msgid): that id, which replies and reactions " +
+        "name in replyTo. Paging still uses id."
+    })
+  ),
+  replyTo: Schema.optional(
+    Schema.String.annotations({
+      description: "Present on a reply (and on every react): the msgid of the message it answers or reacts to."
+    })
+  ),
+  redacted: Schema.optional(
+    Schema.Literal(true).annotations({
+      description: "Present when the sender removed the message (IRCv3 message redaction); text is then empty."
     })
   )
 }).annotations({ description: "One stored IRC message." })

@@ -3,10 +3,10 @@
 // JSON object each, with a `type`. The server's frames are typed here and encoded with
 // JSON.stringify once per event, whatever the number of sockets; the client's frames are
 // decoded with `decodeClientFrame`. Pure; no state.
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { JSON_MAX_DEPTH, parseBoundedJson } from "./BoundedJson.js"
 import type { ChannelTopic } from "./ChannelTopic.js"
-import { BufferTarget, MessageId, NetworkId } from "./Ids.js"
+import { BufferTarget, IrcParam, MessageId, NetworkId, NonEmptyIrcText } from "./Ids.js"
 import type { Member } from "./Member.js"
 import type { Message } from "./Message.js"
 import type { NetworkState } from "./Network.js"
@@ -18,12 +18,32 @@ export const SOCKET_PATH = "/api/ws"
 /** A message record exactly as the MCP tools return it (docs/contract.md "MCP tool shapes", `message`). */
 export type MessageRecord = Schema.Schema.Encoded<typeof Message>
 
-/** What the `network` event says of a network (docs/contract.md: `{id, name, state, nick}`). */
+/**
+ * What the upstream connection can carry for the browser (docs/contract.md "The member's browser surface"): IRCv3
+ * message-tags (reactions, replies, typing), draft/message-redaction, draft/multiline. All false while not connected.
+ * The browser's alone: the MCP tools' network records never carry it (the interface fixes them).
+ */
+export const NetworkFeatures = Schema.Struct({ tags: Schema.Boolean, redaction: Schema.Boolean, multiline: Schema.Boolean })
+export type NetworkFeatures = typeof NetworkFeatures.Type
+
+export const NO_FEATURES: NetworkFeatures = { tags: false, redaction: false, multiline: false }
+
+/** What the `network` event says of a network (docs/contract.md: `{id, name, state, nick, features}`). */
 export interface NetworkView {
   readonly id: number
   readonly name: string
   readonly state: NetworkState
   readonly nick: string | null
+  readonly features: NetworkFeatures
+}
+
+/** An upstream `+typing` TAGMSG (IRCv3 typing): live only, never stored. `target` is the buffer (a DM: the sender). */
+export interface TypingEvent {
+  readonly type: "typing"
+  readonly networkId: number
+  readonly target: string
+  readonly nick: string
+  readonly state: "active" | "paused" | "done"
 }
 
 /** A joined channel drawn whole: its topic and every member, sorted as list_members sorts them. */
@@ -57,6 +77,7 @@ export type NetworkEvent =
   }
   | ({ readonly type: "topic"; readonly networkId: number } & ChannelTopic)
   | { readonly type: "away"; readonly networkId: number; readonly away: boolean }
+  | TypingEvent
 
 /** Every frame the server sends. */
 export type ServerFrame =
@@ -66,6 +87,8 @@ export type ServerFrame =
     readonly lastMessageId: number | null
   }
   | { readonly type: "message"; readonly message: MessageRecord }
+  /** The stored message `messageId` was redacted upstream: its text is gone (docs/contract.md "Message ids, replies, reactions and redaction"). */
+  | { readonly type: "redaction"; readonly networkId: number; readonly target: string; readonly messageId: number }
   | { readonly type: "nick-note"; readonly networkId: number; readonly nick: string; readonly note: string }
   | {
     readonly type: "relay-bot"
@@ -118,10 +141,78 @@ export const ReadFrame = Schema.Struct({
   messageId: MessageId
 })
 
-export const ClientFrame = Schema.Union(CallFrame, FocusFrame, ReadFrame)
+// The tag frames (docs/contract.md "The member's browser surface"): each goes upstream as the IRCv3 line it names,
+// answered by `result` `{ok: true}` or an `error` frame; refused when the upstream lacks the capability.
+
+/** A msgid as the upstream gave it (message-ids): one word, bounded. */
+export const FRAME_MSGID_MAX = 256
+/** A reaction: an emoji or a short word (IRCv3 client tag `+draft/react`). */
+export const FRAME_REACTION_MAX = 64
+/** A reply's text, in UTF-16 code units (split at the server's line limit as send_message splits). */
+export const FRAME_REPLY_TEXT_MAX = 4096
+
+const FrameId = Schema.optional(CallId)
+const FrameMsgid = IrcParam.pipe(Schema.maxLength(FRAME_MSGID_MAX))
+
+/** `{type: "react", networkId, target, msgid, reaction}` → `@+draft/react=<r>;+draft/reply=<msgid> TAGMSG <target>`. */
+export const ReactFrame = Schema.Struct({
+  type: Schema.Literal("react"),
+  id: FrameId,
+  networkId: NetworkId,
+  target: IrcParam,
+  msgid: FrameMsgid,
+  reaction: NonEmptyIrcText.pipe(Schema.maxLength(FRAME_REACTION_MAX))
+})
+
+/** `{type: "reply", networkId, target, msgid, text}` → `@+draft/reply=<msgid> PRIVMSG <target> :<text>`. */
+export const ReplyFrame = Schema.Struct({
+  type: Schema.Literal("reply"),
+  id: FrameId,
+  networkId: NetworkId,
+  target: IrcParam,
+  msgid: FrameMsgid,
+  text: NonEmptyIrcText.pipe(Schema.maxLength(FRAME_REPLY_TEXT_MAX))
+})
+
+/** `{type: "typing", networkId, target, state}` → `@+typing=<state> TAGMSG <target>` (at most one `active` per 3 s). */
+export const TypingFrame = Schema.Struct({
+  type: Schema.Literal("typing"),
+  id: FrameId,
+  networkId: NetworkId,
+  target: IrcParam,
+  state: Schema.Literal("active", "paused", "done")
+})
+
+/** `{type: "redact", networkId, target, msgid}` → `REDACT <target> <msgid>` (draft/message-redaction). */
+export const RedactFrame = Schema.Struct({
+  type: Schema.Literal("redact"),
+  id: FrameId,
+  networkId: NetworkId,
+  target: IrcParam,
+  msgid: FrameMsgid
+})
+
+export type TagFrame = typeof ReactFrame.Type | typeof ReplyFrame.Type | typeof TypingFrame.Type | typeof RedactFrame.Type
+
+export const ClientFrame = Schema.Union(CallFrame, FocusFrame, ReadFrame, ReactFrame, ReplyFrame, TypingFrame, RedactFrame)
 export type ClientFrame = typeof ClientFrame.Type
 
 const decodeFrame = Schema.decodeUnknownEither(ClientFrame)
+
+const TAG_FRAMES = { react: ReactFrame, reply: ReplyFrame, typing: TypingFrame, redact: RedactFrame } as const
+
+/** For a tag frame that does not decode: which field is wrong (named, its value never shown), else "". */
+const frameProblem = (value: unknown): string => {
+  if (typeof value !== "object" || value === null || !("type" in value)) return ""
+  const type = value.type
+  if (typeof type !== "string" || !Object.hasOwn(TAG_FRAMES, type)) return ""
+  const schema: Schema.Schema<TagFrame, unknown> = TAG_FRAMES[type as keyof typeof TAG_FRAMES] as never
+  const decoded = Schema.decodeUnknownEither(schema)(value)
+  if (Either.isRight(decoded)) return ""
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+  const field = issue?.path[0]
+  return field === undefined ? "" : `: the ${type} frame's ${String(field)} is missing or invalid`
+}
 const CallIdOf = Schema.decodeUnknownEither(Schema.Struct({ id: CallId }))
 
 /** The client frame in `text`, or the `error` frame that answers it. */
@@ -139,6 +230,7 @@ export const decodeClientFrame = (text: string): Either.Either<ClientFrame, Serv
     type: "error",
     id: Either.match(CallIdOf(value), { onLeft: () => null, onRight: (v) => v.id }),
     message:
-      "expected {type: \"call\", id, name, arguments}, {type: \"focus\", focused} or {type: \"read\", networkId, target, messageId}"
+      "expected {type: \"call\", id, name, arguments}, {type: \"focus\", focused}, {type: \"read\", networkId, target, " +
+      "messageId}, or {type: \"react\" | \"reply\" | \"typing\" | \"redact\", networkId, target, …}" + frameProblem(value)
   })
 }

@@ -8,18 +8,17 @@
  */
 import * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, FiberRef, Layer, LogLevel } from "effect"
+import { Context, Effect, FiberRef, Layer, LogLevel, Stream } from "effect"
 import {
   BodyTimedOut,
   HttpAddress,
-  HttpLimits,
   HTTP_PREREAD_BODY_BYTES,
-  type HttpLimitsSettings,
   HttpRoutes,
   HttpServerLive,
   json,
   type Route
 } from "../../src/http/HttpServer.js"
+import { HttpLimits, type HttpLimitsSettings } from "../../src/http/HttpLimits.js"
 import { appConfigFromMap } from "../../src/services/AppConfig.js"
 import { Metrics } from "../../src/services/upkeep/Metrics.js"
 
@@ -28,12 +27,20 @@ const SMALL: HttpLimitsSettings = {
   headersTimeoutMs: 400,
   requestTimeoutMs: 900,
   bodyTimeoutMs: 500,
+  // A streamed body of STREAM_LIMIT bytes has 500 ms + 500 ms.
+  streamFloorBytesPerSecond: 160 * 1024,
   keepAliveTimeoutMs: 300,
   idleSocketTimeoutMs: 2_000,
   checkIntervalMs: 50,
   maxHeaderBytes: 2_048,
   maxConnections: 1_000
 }
+
+/**
+ * The streamed route's limit, and the largest upload (node's own request bound follows it): past the pre-read bound,
+ * so that the body is streamed as an upload's is, not read before the handler.
+ */
+const STREAM_LIMIT = 80 * 1024
 
 const routes: ReadonlyArray<Route> = [
   { method: "GET", path: "/ok", handler: () => Effect.succeed(json(200, { ok: true })) },
@@ -45,7 +52,18 @@ const routes: ReadonlyArray<Route> = [
         Effect.map((body) => json(200, { length: body.length })),
         Effect.catchAll((e) => Effect.succeed(json(e instanceof BodyTimedOut ? 408 : 400, { error: e._tag })))
       )
-  }
+  },
+  {
+    method: "POST",
+    path: "/stream",
+    handler: (request) =>
+      Stream.runFold(request.bodyStream!(STREAM_LIMIT), 0, (n, chunk) => n + chunk.length).pipe(
+        Effect.map((length) => json(200, { length })),
+        Effect.catchAll((e) => Effect.succeed(json(e instanceof BodyTimedOut ? 408 : 400, { error: e._tag })))
+      )
+  },
+  // Answers without reading the body.
+  { method: "POST", path: "/ignore", handler: () => Effect.succeed(json(200, { ignored: true })) }
 ]
 
 /** The listener alone (no database): the routes above, on a free port, with `limits`. */
@@ -57,7 +75,7 @@ const serve = (limits: HttpLimitsSettings) =>
     HttpServerLive.pipe(
       Layer.provide(Layer.succeed(HttpRoutes, routes)),
       Layer.provide(Metrics.Default),
-      Layer.provide(appConfigFromMap({ HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "error" })),
+      Layer.provide(appConfigFromMap({ HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "error", BELAY_UPLOAD_MAX_BYTES: String(STREAM_LIMIT) })),
       Layer.provide(Layer.succeed(HttpLimits, limits)),
       Layer.orDie
     )
@@ -185,6 +203,45 @@ describe("slow and abandoned connections", () => {
       yield* awaitClosed(slow)
       expect(statusOf(slow.received())).toBe("408")
       yield* trickling.await
+    }))
+
+  it.scopedLive("a streamed body (an upload) may take longer than a read body, at the floor rate; below it, it is cut with 408", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      // 80 KiB in ten parts over 700 ms: past the 500 ms a read body has, within the streamed body's 1 s.
+      const steady = yield* openSocket(server.port)
+      steady.socket.write(`POST /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${STREAM_LIMIT}\r\n\r\n`)
+      for (let i = 0; i < 10; i++) {
+        steady.socket.write("s".repeat(STREAM_LIMIT / 10))
+        yield* Effect.sleep("70 millis")
+      }
+      yield* Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          const check = () => (steady.received().includes("\r\n\r\n{") ? resolve() : setTimeout(check, 20))
+          check()
+        })
+      ).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("no answer") }))
+      expect(statusOf(steady.received())).toBe("200")
+      expect(steady.received()).toContain(`{"length":${STREAM_LIMIT}}`)
+      // A byte every 5 ms (200 B/s, far below the floor): cut at its deadline, the connection closed.
+      const slow = yield* openSocket(server.port)
+      slow.socket.write(`POST /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${STREAM_LIMIT}\r\n\r\n`)
+      const trickling = yield* Effect.fork(trickle(slow, "t".repeat(STREAM_LIMIT), 5))
+      yield* awaitClosed(slow)
+      expect(statusOf(slow.received())).toBe("408")
+      expect(slow.received().toLowerCase()).toContain("connection: close")
+      expect(slow.received()).toContain(`{"error":"BodyTimedOut"}`)
+      yield* trickling.await
+    }))
+
+  it.scopedLive("a body no handler reads ends with the answer: the connection closes instead of waiting for the rest", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const raw = yield* openSocket(server.port)
+      raw.socket.write(`POST /ignore HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${HTTP_PREREAD_BODY_BYTES + 100}\r\n\r\nsome`)
+      yield* awaitClosed(raw)
+      expect(statusOf(raw.received())).toBe("200")
+      expect(raw.received().toLowerCase()).toContain("connection: close")
     }))
 
   it.scopedLive("200 abandoned sockets (silent, or with half a request) do not stop a normal request, and all are closed", () =>

@@ -3,7 +3,8 @@
  * the IRCv3 specifications, over the whole application with the scripted fake IRC server: SASL PLAIN's 400-byte
  * chunk bound (sasl-3.1: 905), AUTHENTICATE after registration (907 after SASL, 462 after PASS), the passthrough
  * capabilities the upstream lacks withdrawn before 001, draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
- * every JOIN, the welcome burst's and a live one's, and a DM to oneself delivered to a client without echo-message.
+ * every JOIN, the welcome burst's and a live one's, a DM to oneself delivered to a client without echo-message, and
+ * an empty PRIVMSG answered 412 (RFC 2812 §3.3.1).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -119,5 +120,17 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       yield* c.send("MARKREAD #belay timestamp=2019-01-04T14:33:26.123Z")
       expect((yield* c.next((l) => l.command === "MARKREAD" || l.command === "FAIL")).params)
         .toEqual(["#belay", `timestamp=${first.tags.time}`])
+    }), 60_000)
+
+  it.scopedLive("PRIVMSG with an empty text is 412 ERR_NOTEXTTOSEND and sends nothing upstream", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* start
+      const c = yield* welcomedClient(port, "alice/fake", PASSWORD)
+      yield* c.send("PRIVMSG #belay :")
+      const answer = yield* c.next((l) => /^\d{3}$/.test(l.command) || l.command === "FAIL")
+      expect([answer.command, answer.params[0]]).toEqual(["412", "alice"])
+      yield* c.send("NOTICE #belay :", "PRIVMSG #belay :after that")
+      yield* upstream.waitFor("PRIVMSG #belay :after that")
+      expect((yield* upstream.skipped).filter((l) => /^(PRIVMSG|NOTICE) #belay/.test(l))).toEqual([])
     }), 60_000)
 })

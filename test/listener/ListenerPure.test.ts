@@ -112,14 +112,21 @@ describe("CAP negotiation", () => {
 describe("CHATHISTORY parsing", () => {
   it.each([
     [["LATEST", "#c", "*", "50"], { _tag: "Latest", target: "#c", ref: "*", limit: 50 }],
-    [["BEFORE", "#c", "msgid=42", "5000"], { _tag: "Before", target: "#c", ref: { _tag: "Id", id: 42 }, limit: 1000 }],
+    [["BEFORE", "#c", "msgid=42", "5000"], { _tag: "Before", target: "#c", ref: { _tag: "Msgid", msgid: "42" }, limit: 1000 }],
+    [["AFTER", "#c", "msgid=01HX-upstream", "10"], { _tag: "After", target: "#c", ref: { _tag: "Msgid", msgid: "01HX-upstream" }, limit: 10 }],
     [["after", "nick", "timestamp=2024-01-02T03:04:05.678Z", "10"], {
       _tag: "After",
       target: "nick",
       ref: { _tag: "Time", time: new Date("2024-01-02T03:04:05.678Z") },
       limit: 10
     }],
-    [["BETWEEN", "#c", "msgid=9", "msgid=3", "10"], { _tag: "Between", target: "#c", from: { _tag: "Id", id: 9 }, to: { _tag: "Id", id: 3 }, limit: 10 }],
+    [["BETWEEN", "#c", "msgid=9", "msgid=3", "10"], {
+      _tag: "Between",
+      target: "#c",
+      from: { _tag: "Msgid", msgid: "9" },
+      to: { _tag: "Msgid", msgid: "3" },
+      limit: 10
+    }],
     [["TARGETS", "timestamp=2024-01-01T00:00:00Z", "timestamp=2024-02-01T00:00:00Z", "5"], {
       _tag: "Targets",
       from: new Date("2024-01-01T00:00:00Z"),
@@ -130,7 +137,9 @@ describe("CHATHISTORY parsing", () => {
 
   it.each([
     [["LATEST", "#c", "*", "many"], "INVALID_PARAMS"],
-    [["BEFORE", "#c", "msgid=abc", "10"], "INVALID_PARAMS"],
+    [["BEFORE", "#c", "msgid=", "10"], "INVALID_PARAMS"],
+    [["BEFORE", "#c", "msgid=a\u0001b", "10"], "INVALID_PARAMS"],
+    [["BEFORE", "#c", `msgid=${"m".repeat(257)}`, "10"], "INVALID_PARAMS"],
     [["AROUND", "#c", "timestamp=yesterday", "10"], "INVALID_PARAMS"],
     [["TARGETS", "msgid=1", "msgid=2", "10"], "INVALID_PARAMS"],
     [["BEFORE", "#c"], "NEED_MORE_PARAMS"],

@@ -66,6 +66,29 @@ describe("BoundedJson", () => {
     expect(Either.isRight(parseBoundedJson(wide))).toBe(true)
   })
 
+  it("measures a text with more than 64 brackets, in strings or side by side, as one with fewer", () => {
+    // Up to 64 brackets cannot nest past 64, and is not walked; past that the walk decides, as it always did.
+    const inStrings = JSON.stringify({ note: "[".repeat(200) + "{".repeat(200), list: [[1]] })
+    expect(parseBoundedJson(inStrings)).toEqual(Either.right(JSON.parse(inStrings)))
+    const sideBySide = `[${Array.from({ length: 100 }, () => "{\"a\":[1]}").join(",")}]`
+    expect(parseBoundedJson(sideBySide)).toEqual(Either.right(JSON.parse(sideBySide)))
+    for (const text of [arrays, objects]) {
+      const deepInString = `["${"[".repeat(100)}",${text(JSON_MAX_DEPTH)}]`
+      expect(parseBoundedJson(deepInString)).toEqual(Either.left("too-deep"))
+      expect(parseBoundedJson(`["${"{".repeat(100)}",${text(JSON_MAX_DEPTH - 1)}]`)).toEqual(
+        Either.right(JSON.parse(`["${"{".repeat(100)}",${text(JSON_MAX_DEPTH - 1)}]`))
+      )
+    }
+    // The property of the walk holds for parseBoundedJson itself: refused exactly when the value is too deep.
+    const depthOf = (u: unknown): number =>
+      typeof u !== "object" || u === null ? 0 : 1 + Math.max(0, ...Object.values(u).map(depthOf))
+    fc.assert(fc.property(fc.integer({ min: 0, max: 80 }), fc.integer({ min: 0, max: 80 }), fc.string(), (a, o, s) => {
+      const json = JSON.stringify([s, "[".repeat(a), JSON.parse(arrays(a)), JSON.parse(objects(o))])
+      const refused = Either.isLeft(parseBoundedJson(json))
+      expect(refused).toBe(depthOf(JSON.parse(json)) > JSON_MAX_DEPTH)
+    }), { seed: 7, numRuns: 500 })
+  })
+
   it("refuses what is not JSON as not-json", () => {
     for (const text of ["", "{", "[1,]", "\u0000", "[\"unterminated", "]]]]"]) expect(parseBoundedJson(text)).toEqual(Either.left("not-json"))
   })

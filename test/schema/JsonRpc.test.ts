@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import {
   ALL_PROTOCOL_VERSIONS,
   decodeCallToolParams,
@@ -14,6 +14,7 @@ import {
   isMcpMethod,
   jsonRpcErrorResponse,
   type JsonRpcProtocolError,
+  JsonRpcRequest,
   jsonRpcSuccessResponse,
   MethodNotFound,
   negotiateProtocolVersion,
@@ -67,6 +68,20 @@ describe("decodeIncoming", () => {
       id,
       error: { code: -32600 }
     })
+  })
+
+  it("takes a body as a request exactly when Schema.is(JsonRpcRequest) does, whatever its id", () => {
+    const isRequest = Schema.is(JsonRpcRequest)
+    const ids: ReadonlyArray<unknown> = [
+      0, 1, -1, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 1.5, -0, 1e300, Number.NaN, Infinity, "", "7", null, true, {}, [], [1]
+    ]
+    for (const id of ids) {
+      for (const params of [undefined, {}, [], [1]]) {
+        const body = params === undefined ? { jsonrpc: "2.0", id, method: "m" } : { jsonrpc: "2.0", id, method: "m", params }
+        const result = decodeIncoming(body)
+        expect([id, Either.isRight(result) && result.right._tag === "Request"]).toEqual([id, isRequest(body)])
+      }
+    }
   })
 })
 

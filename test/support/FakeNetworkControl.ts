@@ -11,6 +11,7 @@ import type { ModeList } from "../../src/schema/ChannelMode.js"
 import type { ChannelTopic } from "../../src/schema/ChannelTopic.js"
 import type { Member } from "../../src/schema/Member.js"
 import type { NetworkStatus } from "../../src/schema/Network.js"
+import { NO_FEATURES } from "../../src/schema/SocketFrame.js"
 import {
   E2eChannelUseSendMessage,
   LockedDown,
@@ -91,7 +92,7 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
     view: (id, deliver) =>
       Effect.sync(() => {
         const status = statusOf(id)
-        deliver([{ type: "network", network: { id, name: `network ${id}`, state: status.state, nick: status.nick } }])
+        deliver([{ type: "network", network: { id, name: `network ${id}`, state: status.state, nick: status.nick, features: NO_FEATURES } }])
       }),
     say: (id, kind, target, text) => gated("say", id, [kind, target, text], Effect.void),
     raw: (id, line) =>
@@ -99,6 +100,14 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
         const keyed = keyedTarget(id, line)
         if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: id, target: keyed })
         return yield* gated("raw", id, [line], Effect.void)
+      }),
+    rawLines: (id, lines) =>
+      Effect.gen(function*() {
+        for (const line of lines) {
+          const keyed = keyedTarget(id, line)
+          if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: id, target: keyed })
+        }
+        return yield* gated("rawLines", id, [...lines], Effect.void)
       }),
     join: (id, channel, key) => gated("join", id, [channel, Option.getOrNull(key)], Effect.void),
     part: (id, channel, reason) => gated("part", id, [channel, Option.getOrNull(reason)], Effect.void),

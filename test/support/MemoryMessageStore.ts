@@ -8,7 +8,8 @@
  */
 import { Effect, Layer, PubSub, Stream, SubscriptionRef } from "effect"
 import type { StoredMessage } from "../../src/services/history/MessageHistory.js"
-import type { NewMessage, StoredRow } from "../../src/services/history/MessageRow.js"
+import { type NewMessage, type StoredRow, upstreamMsgid } from "../../src/services/history/MessageRow.js"
+import type { RedactedMessage, Redaction } from "../../src/services/history/MessageRedactions.js"
 import { MessageWriter } from "../../src/services/history/MessageWriter.js"
 
 export interface MemoryMessageStore extends MessageWriter {
@@ -40,7 +41,9 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
     numeric: m.numeric ?? null,
     self: m.self,
     encryption: m.encryption ?? "plain",
-    raw: m.raw ?? null
+    raw: m.raw ?? null,
+    msgid: upstreamMsgid(m.msgid),
+    replyTo: upstreamMsgid(m.replyTo)
   })
 
   const drain = () => {
@@ -70,9 +73,32 @@ export const make: Effect.Effect<MemoryMessageStore> = Effect.gen(function*() {
 
   // Nothing listens in actor tests; the member's tabs are tested over the real writer.
   const announced = yield* PubSub.unbounded<ReadonlyArray<StoredRow>>()
+  const redacted = yield* PubSub.unbounded<RedactedMessage>()
+
+  /** As MessageRedactions applies it, to the rows stored (not to those an outage holds back). */
+  const redact = (r: Redaction) =>
+    Effect.sync(() => {
+      stored.forEach((row, i) => {
+        if (row.networkId === r.networkId && row.targetFolded === r.targetFolded && row.msgid === r.msgid) {
+          stored[i] = { ...row, text: "", raw: null, redacted: true }
+        }
+      })
+    })
 
   return Object.assign(
-    MessageWriter.make({ append, flush, stored: announced, relay: () => Effect.void, storedHere: () => true, highestAnnounced: () => 0, appended: () => 0, sequenceOf: () => undefined }),
+    MessageWriter.make({
+      append,
+      flush,
+      stored: announced,
+      relay: () => Effect.void,
+      storedHere: () => true,
+      highestAnnounced: () => 0,
+      appended: () => 0,
+      sequenceOf: () => undefined,
+      redact,
+      redacted,
+      redactedElsewhere: () => Effect.void
+    }),
     {
       all: Effect.sync(() => stored.slice()),
       pending: Effect.sync(() => held.length),

@@ -1,12 +1,17 @@
 // BufferView: the active buffer — its name and topic, the log, the member list of a channel, the note panel of a
 // nick, and the composer. Opened at one message (Jump.ts), the log shows it: in the buffer's loaded lines when they
-// hold it, else in the window around it, with the way back to the latest lines.
-import { useState } from "preact/hooks"
+// hold it, else in the window around it, with the way back to the latest lines. Under the log, who is typing there
+// (Typing.ts); a message's actions (react, reply, delete: LineActions) go to the server or to the composer's reply mode.
+import { useRef, useState } from "preact/hooks"
 import type { Buffer } from "../Buffer.js"
 import { clearJump, extendJump, jumpOf } from "../Jump.js"
+import { react, redact } from "../MessageActions.js"
+import type { MessageRecord } from "../Protocol.js"
 import type { Store } from "../Store.js"
+import { typingText } from "../Typing.js"
 import { BufferMenu } from "./BufferMenu.js"
 import { Composer } from "./Composer.js"
+import type { LineAction } from "./LineActions.js"
 import { MemberList } from "./MemberList.js"
 import { MessageLog } from "./MessageLog.js"
 import { NickPanel } from "./NickPanel.js"
@@ -17,6 +22,14 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
   const ownNick = network?.nick ?? null
   const [nick, setNick] = useState<string | null>(null)
   const [showMembers, setShowMembers] = useState(false)
+  const replyTo = useRef<((message: MessageRecord) => void) | null>(null)
+  const features = network?.features
+  const onAction = (action: LineAction) => {
+    if (action.kind === "react") void react(store, buffer, action.message, action.reaction)
+    else if (action.kind === "delete") void redact(store, buffer, action.message)
+    else replyTo.current?.(action.message)
+  }
+  const typing = typingText(store.typing.who(buffer.key))
   const title = buffer.kind === "server" ? (network?.name ?? buffer.target) : buffer.target
   const channel = buffer.kind === "channel"
   const jump = jumpOf(store, buffer.key)
@@ -56,6 +69,8 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
           onAtBottom={(b) => store.setAtBottom(b)}
           focusId={jump?.messageId ?? null}
           window={jump !== undefined && inWindow ? { hasOlder: jump.hasOlder, hasNewer: jump.hasNewer, onLatest: latest, extend: (end) => extendJump(store, end) } : null}
+          {...(features === undefined ? {} : { features })}
+          onAction={onAction}
         />
         {jump?.error == null ? null : <p class="jump-error" role="alert">Could not open that message: {jump.error}</p>}
         {channel && buffer.joined ? <MemberList members={buffer.members} onNick={setNick} /> : null}
@@ -63,7 +78,16 @@ export const BufferView = ({ store, buffer }: { readonly store: Store; readonly 
           <NickPanel key={`${buffer.networkId} ${nick}`} store={store} networkId={buffer.networkId} nick={nick} onClose={() => setNick(null)} />
         )}
       </div>
-      <Composer key={buffer.key} store={store} buffer={buffer} ownNick={ownNick} disabled={store.phase.phase !== "open"} />
+      <p class="typing">{typing}</p>
+      <Composer
+        key={buffer.key}
+        replyHandle={replyTo}
+        store={store}
+        buffer={buffer}
+        ownNick={ownNick}
+        disabled={store.phase.phase !== "open"}
+        typing={features?.tags === true}
+      />
     </section>
   )
 }

@@ -2,12 +2,19 @@
 // is sent only after the member confirms it; Tab completes a nick (again: the next match), and moves focus as usual
 // when there is nothing to complete; Up and Down walk the lines sent before. The draft is the buffer's (Drafts): kept
 // across reloads and shared with the other tabs. A file pasted or dropped here is uploaded (Uploads.ts) with a progress
-// bar, and its link is sent to the buffer as a message of its own, leaving the draft as it was.
+// bar, and its link is sent to the buffer as a message of its own, leaving the draft as it was. In reply mode (a
+// message's Reply, LineActions) the first line sent carries `+draft/reply` (docs/contract.md "The member's browser
+// surface"); Escape or "Cancel reply" leaves it. Where the upstream has message-tags, the buffer is told the member is
+// typing (OwnTyping).
 import { Component, createRef } from "preact"
 import type { Buffer } from "../Buffer.js"
 import { fold } from "../Casemap.js"
 import { COMMANDS, parseInput } from "../Commands.js"
 import { onDraftChange, readDraft, writeDraft } from "../Drafts.js"
+import { reply as sendReply, sendTyping } from "../MessageActions.js"
+import { OwnTyping } from "../OwnTyping.js"
+import type { MessageRecord } from "../Protocol.js"
+import { excerpt } from "../Replies.js"
 import type { Store } from "../Store.js"
 import { uploadFile } from "../Uploads.js"
 
@@ -16,6 +23,17 @@ export interface ComposerProps {
   readonly buffer: Buffer
   readonly ownNick: string | null
   readonly disabled: boolean
+  /** The upstream has message-tags: typing notices are sent. */
+  readonly typing?: boolean
+  /** Set while mounted: how a message's Reply puts this composer in reply mode (Preact 11 gives no class refs). */
+  readonly replyHandle?: { current: ((message: MessageRecord) => void) | null }
+}
+
+/** The message a reply answers, as the reply bar shows it. */
+interface ReplyTarget {
+  readonly msgid: string
+  readonly nick: string | null
+  readonly excerpt: string
 }
 
 interface State {
@@ -24,6 +42,7 @@ interface State {
   readonly confirm: { readonly lines: number; readonly text: string } | null
   /** The file being uploaded and how much of it has gone. */
   readonly upload?: { readonly name: string; readonly fraction: number } | null
+  readonly reply?: ReplyTarget | null
 }
 
 /** Lines sent from this tab, newest last (shared by every buffer, as in most clients). */
@@ -45,24 +64,47 @@ export class Composer extends Component<ComposerProps, State> {
   private unsubscribe: (() => void) | null = null
   /** Set at once, not through the state, so that a second drop in the same moment waits its turn. */
   private uploading = false
+  private readonly ownTyping = new OwnTyping()
+
+  private readonly replyToThis = (message: MessageRecord) => this.replyTo(message)
 
   override componentDidMount() {
+    if (this.props.replyHandle !== undefined) this.props.replyHandle.current = this.replyToThis
     this.unsubscribe = onDraftChange((key, text) => {
       if (key === this.props.buffer.key && text !== this.state.text) this.setState({ text })
     })
   }
 
   override componentWillUnmount() {
+    if (this.props.replyHandle?.current === this.replyToThis) this.props.replyHandle.current = null
     this.unsubscribe?.()
+    this.tellTyping(this.ownTyping.stop())
   }
 
   focus() {
     this.box.current?.focus()
   }
 
+  /** Reply mode: what is sent next answers `message`. */
+  replyTo(message: MessageRecord) {
+    if (message.msgid === undefined) return
+    this.setState({ reply: { msgid: message.msgid, nick: message.nick, excerpt: excerpt(message.text) } })
+    this.focus()
+  }
+
+  private readonly cancelReply = () => {
+    this.setState({ reply: null })
+    this.focus()
+  }
+
   private setText(text: string) {
     this.setState({ text })
     writeDraft(this.props.buffer.key, text)
+    this.tellTyping(this.props.typing === true ? this.ownTyping.input(text, Date.now()) : this.ownTyping.stop())
+  }
+
+  private tellTyping(state: "active" | "done" | null) {
+    if (state !== null) sendTyping(this.props.store, this.props.buffer, state)
   }
 
   private readonly onInput = (e: Event) => {
@@ -73,6 +115,11 @@ export class Composer extends Component<ComposerProps, State> {
 
   private readonly onKeyDown = (e: KeyboardEvent) => {
     const box = e.currentTarget as HTMLTextAreaElement
+    if (e.key === "Escape" && this.state.reply != null) {
+      e.preventDefault()
+      this.setState({ reply: null })
+      return
+    }
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault()
       void this.submit()
@@ -201,8 +248,15 @@ export class Composer extends Component<ComposerProps, State> {
       return
     }
     this.setState({ sending: true, confirm: null })
+    // Reply mode and plain text: the first line answers the message, the others follow as plain lines.
+    const answering = this.state.reply != null && (!text.startsWith("/") || text.startsWith("//")) ? this.state.reply : null
     try {
-      for (const call of outcome.calls) await store.callOk(call.name, call.arguments)
+      for (const [i, call] of outcome.calls.entries()) {
+        if (i === 0 && answering !== null && typeof call.arguments["text"] === "string") {
+          if (!(await sendReply(store, buffer, answering.msgid, call.arguments["text"]))) return
+          this.setState({ reply: null })
+        } else await store.callOk(call.name, call.arguments)
+      }
       sent.push(text)
       if (sent.length > SENT_KEEP) sent.shift()
       this.historyIndex = null
@@ -218,7 +272,7 @@ export class Composer extends Component<ComposerProps, State> {
 
   override render() {
     const { buffer, ownNick, disabled } = this.props
-    const { text, sending, confirm, upload } = this.state
+    const { text, sending, confirm, upload, reply } = this.state
     return (
       <div class="composer-area" onDrop={this.onDrop} onDragOver={this.onDragOver}>
         {upload ? (
@@ -239,6 +293,16 @@ export class Composer extends Component<ComposerProps, State> {
             }}>
               Cancel
             </button>
+          </div>
+        )}
+        {reply == null ? null : (
+          <div class="replying" role="group" aria-label="Reply">
+            <span class="reply-mark" aria-hidden="true">↪</span>
+            <span class="replying-text">
+              Replying to {reply.nick === null ? "a message" : <strong>{reply.nick}</strong>}
+              {reply.excerpt === "" ? null : <span class="muted">: {reply.excerpt}</span>}
+            </span>
+            <button type="button" class="small" onClick={this.cancelReply}>Cancel reply</button>
           </div>
         )}
         <form class="composer" onSubmit={this.onSubmit}>

@@ -5,12 +5,16 @@
 // loaded yet), a bar offers to jump to the first unread line, loading the pages up to it. Opened at one message (a
 // search result or a mention, Jump.ts), it scrolls to that line and marks it and the lines around it; a `window` is
 // such a message's surroundings shown apart from the buffer's latest lines, grown a page at either end as the member
-// scrolls, with the way back to the latest lines.
+// scrolls, with the way back to the latest lines. Reactions are drawn under the message they name and replies with the
+// quote of what they answer, both found among the lines given (Reactions.ts, Replies.ts).
 import { Component, createRef } from "preact"
 import type { Buffer } from "../Buffer.js"
 import { mentions } from "../Highlight.js"
 import type { MessageRecord } from "../Protocol.js"
+import { type ReactionGroup, reactions } from "../Reactions.js"
+import { msgidIndex, quoteOf } from "../Replies.js"
 import { rows } from "../Rows.js"
+import type { LineAction } from "./LineActions.js"
 import { MessageLine } from "./MessageLine.js"
 
 export interface LogWindow {
@@ -33,6 +37,18 @@ export interface MessageLogProps {
   readonly focusId?: number | null
   /** `messages` are a window around `focusId`, not the buffer's latest lines. */
   readonly window?: LogWindow | null
+  /** The network's upstream has message-tags (react, reply) and draft/message-redaction (delete). */
+  readonly features?: { readonly tags: boolean; readonly redaction: boolean }
+  readonly onAction?: (action: LineAction) => void
+}
+
+/** Kinds a member may react or reply to: what someone said. */
+const SAID = new Set(["privmsg", "action", "notice"])
+
+interface Annotations {
+  readonly of: ReadonlyArray<MessageRecord>
+  readonly reactions: ReadonlyMap<string, ReadonlyArray<ReactionGroup>>
+  readonly index: ReadonlyMap<string, MessageRecord>
 }
 
 interface Snapshot {
@@ -57,6 +73,13 @@ export class MessageLog extends Component<MessageLogProps, { readonly unread: Un
   private stuck = true
   /** The focus message already scrolled to (once per jump: then the member scrolls freely). */
   private shownFocus: number | null = null
+  /** Reactions and msgids of the lines last drawn: made again only when the lines change. */
+  private annotations: Annotations | null = null
+
+  private annotate(messages: ReadonlyArray<MessageRecord>): Annotations {
+    if (this.annotations?.of !== messages) this.annotations = { of: messages, reactions: reactions(messages), index: msgidIndex(messages) }
+    return this.annotations
+  }
 
   override state = { unread: "none" as UnreadPlace, jumping: false }
 
@@ -217,10 +240,28 @@ export class MessageLog extends Component<MessageLogProps, { readonly unread: Un
   }
 
   override render() {
-    const { buffer, messages, ownNick, readMarker, onNick, window } = this.props
+    const { buffer, messages, ownNick, readMarker, onNick, window, features, onAction } = this.props
     const highlight = (m: MessageRecord) =>
       !m.self && (m.kind === "privmsg" || m.kind === "action" || m.kind === "notice") &&
       (buffer.kind === "query" || mentions(m.text, ownNick))
+    const annotations = this.annotate(messages)
+    const line = (m: MessageRecord) => {
+      const said = m.msgid !== undefined && m.redacted !== true && SAID.has(m.kind)
+      return (
+        <MessageLine
+          key={`m${m.id}`}
+          message={m}
+          highlight={highlight(m)}
+          onNick={onNick}
+          reactions={m.msgid === undefined ? undefined : annotations.reactions.get(m.msgid)}
+          quote={m.replyTo === undefined ? undefined : quoteOf(annotations.index, m.replyTo)}
+          canTag={said && features?.tags === true}
+          canDelete={said && m.self && features?.redaction === true}
+          ownNick={ownNick}
+          {...(onAction === undefined ? {} : { onAction })}
+        />
+      )
+    }
     return (
       <div class="log-scroll" ref={this.scroller} onScroll={this.onScroll}>
         {this.state.unread === "none" ? null : (
@@ -242,7 +283,7 @@ export class MessageLog extends Component<MessageLogProps, { readonly unread: Un
               case "unread":
                 return <div key={row.key} class="unread-line" role="separator">New messages</div>
               case "line":
-                return <MessageLine key={row.key} message={row.message} highlight={highlight(row.message)} onNick={onNick} />
+                return line(row.message)
               case "fold":
                 return (
                   <details key={row.key} class="fold">

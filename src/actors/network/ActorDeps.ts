@@ -10,7 +10,7 @@ import type { Effect, Option, Scope } from "effect"
 import type { CaseMapping } from "../../irc/CaseMapping.js"
 import type { SourceRange } from "../../net/UpstreamFace.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import type { NetworkEvent } from "../../schema/SocketFrame.js"
+import type { NetworkEvent, NetworkFeatures } from "../../schema/SocketFrame.js"
 import type { E2eKeyChange, E2eKeyEntry } from "../../services/networks/E2eKeys.js"
 import type { MessageWriter } from "../../services/history/MessageWriter.js"
 import type { NetworkConfig, StoredChannel } from "../../services/networks/Networks.js"
@@ -48,7 +48,8 @@ export interface ActorEvents {
   /** Whether the account has an open tab: the channel changes are not computed otherwise. */
   readonly listening: (accountId: number) => boolean
   /** Every status the actor publishes (ActorState.publish); the receiver tells the tabs when state or nick moved. */
-  readonly status: (accountId: number, name: string, status: NetworkStatus) => void
+  /** `features`: what the upstream connection can carry for the browser (SocketFrame.NetworkFeatures). */
+  readonly status: (accountId: number, name: string, status: NetworkStatus, features?: NetworkFeatures) => void
   readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
   /**
    * Every line the server sent that is not the answer to one of Belay's own queries, as received, with its receive

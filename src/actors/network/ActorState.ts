@@ -18,6 +18,7 @@ import type { ISupport } from "../../irc/ISupport.js"
 import type { ModeList, ModeListLetter } from "../../schema/ChannelMode.js"
 import { toIsoTime } from "../../schema/Ids.js"
 import type { NetworkState, NetworkStatus } from "../../schema/Network.js"
+import { NO_FEATURES, type NetworkFeatures } from "../../schema/SocketFrame.js"
 import { NotConnected, type Refused, type Timeout } from "../../schema/ToolErrors.js"
 import type { NetworkConfig } from "../../services/networks/Networks.js"
 import type { TimerEntry } from "../ActorTimers.js"
@@ -47,6 +48,8 @@ export interface Session {
   host: string | undefined
   isupport: ISupport
   caps: Set<string>
+  /** The values the server gave its capabilities in CAP LS or NEW (`draft/multiline` → `max-bytes=…,max-lines=…`). */
+  capValues: Map<string, string>
   /** Channels, members, topics and away state (ChannelState.ts), replaced on every line. */
   channels: Channels.ChannelState
   /** get_mode_list queries in flight on this connection; their waiters are in `modeListWaiters`. */
@@ -142,6 +145,17 @@ export const gate = (a: Actor): Effect.Effect<Session, NotConnected> =>
 export const current = (a: Actor, id: number): Session | undefined =>
   a.session !== undefined && a.session.id === id ? a.session : undefined
 
+/** What the connection can carry for the browser; all false while not connected (docs/contract.md, `features`). */
+export const featuresOf = (a: Actor): NetworkFeatures => {
+  const s = connected(a)
+  if (s === undefined) return NO_FEATURES
+  return {
+    tags: s.caps.has("message-tags"),
+    redaction: s.caps.has("draft/message-redaction"),
+    multiline: s.caps.has("draft/multiline") && s.caps.has("batch")
+  }
+}
+
 export const publish = (a: Actor) =>
   Effect.suspend(() => {
     const status: NetworkStatus = {
@@ -153,7 +167,7 @@ export const publish = (a: Actor) =>
       caseMapping: a.isupport.caseMapping,
       channelTypes: a.isupport.chanTypes
     }
-    a.deps.events?.status(a.config.accountId, a.config.name, status)
+    a.deps.events?.status(a.config.accountId, a.config.name, status, featuresOf(a))
     return a.status.set(status)
   })
 

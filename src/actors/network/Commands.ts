@@ -129,23 +129,36 @@ const saySealed = (a: Actor, s: Session, key: FishKey, kind: SayKind, target: st
     }
   })
 
-const raw = (a: Actor, line: string, limit: number | null): Effect.Effect<void, Gated | E2eChannelUseSendMessage | QuotaExceeded> =>
+/**
+ * Raw lines, sent in order and together (NetworkApi.raw and rawLines): every line is checked before any is queued, and
+ * the queue takes all of them or none, so a multiline batch never reaches the server cut short.
+ */
+const raw = (
+  a: Actor,
+  lines: ReadonlyArray<string>,
+  limit: number | null
+): Effect.Effect<void, Gated | E2eChannelUseSendMessage | QuotaExceeded> =>
   Effect.gen(function*() {
-    if (line.trim() === "") return yield* invalid("the line is empty")
+    if (lines.length === 0 || lines.some((line) => line.trim() === "")) return yield* invalid("the line is empty")
     // The interface, send_raw: never plaintext to an encrypted target. Checked here too, against the keys the
     // dispatcher holds, so no key change can slip between the check and the write.
-    const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
-    if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: a.networkId, target: keyed })
-    const s = yield* gate(a)
-    const parsed = parseLine(line)
-    // A JOIN sent raw counts against the channel limit as join_channel's does (its channel list, comma-separated).
-    if (parsed?.command.toUpperCase() === "JOIN" && parsed.params[0] !== undefined && parsed.params[0] !== "0") {
-      yield* withinChannelLimit(a, s, parsed.params[0].split(",").filter((c) => c !== ""), limit)
+    for (const line of lines) {
+      const keyed = E2e.encryptedTargetOfRaw(a.e2eKeys, a.isupport, line)
+      if (keyed !== undefined) return yield* new E2eChannelUseSendMessage({ networkId: a.networkId, target: keyed })
     }
-    yield* room(a, s, 1)
-    // Checked again as it is written (Outbound.ts): a key set while it waits stops it there.
-    yield* send(a, s, line, { plaintext: true, sent: storeOwn(a, s, [line]) })
-    if (parsed?.command === "NICK" && parsed.params[0] !== undefined) s.requestedNick = parsed.params[0]
+    const s = yield* gate(a)
+    const parsed = lines.map(parseLine)
+    // A JOIN sent raw counts against the channel limit as join_channel's does (its channel list, comma-separated).
+    const joined = parsed.flatMap((p) =>
+      p?.command.toUpperCase() === "JOIN" && p.params[0] !== undefined && p.params[0] !== "0"
+        ? p.params[0].split(",").filter((c) => c !== "")
+        : []
+    )
+    if (joined.length > 0) yield* withinChannelLimit(a, s, joined, limit)
+    yield* room(a, s, lines.length)
+    // Checked again as each is written (Outbound.ts): a key set while it waits stops it there.
+    for (const line of lines) yield* send(a, s, line, { plaintext: true, sent: storeOwn(a, s, [line]) })
+    for (const p of parsed) if (p?.command === "NICK" && p.params[0] !== undefined) s.requestedNick = p.params[0]
   })
 
 /**
@@ -317,7 +330,7 @@ export const onCommand = (a: Actor, command: Command): Effect.Effect<unknown> =>
     case "Say":
       return answerChecked(command, command.reply, () => say(a, command.kind, command.target, command.text))
     case "Raw":
-      return answerChecked(command, command.reply, () => raw(a, command.line, command.channelLimit))
+      return answerChecked(command, command.reply, () => raw(a, command.lines, command.channelLimit))
     case "Join":
       return answerChecked(command, command.reply, () => join(a, command.channel, command.key, command.channelLimit))
     case "Part":

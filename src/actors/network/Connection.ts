@@ -152,6 +152,7 @@ const startAttempt = (a: Actor) =>
       host: undefined,
       isupport: defaultISupport,
       caps: new Set(),
+      capValues: new Map(),
       channels: Channels.emptyChannelState(DEFAULT_CASE_MAPPING),
       modeLists: ModeLists.emptyModeListRequests,
       lastModeChannel: null,

@@ -16,11 +16,17 @@
  * - Replies that answer Belay's own queries (get_mode_list, the WHO after NAMES) never get here: the actor
  *   consumes them first.
  * - ERROR and FAIL are `error` lines in the server buffer.
- * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, TAGMSG,
- *   ACK) are not history.
+ * - PING, PONG, CAP, AUTHENTICATE and the state-only IRCv3 lines (AWAY, ACCOUNT, CHGHOST, SETNAME, BATCH, ACK) are
+ *   not history; neither is a TAGMSG (typing is live only) except a reaction, below.
+ * - Message ids, replies, reactions and redaction (docs/decisions/history.md "Message ids, replies, reactions and
+ *   redaction"): every row keeps its line's IRCv3 `msgid` tag (within MessageRow.upstreamMsgid's bounds), a
+ *   PRIVMSG or NOTICE its `+draft/reply` as `replyTo`; a TAGMSG with `+draft/react` and `+draft/reply` is a `react`
+ *   row in the buffer a PRIVMSG to its target would go to (text the reaction, at most REACTION_MAX characters);
+ *   `REDACT <target> <msgid>` is no row but a Redaction (`redactionFor`) of that buffer's message.
  */
 import { serverBufferTarget } from "../../schema/Ids.js"
-import type { BufferKind, MessageKind, NewMessage } from "../../services/history/MessageRow.js"
+import type { Redaction } from "../../services/history/MessageRedactions.js"
+import { type BufferKind, type MessageKind, type NewMessage, upstreamMsgid } from "../../services/history/MessageRow.js"
 import { channelErrorFor } from "./ChannelErrors.js"
 import { channelName, channelsOf, type ChannelState, isJoined } from "./ChannelState.js"
 import { equalsFolded, foldCase } from "../../irc/CaseMapping.js"
@@ -60,7 +66,6 @@ const NOT_HISTORY: ReadonlySet<string> = new Set([
   "CHGHOST",
   "SETNAME",
   "BATCH",
-  "TAGMSG",
   // IRCv3 labeled-response: the empty answer to a labelled command (the listener's; src/listener/UpstreamLabels.ts).
   "ACK"
 ])
@@ -129,7 +134,12 @@ interface Entry {
   readonly text: string
   readonly self: boolean
   readonly numeric?: string
+  /** The `+draft/reply` reference (PRIVMSG, NOTICE, react). */
+  readonly replyTo?: string | null
 }
+
+/** The longest reaction kept, in characters: an emoji sequence or a short word (IRCv3 `+draft/react`). */
+export const REACTION_MAX = 64
 
 /** A prefix without user and host whose "nick" has a dot is a server name (nicks cannot hold dots). */
 const isServerSource = (line: IrcLine): boolean =>
@@ -147,38 +157,78 @@ const message = (ctx: HistoryContext, line: IrcLine, raw: string | null) => (ent
   text: entry.text,
   numeric: entry.numeric ?? null,
   self: entry.self,
-  raw
+  raw,
+  msgid: upstreamMsgid(line.tags.get("msgid")),
+  replyTo: entry.replyTo ?? null
 })
+
+/** Whether the line's sender is the member. */
+const fromSelf = (ctx: HistoryContext, line: IrcLine): boolean =>
+  line.source !== undefined && equalsFolded(ctx.isupport.caseMapping, line.source.nick, ctx.selfNick)
+
+/**
+ * The buffer of a message to `target` (PRIVMSG, NOTICE, TAGMSG, REDACT): the channel; the server buffer for a
+ * server's, a `$mask` or `*` one, or any before registration; else the DM of the other party: the sender, or the
+ * recipient of our own echoed message.
+ */
+const conversationBuffer = (ctx: HistoryContext, line: IrcLine, target: string): Buffer => {
+  if (channelOfTarget(ctx.isupport, target) !== undefined) return bufferOfTarget(ctx, target)
+  if (isServerSource(line) || !ctx.registered || target === "*" || target.startsWith("$")) return serverBufferOf(ctx.networkId)
+  return dmBuffer(ctx, fromSelf(ctx, line) ? target : (line.source?.nick ?? target))
+}
 
 const textMessage = (ctx: HistoryContext, line: IrcLine): ReadonlyArray<Entry> => {
   const target = line.params[0] ?? ""
   const text = line.params[1] ?? ""
   const nick = line.source?.nick ?? null
-  const self = nick !== null && equalsFolded(ctx.isupport.caseMapping, nick, ctx.selfNick)
+  const self = fromSelf(ctx, line)
   const notice = line.command === "NOTICE"
-  const server = serverBufferOf(ctx.networkId)
+  const buffer = conversationBuffer(ctx, line, target)
+  const replyTo = upstreamMsgid(line.tags.get("+draft/reply"))
 
   const ctcp = decodeCtcp(text)
-  const toServerBuffer = isServerSource(line) || !ctx.registered || target === "*" || target.startsWith("$")
-  let buffer: Buffer
-  if (channelOfTarget(ctx.isupport, target) !== undefined) {
-    buffer = bufferOfTarget(ctx, target)
-  } else if (toServerBuffer) {
-    buffer = server
-  } else {
-    // A DM is filed under the other party: the sender, or the recipient of our own echoed message.
-    buffer = dmBuffer(ctx, self ? target : (nick ?? target))
-  }
-
   if (ctcp !== undefined && ctcp.command === "ACTION" && !notice) {
-    return [{ buffer, kind: "action", nick, text: ctcp.params, self }]
+    return [{ buffer, kind: "action", nick, text: ctcp.params, self, replyTo }]
   }
   if (ctcp !== undefined) {
     // CTCP requests and replies (VERSION, PING…) are protocol chatter, not conversation.
     const what = notice ? "CTCP reply" : "CTCP"
+    const server = serverBufferOf(ctx.networkId)
     return [{ buffer: server, kind: notice ? "notice" : "privmsg", nick, text: `${what} ${ctcp.command} ${ctcp.params}`.trim(), self }]
   }
-  return [{ buffer, kind: notice ? "notice" : "privmsg", nick, text, self }]
+  return [{ buffer, kind: notice ? "notice" : "privmsg", nick, text, self, replyTo }]
+}
+
+/**
+ * A TAGMSG carrying `+draft/react` and `+draft/reply` (IRCv3 reactions): a `react` row of the conversation, unless
+ * the reaction is empty, longer than REACTION_MAX or holds a control character, or the reference is no msgid Belay
+ * keeps. Any other TAGMSG (typing…) is not history.
+ */
+const reaction = (ctx: HistoryContext, line: IrcLine): ReadonlyArray<Entry> => {
+  const react = line.tags.get("+draft/react")
+  const replyTo = upstreamMsgid(line.tags.get("+draft/reply"))
+  const target = line.params[0]
+  if (react === undefined || replyTo === null || target === undefined || line.source === undefined) return []
+  if (isServerSource(line)) return []
+  if (react === "" || react.length > REACTION_MAX || /\p{Cc}/u.test(react)) return []
+  const buffer = conversationBuffer(ctx, line, target)
+  if (buffer.bufferKind === "server") return []
+  return [{ buffer, kind: "react", nick: line.source.nick, text: react, self: fromSelf(ctx, line), replyTo }]
+}
+
+/**
+ * `REDACT <target> <msgid> [:reason]` (IRCv3 draft/message-redaction) as the redaction of the message of that
+ * conversation's buffer with that upstream msgid; undefined for any other line, or one naming no msgid Belay keeps.
+ * Which messages may be redacted is the upstream's to decide: it sent the line.
+ */
+export const redactionFor = (ctx: HistoryContext, line: IrcLine): Redaction | undefined => {
+  if (line.command !== "REDACT") return undefined
+  const [target, id] = line.params
+  const msgid = upstreamMsgid(id)
+  if (target === undefined || msgid === null) return undefined
+  const buffer = conversationBuffer(ctx, line, target)
+  if (buffer.bufferKind === "server") return undefined
+  return { networkId: ctx.networkId, target: buffer.target, targetFolded: buffer.targetFolded, msgid }
 }
 
 /**
@@ -193,7 +243,8 @@ export const messagesFor = (ctx: HistoryContext, line: IrcLine, raw: string | nu
   const p = line.params
   const command = line.command
 
-  if (NOT_HISTORY.has(command)) return []
+  if (NOT_HISTORY.has(command) || command === "REDACT") return []
+  if (command === "TAGMSG") return reaction(ctx, line).map(make)
 
   if (isNumeric(command)) {
     const refusal = channelErrorFor(line, {

@@ -28,7 +28,7 @@ import { applyLine } from "./ChannelReducer.js"
 import * as Channels from "./ChannelState.js"
 import { armKeepalive, onClosed, refuse } from "./Connection.js"
 import * as E2e from "./E2eCodec.js"
-import { messagesFor } from "./History.js"
+import { channelOfTarget, messagesFor, redactionFor } from "./History.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
 import { send } from "./Outbound.js"
@@ -86,6 +86,9 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
     const stored = raw.replace(/[\r\n]+$/, "")
     a.deps.events?.line?.(a.config.accountId, a.networkId, stored, time)
     yield* append(a, E2e.historyOfInbound(a.e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored)))
+    // After the rows appended before it (MessageRedactions.ts); the writer only queues it.
+    const redaction = redactionFor(context, line)
+    if (redaction !== undefined) yield* a.deps.store.redact(redaction)
 
     const p = line.params
     const nick = line.source?.nick
@@ -119,7 +122,9 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
         s.serverError = p[0] ?? "ERROR"
         return
       case "CAP":
-        return onCap(s, p)
+        return yield* onCap(a, s, p)
+      case "TAGMSG":
+        return onTagmsg(a, s, line)
       case "JOIN":
         // Membership is ChannelState's (applied above); our own JOIN also tells us our user and host.
         if (isSelf) {
@@ -138,6 +143,33 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
         return
     }
   })
+
+// ---- typing (IRCv3 typing) ----
+
+const TYPING_STATES: ReadonlySet<string> = new Set(["active", "paused", "done"])
+
+/**
+ * An upstream TAGMSG with `+typing` from someone else: told live to the member's tabs as a `typing` frame, never
+ * stored (docs/contract.md "The member's browser surface"). The member's IRC clients get the line itself from the
+ * feed (MessageLines.relayedLine, with message-tags). Nothing is computed while the account has no tab open.
+ */
+const onTagmsg = (a: Actor, s: Session, line: IrcLine) => {
+  const state = line.tags.get("+typing")
+  const nick = line.source?.nick
+  const to = line.params[0]
+  const events = a.deps.events
+  if (state === undefined || !TYPING_STATES.has(state) || nick === undefined || to === undefined) return
+  if (events === undefined || sameNick(a, nick, s.nick) || !events.listening(a.config.accountId)) return
+  const channel = channelOfTarget(s.isupport, to)
+  const target = channel === undefined ? nick : (Channels.channelName(s.channels, channel) ?? channel)
+  events.publish(a.config.accountId, [{
+    type: "typing",
+    networkId: a.networkId,
+    target,
+    nick,
+    state: state as "active" | "paused" | "done"
+  }])
+}
 
 // ---- channel state ----
 

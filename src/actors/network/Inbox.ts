@@ -50,7 +50,8 @@ export type Command =
    */
   | {
     readonly _tag: "Raw"
-    readonly line: string
+    /** One line (send_raw), or several sent together (NetworkApi.rawLines). */
+    readonly lines: ReadonlyArray<string>
     readonly channelLimit: number | null
     readonly reply: Reply<void, Gated | E2eChannelUseSendMessage | QuotaExceeded>
   }
@@ -103,10 +104,10 @@ export const Command = {
     text,
     reply
   }),
-  raw: (line: string, channelLimit: number | null = null) =>
+  raw: (lines: string | ReadonlyArray<string>, channelLimit: number | null = null) =>
   (reply: Reply<void, Gated | E2eChannelUseSendMessage | QuotaExceeded>): Command => ({
     _tag: "Raw",
-    line,
+    lines: typeof lines === "string" ? [lines] : lines,
     channelLimit,
     reply
   }),

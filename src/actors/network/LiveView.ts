@@ -22,7 +22,7 @@ import { type ISupport, prefixSymbols, rankPrefixModes } from "../../irc/ISuppor
 import { toIsoTime } from "../../schema/Ids.js"
 import type { Member } from "../../schema/Member.js"
 import type { ChannelView, NetworkEvent } from "../../schema/SocketFrame.js"
-import type { Actor } from "./ActorState.js"
+import { type Actor, featuresOf } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 
 /** Beyond this many member changes in one channel at once, the channel is sent whole. */
@@ -160,7 +160,8 @@ export const view = (a: Actor, deliver: (events: ReadonlyArray<NetworkEvent>) =>
         id: a.networkId,
         name: a.config.name,
         state: a.state,
-        nick: a.state === "connected" && s !== undefined ? s.nick : null
+        nick: a.state === "connected" && s !== undefined ? s.nick : null,
+        features: featuresOf(a)
       }
     }]
     if (state !== undefined && s !== undefined) {

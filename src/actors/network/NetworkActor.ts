@@ -191,6 +191,7 @@ class Handle implements NetworkActor {
         host: s.host ?? null,
         isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
         caps: [...s.caps],
+        capValues: Object.fromEntries(s.capValues),
         away: a.awayMessage !== null
       })
     })

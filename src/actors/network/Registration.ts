@@ -100,10 +100,27 @@ export const onChannelsLoaded = (a: Actor, s: Session, channels: ReadonlyArray<S
     }
   })
 
-/** CAP ACK/DEL/NEW: which capabilities are on (echo-message decides who stores our own messages). */
-export const onCap = (s: Session, p: ReadonlyArray<string>) => {
+/** Values kept per connection: a server that offers more is not believed past this (CAP LS is the server's to size). */
+const CAP_VALUES = 64
+const CAP_VALUE_BYTES = 512
+
+/**
+ * CAP ACK/DEL/NEW: which capabilities are on (echo-message decides who stores our own messages), and the values LS
+ * and NEW gave them (draft/multiline's limits, which a batch sent upstream must keep: Commands.ts). Once registered,
+ * a change is published: the browser's `features` follow the capabilities (ActorState.featuresOf).
+ */
+export const onCap = (a: Actor, s: Session, p: ReadonlyArray<string>) => {
   const sub = (p[1] ?? "").toUpperCase()
   const caps = (p[p.length - 1] ?? "").split(" ").filter((c) => c !== "")
+  if (sub === "LS" || sub === "NEW") {
+    for (const cap of caps) {
+      const eq = cap.indexOf("=")
+      if (eq <= 0 || cap.length > CAP_VALUE_BYTES) continue
+      if (s.capValues.size >= CAP_VALUES && !s.capValues.has(cap.slice(0, eq))) continue
+      s.capValues.set(cap.slice(0, eq), cap.slice(eq + 1))
+    }
+    return Effect.void
+  }
   if (sub === "ACK") {
     for (const cap of caps) {
       if (cap.startsWith("-")) s.caps.delete(cap.slice(1))
@@ -111,7 +128,8 @@ export const onCap = (s: Session, p: ReadonlyArray<string>) => {
     }
   } else if (sub === "DEL") {
     for (const cap of caps) s.caps.delete(cap.split("=")[0] ?? cap)
-  }
+  } else return Effect.void
+  return s.registered ? publish(a) : Effect.void
 }
 
 // ---- the wanted nick ----

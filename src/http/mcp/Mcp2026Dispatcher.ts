@@ -22,6 +22,7 @@ import { SERVER_INFO_KEY } from "../../schema/McpRequestMeta.js"
 import { isToolName, type ToolScope } from "../../schema/McpTools.js"
 import { toolsListResultJson } from "../../schema/ToolCatalog.js"
 import type { Principal } from "../../services/identity/Authenticator.js"
+import { mapNow } from "../Immediate.js"
 import { callResultBody, type DispatchOutcome, type McpDispatcher, type ResultEnds, SERVER_VERSION } from "./McpDispatcher.js"
 
 /**
@@ -83,7 +84,7 @@ export const makeMcp2026Dispatcher = (call: McpDispatcher["call"]) =>
       if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })
       const name = params.right.name
       if (!isToolName(name)) return Effect.succeed({ _tag: "Error", error: unknownTool(name) })
-      return Effect.map(call(principal, name, params.right.arguments), ({ result, isError }) => ({
+      return mapNow(call(principal, name, params.right.arguments), ({ result, isError }) => ({
         _tag: "Result",
         body: callResultBody(request.id, result, CALL_ENDS),
         tool: name,

@@ -38,6 +38,7 @@ import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema
 import type { Principal } from "../../services/identity/Authenticator.js"
 import { makeToolHandlers, type ToolCaller, type ToolHandler } from "./ToolHandlers.js"
 import type { HttpResponse } from "../HttpServer.js"
+import { mapNow, matchNow } from "../Immediate.js"
 
 /**
  * What a tool call came to: its MCP result, whose one text item is the payload's JSON (serialized once; a failure's
@@ -121,12 +122,11 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
       if (Either.isLeft(input)) return Effect.succeed(failed(name, input.left))
       // The table is keyed by name, so the handler and the input belong together.
       const handler = handlers[name] as ToolHandler<ToolName>
-      const outcome = handler(caller, input.right as never).pipe(
-        Effect.match({
-          onFailure: (failure) => failed(name, failure),
-          onSuccess: (payload): ToolOutcome => ({ tool: name, isError: false, result: toolSuccessResult(payload) })
-        })
-      )
+      // matchNow: a handler that answered from memory gives an Exit, and the outcome is one too (Immediate.ts).
+      const outcome = matchNow(handler(caller, input.right as never), {
+        onFailure: (failure) => failed(name, failure),
+        onSuccess: (payload): ToolOutcome => ({ tool: name, isError: false, result: toolSuccessResult(payload) })
+      })
       // Logs of a tool that acts on a network (the actors', the write gate's) name the tool and the account. The read
       // tools log nothing of their own, and annotating costs a fiber-ref swap and restore (about 8 µs, measured) on
       // every call of the tools agents poll.
@@ -151,7 +151,7 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })
           const name = params.right.name
           if (!isToolName(name)) return Effect.succeed({ _tag: "Error", error: unknownTool(name) })
-          return Effect.map(call(principal, name, params.right.arguments), ({ result, isError }) => ({
+          return mapNow(call(principal, name, params.right.arguments), ({ result, isError }) => ({
             _tag: "Result",
             body: callResultBody(request.id, result),
             tool: name,

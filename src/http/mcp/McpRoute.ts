@@ -9,8 +9,9 @@
  * 401. Stateless: every request is authenticated again; no Mcp-Session-Id is ever issued.
  *
  * Hot path: a request is two asynchronous steps (authentication, then the body) and the
- * dispatcher's answer; everything between them is plain synchronous code, so a cheap call
- * such as tools/list costs the Effect runtime a few steps rather than a generator's.
+ * dispatcher's answer; everything between them is plain synchronous code. They are joined with Immediate.ts, so when
+ * all three are at hand (a cached credential, a body read ahead, an answer from memory such as tools/list) the
+ * handler returns the response itself, which HttpServer sends without a fiber.
  */
 import { Effect, Either, Option } from "effect"
 import {
@@ -28,6 +29,7 @@ import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator, type Principal } from "../../services/identity/Authenticator.js"
 import { Metrics } from "../../services/upkeep/Metrics.js"
+import { flatMapNow, mapNow, matchEffectNow } from "../Immediate.js"
 import { isAllowedOrigin, issuerFor } from "../Issuer.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { makeMcp2026Dispatcher } from "./Mcp2026Dispatcher.js"
@@ -71,7 +73,7 @@ export const mcpRoutes = Effect.gen(function*() {
     const rpc = incoming.right.request
     const version = request.header("mcp-protocol-version")
     if (eraOf(rpc.method, rpc.params, version) === "2025") {
-      return Effect.map(dispatcher.handle(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfProtocolError))
+      return mapNow(dispatcher.handle(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfProtocolError))
     }
     const refused = checkModernRequest(rpc.method, rpc.params, {
       protocolVersion: version,
@@ -79,7 +81,7 @@ export const mcpRoutes = Effect.gen(function*() {
       name: request.header("mcp-name")
     })
     if (refused !== undefined) return Effect.succeed(rpcError(400, jsonRpcErrorResponse(rpc.id, refused)))
-    return Effect.map(modern(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfModernError))
+    return mapNow(modern(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfModernError))
   }
 
   const respond = (
@@ -109,10 +111,10 @@ export const mcpRoutes = Effect.gen(function*() {
           rpcError(403, jsonRpcErrorResponse(null, new InvalidRequest({ message: "Forbidden: origin not allowed" })))
         )
       }
-      return Effect.flatMap(authenticator.authenticate(request.header("authorization")), (principal) =>
+      return flatMapNow(authenticator.authenticateNow(request.header("authorization")), (principal) =>
         Option.isNone(principal)
           ? Effect.succeed(unauthorized(issuerFor(request, config)))
-          : Effect.matchEffect(request.body(MCP_BODY_LIMIT_BYTES), {
+          : matchEffectNow(request.body(MCP_BODY_LIMIT_BYTES), {
             onFailure: (e) =>
               Effect.succeed(e._tag === "BodyTooLarge" ? tooLarge : e._tag === "BodyTimedOut" ? timedOut : unreadable),
             onSuccess: (body) => answer(request, principal.value, body)

@@ -167,6 +167,11 @@ export const uploadRoutes = Effect.gen(function*() {
                 : json(413, { error: "quota_exceeded", limit: "uploads", max: refused.max, error_description: refused.message }, noStore)
             ),
           BodyTooLarge: (error) => Effect.succeed(tooLarge(error.limit)),
+          // Slower than the floor rate (HttpLimitsSettings.streamFloorBytesPerSecond): nothing was stored.
+          BodyTimedOut: (error) =>
+            Effect.succeed(
+              json(408, { error: "timeout", error_description: `the file did not arrive within ${Math.round(error.afterMs / 1000)} s` }, noStore)
+            ),
           // The client went away mid-body: nothing was stored, and no one reads this answer.
           BodyReadFailed: () => Effect.succeed(malformed())
         })

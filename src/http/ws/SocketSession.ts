@@ -9,7 +9,8 @@
  *      `resync`; live `message` events are then sent only past the last one replayed (or past hello's
  *      `lastMessageId` without `since`), so the tab gets each message once and in order;
  *   4. every network drawn whole (NetworkControl.view), through this subscription, in order with its later changes;
- *   5. then the events as they come, while the tab's frames are answered: `call` through McpDispatcher.call — the
+ *   5. then the events as they come, while the tab's frames are answered: `react`, `reply`, `typing` and `redact`
+ *      upstream as the member (TagFrames.ts), `call` through McpDispatcher.call — the
  *      one path of /mcp's tools/call, with the credential judged again at each call (a paused account gets the read
  *      tools only) — `focus`, and `read` through ReadMarkers.set (the target folded with the network's CASEMAPPING;
  *      the `read-marker` event reaches every tab of the member through MemberEvents, this one included; a buffer
@@ -28,7 +29,7 @@ import { Effect, Either, Fiber, Option, Runtime, type Scope } from "effect"
 import type WebSocket from "ws"
 import { foldCase } from "../../irc/CaseMapping.js"
 import { isToolName } from "../../schema/McpTools.js"
-import { type CallId, decodeClientFrame, type ServerFrame } from "../../schema/SocketFrame.js"
+import { type CallId, decodeClientFrame, type ServerFrame, type TagFrame } from "../../schema/SocketFrame.js"
 import type { NetworkControlService } from "../../actors/NetworkApi.js"
 import type { Accounts } from "../../services/identity/Accounts.js"
 import type { MemberEvents, Subscription } from "../../services/events/MemberEvents.js"
@@ -39,6 +40,7 @@ import type { NickNotes } from "../../services/networks/NickNotes.js"
 import type { ReadMarkers } from "../../services/history/ReadMarkers.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
+import { onTagFrame, type TypingLimiter } from "./TagFrames.js"
 
 /** docs/contract.md: `?since=` replays at most this many messages, else one `resync`. */
 export const REPLAY_LIMIT = 10_000
@@ -165,19 +167,34 @@ const reader = (
       if (Option.isNone(moved)) send({ type: "error", id: null, message: `no buffer ${target} on network ${networkId}` })
     })
 
+  /** A tag frame (TagFrames.ts): sent upstream as the member, answered once `hello` is out. */
+  const typing: TypingLimiter = new Map()
+  const tagFrame = (f: TagFrame) =>
+    Effect.gen(function*() {
+      yield* helloSent
+      const caller = yield* options.caller
+      if (Option.isNone(caller)) return options.close(CloseCode.revoked, "credential revoked")
+      const answer = yield* onTagFrame(services, caller.value, f, typing)
+      if (answer !== undefined) send(answer)
+    })
+
   return (data: WebSocket.RawData, isBinary: boolean) => {
     if (isBinary) return send({ type: "error", id: null, message: "frames are text, one JSON object each" })
     const decoded = decodeClientFrame(data.toString())
     if (Either.isLeft(decoded)) return send(decoded.left)
     const f = decoded.right
     if (f.type === "focus") return subscription.setFocused(f.focused)
-    const id = f.type === "call" ? f.id : null
+    const id = f.type === "call" ? f.id : f.type === "read" ? null : (f.id ?? null)
     if (inFlight >= MAX_CALLS_IN_FLIGHT) {
       return send({ type: "error", id, message: `at most ${MAX_CALLS_IN_FLIGHT} calls at once per socket` })
     }
     inFlight++
     Runtime.runFork(runtime)(
-      (f.type === "call" ? call(f.id, f.name, f.arguments) : read(f.networkId, f.target, f.messageId)).pipe(
+      (f.type === "call"
+        ? call(f.id, f.name, f.arguments)
+        : f.type === "read"
+        ? read(f.networkId, f.target, f.messageId)
+        : tagFrame(f)).pipe(
         Effect.catchAllCause((cause) =>
           Effect.zipRight(
             Effect.logError("socket call failed", cause),

@@ -2,7 +2,7 @@
  * MemberEvents: the per-account event hub of the member's open browser tabs (the interface, "Events" 2; docs/contract.md
  * "The member's browser surface", WebSocket; docs/decisions/web.md "The browser WebSocket"). Events come from where the
  * data changes: stored messages from MessageWriter.stored (after their batch committed, so `id` is final), nick
- * notes and relay-bot marks from NickNotes.changes, read markers from ReadMarkers.changes, networks removed from
+ * notes and relay-bot marks from NickNotes.changes, redactions from MessageWriter.redacted, read markers from ReadMarkers.changes, networks removed from
  * Networks.changes, and the network actors' statuses (a rename included) and channel changes through
  * `actorEvents` (the supervisor hands it to every actor). Each event is
  * encoded once (`frame`), whatever the number of tabs, and delivered to every subscription of its account and to
@@ -31,7 +31,13 @@
 import { Deferred, Effect, FiberId, Option, PubSub, Queue, type Scope } from "effect"
 import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import type { MessageRecord, NetworkEvent, ServerFrame } from "../../schema/SocketFrame.js"
+import {
+  type MessageRecord,
+  type NetworkEvent,
+  type NetworkFeatures,
+  NO_FEATURES,
+  type ServerFrame
+} from "../../schema/SocketFrame.js"
 import { toMessageRecord } from "../history/MessageRecord.js"
 import type { BufferKind, StoredRow } from "../history/MessageRow.js"
 import { MessageWriter } from "../history/MessageWriter.js"
@@ -86,7 +92,8 @@ export interface MessageListener {
 export interface ActorEventsSink {
   /** Whether the account has a tab open, here or (in a cluster) on another node. */
   readonly listening: (accountId: number) => boolean
-  readonly status: (accountId: number, name: string, status: NetworkStatus) => void
+  /** `features`: the upstream's, for the `network` frame (absent: none; SocketFrame.NetworkFeatures). */
+  readonly status: (accountId: number, name: string, status: NetworkStatus, features?: NetworkFeatures) => void
   readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
 }
 
@@ -98,6 +105,9 @@ interface Subscriber {
 }
 
 const encode = (frame: ServerFrame): string => JSON.stringify(frame)
+
+const sameFeatures = (x: NetworkFeatures, y: NetworkFeatures) =>
+  x.tags === y.tags && x.redaction === y.redaction && x.multiline === y.multiline
 
 export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEvents", {
   scoped: Effect.gen(function*() {
@@ -114,6 +124,8 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     const statuses = new Map<number, NetworkStatus>()
     /** The name each network's last `network` event carried: a rename is a change the tabs must hear of. */
     const names = new Map<number, string>()
+    /** The features each network's last `network` event carried: a change (CAP ACK or DEL upstream) is told too. */
+    const featuresOf = new Map<number, NetworkFeatures>()
 
     const offer = (subscriber: Subscriber, event: Outbound) => {
       if (subscriber.dead) return
@@ -246,16 +258,21 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
     /** What the network actors report (through the supervisor): statuses and channel changes. */
     const actorEvents: ActorEventsSink = {
       listening: listeningAnywhere,
-      status: (accountId: number, name: string, status: NetworkStatus): void => {
+      status: (accountId: number, name: string, status: NetworkStatus, features: NetworkFeatures = NO_FEATURES): void => {
         accountOfNetwork.set(status.networkId, accountId)
         const before = statuses.get(status.networkId)
         const nameBefore = names.get(status.networkId)
+        const featuresBefore = featuresOf.get(status.networkId)
         statuses.set(status.networkId, status)
         names.set(status.networkId, name)
-        if (before !== undefined && before.state === status.state && before.nick === status.nick && nameBefore === name) return
+        featuresOf.set(status.networkId, features)
+        if (
+          before !== undefined && before.state === status.state && before.nick === status.nick && nameBefore === name &&
+          featuresBefore !== undefined && sameFeatures(featuresBefore, features)
+        ) return
         publish(accountId, [{
           type: "network",
-          network: { id: status.networkId, name, state: status.state, nick: status.nick }
+          network: { id: status.networkId, name, state: status.state, nick: status.nick, features }
         }])
       },
       publish: (accountId: number, events: ReadonlyArray<NetworkEvent>): void => publish(accountId, events)
@@ -352,6 +369,19 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
       Effect.forkScoped
     )
 
+    // A stored message redacted upstream (MessageRedactions.ts; this node's or, relayed, another's).
+    const redactions = yield* PubSub.subscribe(writer.redacted)
+    yield* Queue.take(redactions).pipe(
+      Effect.flatMap((r) =>
+        Effect.map(accountOf(r.networkId), Option.map((accountId) =>
+          publish(accountId, [{ type: "redaction", networkId: r.networkId, target: r.target, messageId: r.messageId }])
+        ))
+      ),
+      Effect.catchAllCause((cause) => Effect.logError("member events: a redaction was not delivered", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
     const networkChanges = yield* PubSub.subscribe(networks.changes)
     yield* Queue.take(networkChanges).pipe(
       Effect.flatMap((change) =>
@@ -360,6 +390,7 @@ export class MemberEvents extends Effect.Service<MemberEvents>()("belay/MemberEv
           accountOfNetwork.delete(change.networkId)
           statuses.delete(change.networkId)
           names.delete(change.networkId)
+          featuresOf.delete(change.networkId)
           publish(change.accountId, [{ type: "network-removed", networkId: change.networkId }])
         })
       ),

@@ -56,6 +56,8 @@ export type MessageValues = {
   readonly self: boolean
   readonly encryption: string
   readonly raw: string | null
+  readonly msgid: string | null
+  readonly reply_to: string | null
 }
 
 /** What the batch statement NOTIFYs: on `channel`, `{"o":origin,"t":"m","n":[network ids],"r":[first id,last id]}`. */

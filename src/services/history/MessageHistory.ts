@@ -74,6 +74,13 @@ export interface SearchQuery {
   readonly targetFolded: Option.Option<string>
   readonly nick: Option.Option<string>
   readonly limit: number
+  /**
+   * Inclusive bounds on the message's time, at millisecond precision (the IRC listener's SEARCH `after` and
+   * `before`). They narrow the id range searched (ids follow store order, so time nearly follows id; `idAtTime`) and
+   * are tested on every row, so no row outside them is answered.
+   */
+  readonly after?: Date
+  readonly before?: Date
 }
 
 /**
@@ -129,7 +136,8 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
      */
     const ofBuffer = (buffer: Fragment) => sql`buffer_id BETWEEN ${buffer} AND ${buffer}`
 
-    const FOUND_COLUMNS = sql`id, buffer_id AS "bufferId", time, kind, nick, text, numeric, self, encryption`
+    const FOUND_COLUMNS = sql`id, buffer_id AS "bufferId", time, kind, nick, text, numeric, self, encryption, msgid,
+      reply_to AS "replyTo", redacted`
 
     /**
      * Runs `effect` in a transaction whose planner has no sequential scan, no sort, no parallel workers and no JIT
@@ -169,10 +177,10 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const below = Option.match(before, { onNone: () => sql``, onSome: (id) => sql`AND id < ${id}` })
       return sql<StoredMessage>`
         SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-               m.encryption
+               m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted
         FROM buffers b
         CROSS JOIN LATERAL (
-          SELECT id, time, kind, nick, text, numeric, self, encryption
+          SELECT id, time, kind, nick, text, numeric, self, encryption, msgid, reply_to, redacted
           FROM messages
           WHERE ${ofBuffer(sql`b.id`)} ${below}
           ORDER BY buffer_id DESC, id DESC
@@ -207,6 +215,31 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     }
 
     /** Newest first, across every buffer of the account unless filtered (see the module comment for the cost). */
+    /**
+     * The first id in [lo, hi) of buffer `bufferId` whose message's time (at millisecond precision) is after `time`
+     * (`which` "after") or at or after it ("atOrAfter"); `hi` when none is. A binary search over
+     * `messages (buffer_id, id)`, each step one probe of the next stored id: about 2 log2(hi - lo) index probes.
+     * A buffer's times are its server's (server-time), stored in the order they arrived, so they follow ids but for
+     * the odd line stamped out of order; the search's own test of each row's time keeps such a line out when it falls
+     * outside the bounds, and one inside them beyond the id so found is the price of not scanning by time
+     * (docs/decisions/history.md "Search that does not scan").
+     */
+    const idAtTime = (bufferId: number, time: Date, which: "after" | "atOrAfter", lo: number, hi: number) =>
+      Effect.gen(function*() {
+        const bound = Math.floor(time.getTime())
+        while (lo < hi) {
+          const mid = lo + Math.floor((hi - lo) / 2)
+          const next = yield* sql<{ readonly id: number; readonly ms: number }>`
+            SELECT id, floor(extract(epoch FROM time) * 1000)::float8 AS ms FROM messages
+            WHERE buffer_id = ${bufferId} AND id >= ${mid} AND id < ${hi} ORDER BY buffer_id, id LIMIT 1`.pipe(Effect.orDie)
+          const row = next[0]
+          if (row === undefined) hi = mid
+          else if (which === "after" ? row.ms > bound : row.ms >= bound) hi = row.id
+          else lo = row.id + 1
+        }
+        return lo
+      })
+
     const search = (query: SearchQuery): Effect.Effect<ReadonlyArray<StoredMessage>> =>
       query.limit <= 0 || query.query.trim() === "" ? Effect.succeed([]) : searchTerms(query)
 
@@ -237,6 +270,9 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         onNone: () => sql``,
         onSome: (n) => sql`AND translate(lower(nick), '[]\\~', '{}|^') = translate(lower(${n}), '[]\\~', '{}|^')`
       })
+      const inTime = sql`${query.after === undefined ? sql`` : sql`AND date_trunc('milliseconds', time) >= ${query.after}`} ${
+        query.before === undefined ? sql`` : sql`AND date_trunc('milliseconds', time) <= ${query.before}`
+      }`
       const toMessage = (row: FoundRow): StoredMessage => {
         const buffer = byId.get(row.bufferId)!
         return {
@@ -249,7 +285,10 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
           text: row.text,
           numeric: row.numeric,
           self: row.self,
-          encryption: row.encryption
+          encryption: row.encryption,
+          msgid: row.msgid ?? null,
+          replyTo: row.replyTo ?? null,
+          redacted: row.redacted ?? false
         }
       }
 
@@ -262,7 +301,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const walk = (from: number, below: number, limit: number) =>
         sql<FoundRow>`
           SELECT ${FOUND_COLUMNS} FROM messages
-          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND tsv @@ ${tsquery} ${byNick}
+          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND tsv @@ ${tsquery} ${byNick} ${inTime}
           ORDER BY id DESC
           LIMIT ${limit}`.pipe(Effect.orDie)
 
@@ -276,7 +315,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const windowOf = (from: number, below: number, limit: number) =>
         sql<FoundRow>`
           SELECT ${FOUND_COLUMNS} FROM messages
-          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND (tsv @@ ${tsquery}) IS TRUE ${byNick}
+          WHERE ${inScope} AND id >= ${from} AND id < ${below} AND (tsv @@ ${tsquery}) IS TRUE ${byNick} ${inTime}
           ORDER BY id DESC
           LIMIT ${limit}`.pipe(Effect.orDie)
 
@@ -291,20 +330,27 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       const probe = (from: number, below: number, limit: number, cap: number) =>
         sql<{ readonly raw: number } & Partial<FoundRow>>`
           WITH matched AS MATERIALIZED (
-            SELECT id, buffer_id, time, kind, nick, text, numeric, self, encryption FROM messages
+            SELECT id, buffer_id, time, kind, nick, text, numeric, self, encryption, msgid, reply_to, redacted
+            FROM messages
             WHERE tsv @@ ${tsquery}
             LIMIT ${cap + 1}
           )
           SELECT c.raw, r.* FROM (SELECT count(*) AS raw FROM matched) AS c
           LEFT JOIN LATERAL (
             SELECT ${FOUND_COLUMNS} FROM matched
-            WHERE ${inScope} AND id >= ${from} AND id < ${below} ${byNick}
+            WHERE ${inScope} AND id >= ${from} AND id < ${below} ${byNick} ${inTime}
             ORDER BY id DESC
             LIMIT ${limit}
           ) AS r ON true`.pipe(Effect.orDie)
 
-      const end = Math.max(...buffers.map((b) => b.newest)) + 1
-      const oldest = Math.min(...buffers.map((b) => b.oldest))
+      // Time bounds narrow the ids of one buffer (see idAtTime); across buffers, whose lines may carry the clocks of
+      // different servers, they are only tested on each row.
+      const only = buffers.length === 1 ? buffers[0]! : undefined
+      let end = Math.max(...buffers.map((b) => b.newest)) + 1
+      let oldest = Math.min(...buffers.map((b) => b.oldest))
+      if (only !== undefined && query.before !== undefined) end = yield* idAtTime(only.id, query.before, "after", oldest, end)
+      if (only !== undefined && query.after !== undefined) oldest = yield* idAtTime(only.id, query.after, "atOrAfter", oldest, end)
+      if (oldest >= end) return []
       const window = Math.max(oldest, end - query.limit * SEARCH_WINDOW_PER_RESULT)
       const cap = query.limit * SEARCH_PROBE_PER_RESULT
       const newest = yield* windowOf(window, end, query.limit)
@@ -370,7 +416,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       if (ids.length === 0 || limit <= 0) return []
       return yield* sql<StoredMessageInBuffer>`
         SELECT m.id, b.network_id AS "networkId", b.target, b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text,
-               m.numeric, m.self, m.encryption
+               m.numeric, m.self, m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted
         FROM messages m JOIN buffers b ON b.id = m.buffer_id
         WHERE m.id > ${afterId} AND ${sql.in("b.network_id", ids)}
         ORDER BY m.id
@@ -386,8 +432,9 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         : sql`AND date_trunc('milliseconds', time) ${sql.literal(op)} ${bound.time}`
 
     /**
-     * A buffer's conversation messages (PRIVMSG, NOTICE, ACTION; with `events` its channel events too) between two
-     * bounds, oldest first, at most `limit`:
+     * A buffer's conversation messages (PRIVMSG, NOTICE, ACTION; with `events` its channel events too, with
+     * `reactions` its reactions) between two bounds, oldest first, at most `limit`, redacted ones left out (their
+     * sender asked for their removal; docs/contract.md "Message ids, replies, reactions and redaction"):
      * the newest of the range when `newest`, else the oldest. `after` is exclusive unless `afterInclusive`; `before`
      * is exclusive. Walks `messages (buffer_id, id)` from the end it keeps.
      */
@@ -402,21 +449,24 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         readonly limit: number
         /** Also the channel events (IRCv3 draft/event-playback): JOIN, PART, QUIT, KICK, NICK, MODE, TOPIC. */
         readonly events?: boolean
+        /** Also the reactions (`react` rows), which a client with message-tags is sent as TAGMSG. */
+        readonly reactions?: boolean
       }
     ): Effect.Effect<ReadonlyArray<StoredMessage>> => {
       if (window.limit <= 0) return Effect.succeed([])
-      const kinds = window.events === true
-        ? sql`kind IN ('privmsg', 'notice', 'action', 'join', 'part', 'quit', 'kick', 'nick', 'mode', 'topic')`
-        : sql`kind IN ('privmsg', 'notice', 'action')`
+      const names = ["privmsg", "notice", "action"]
+      if (window.events === true) names.push("join", "part", "quit", "kick", "nick", "mode", "topic")
+      if (window.reactions === true) names.push("react")
+      const kinds = sql`kind IN ${sql.literal(`(${names.map((k) => `'${k}'`).join(", ")})`)} AND NOT redacted`
       const lower = window.after === undefined ? sql`` : beyond(window.after, window.afterInclusive === true ? ">=" : ">")
       const upper = window.before === undefined ? sql`` : beyond(window.before, "<")
       const order = window.newest ? sql`ORDER BY buffer_id DESC, id DESC` : sql`ORDER BY buffer_id, id`
       return sql<StoredMessage>`
         SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-               m.encryption
+               m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted
         FROM buffers b
         CROSS JOIN LATERAL (
-          SELECT id, time, kind, nick, text, numeric, self, encryption
+          SELECT id, time, kind, nick, text, numeric, self, encryption, msgid, reply_to, redacted
           FROM messages
           WHERE ${ofBuffer(sql`b.id`)} AND ${kinds} ${lower} ${upper}
           ${order}
@@ -444,12 +494,12 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
     const networkAfter = (networkId: number, afterId: number, limit: number) =>
       limit <= 0 ? Effect.succeed([]) : sql<StoredMessageInBuffer>`
         SELECT m.id, b.network_id AS "networkId", b.target, b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text,
-               m.numeric, m.self, m.encryption
+               m.numeric, m.self, m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted
         FROM buffers b
         CROSS JOIN LATERAL (
-          SELECT id, time, kind, nick, text, numeric, self, encryption
+          SELECT id, time, kind, nick, text, numeric, self, encryption, msgid, reply_to, redacted
           FROM messages
-          WHERE ${ofBuffer(sql`b.id`)} AND id > ${afterId} AND kind IN ('privmsg', 'notice', 'action')
+          WHERE ${ofBuffer(sql`b.id`)} AND id > ${afterId} AND kind IN ('privmsg', 'notice', 'action') AND NOT redacted
           ORDER BY buffer_id, id
           LIMIT ${limit}
         ) AS m
@@ -465,6 +515,21 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
           SELECT id FROM messages WHERE ${ofBuffer(sql`b.id`)} ORDER BY buffer_id DESC, id DESC LIMIT 1
         ) AS x
         WHERE b.network_id = ${networkId}`.pipe(Effect.orDie, Effect.map((rows) => rows[0]?.id ?? 0))
+
+    /**
+     * The id of the buffer's message whose upstream msgid is `msgid` (the newest, should the upstream have given one
+     * twice); None when there is none. One probe of the partial index `messages (buffer_id, msgid)`.
+     */
+    const idOfMsgid = (networkId: number, targetFolded: string, msgid: string) =>
+      sql<{ id: number }>`
+        SELECT m.id FROM buffers b
+        CROSS JOIN LATERAL (
+          SELECT id FROM messages WHERE buffer_id = b.id AND msgid = ${msgid} ORDER BY id DESC LIMIT 1
+        ) AS m
+        WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => Option.fromNullable(rows[0]?.id))
+      )
 
     /** The time of a message of the network; None when there is no such message there. */
     const timeOf = (networkId: number, messageId: number) =>
@@ -501,6 +566,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       networkAfter,
       newestOfNetwork,
       timeOf,
+      idOfMsgid,
       idAtOrBefore
     } as const
   }),

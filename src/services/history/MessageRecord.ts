@@ -3,7 +3,8 @@
  * tools (docs/contract.md "MCP tool shapes") and of the browser WebSocket's `message` event, one
  * rendering for both. A marked relay bot's line is shown as its inner speaker's, with
  * `relayBot` naming the bot (the interface, set_relay_bot; RelayEnvelope.ts); the mark is
- * applied when the message is read, never stored. Pure.
+ * applied when the message is read, never stored. The upstream's msgid, the reply reference and the redaction
+ * mark show only when there is one (docs/contract.md "Message ids, replies, reactions and redaction"). Pure.
  */
 import { type CaseMapping, foldCase } from "../../irc/CaseMapping.js"
 import { toIsoTime } from "../../schema/Ids.js"
@@ -30,9 +31,15 @@ export const toMessageRecord = (m: RenderableMessage, bots: RelayBotMarks, caseM
     text: m.text,
     self: m.self,
     ...(m.numeric !== null ? { numeric: m.numeric } : {}),
-    ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {})
+    ...(m.encryption !== "plain" ? { encrypted: m.encryption === "decrypted" } : {}),
+    ...(m.msgid != null ? { msgid: m.msgid } : {}),
+    ...(m.replyTo != null ? { replyTo: m.replyTo } : {}),
+    ...(m.redacted === true ? { redacted: true as const } : {})
   }
-  const bot = m.nick !== null && bots.size > 0 && RELAYABLE.has(m.kind) ? bots.get(foldCase(caseMapping, m.nick)) : undefined
+  // A redacted message has no text left to unwrap a relayed speaker from.
+  const bot = m.nick !== null && bots.size > 0 && RELAYABLE.has(m.kind) && m.redacted !== true
+    ? bots.get(foldCase(caseMapping, m.nick))
+    : undefined
   if (!bot) return base
   const inner = unwrapRelayed(m.text, bot.pattern)
   return inner ? { ...base, nick: inner.nick, text: inner.message, relayBot: bot.nick } : base

@@ -2,7 +2,9 @@
  * MessageRow: a message on its way into the history and as stored — what the network actors
  * hand MessageWriter (`NewMessage`), what the writer keeps while a batch waits (`PendingRow`:
  * every optional column resolved, NUL replaced, since PostgreSQL text cannot hold it), and
- * what it announces once the batch committed (`StoredRow`, its id final). Pure.
+ * what it announces once the batch committed (`StoredRow`, its id final). Also the bounds of the ids an upstream
+ * gives its messages (`upstreamMsgid`: migration 0017, docs/decisions/history.md "Message ids, replies, reactions
+ * and redaction"). Pure.
  */
 import type { MessageKind } from "../../schema/Message.js"
 
@@ -24,6 +26,12 @@ export interface StoredMessage {
   readonly numeric: string | null
   readonly self: boolean
   readonly encryption: Encryption
+  /** The upstream's IRCv3 `msgid`; absent or null when it gave none Belay keeps (`upstreamMsgid`). */
+  readonly msgid?: string | null
+  /** The msgid its `+draft/reply` tag names (for a `react` row, the message reacted to); absent or null when none. */
+  readonly replyTo?: string | null
+  /** The upstream redacted it (draft/message-redaction): `text` is "". Absent or false otherwise. */
+  readonly redacted?: boolean
 }
 
 /** A stored message with the kind of its buffer (Web Push tells DMs from channels). */
@@ -46,7 +54,30 @@ export interface NewMessage {
   readonly self: boolean
   readonly encryption?: Encryption
   readonly raw?: string | null
+  /** The upstream's `msgid` tag, as given; kept only within `upstreamMsgid`'s bounds. */
+  readonly msgid?: string | null
+  /** The msgid of the `+draft/reply` tag; kept only within `upstreamMsgid`'s bounds. */
+  readonly replyTo?: string | null
 }
+
+/**
+ * The longest msgid (and reply reference) kept, in characters (a CHECK of migration 0017 holds the same bound).
+ * IRCv3 message-ids leave the length to the server (Ergo's are 26 characters, UnrealIRCd's 22, soju's below 100); a
+ * bound keeps a hostile upstream's 8 KB tag out of the `(buffer_id, msgid)` index, whose entries must stay far below
+ * PostgreSQL's 2.7 KB limit.
+ */
+export const MSGID_MAX = 256
+
+/**
+ * A msgid as the history keeps it: the tag's (unescaped) value when it is 1..MSGID_MAX characters without spaces or
+ * control characters (nor a lone surrogate, which PostgreSQL's UTF-8 could not hold as given), else null. Not cut
+ * short: a truncated id would name another message. A space could never be referred to again (CHATHISTORY `msgid=`
+ * is one IRC parameter), and a control character has no place in an id.
+ */
+export const upstreamMsgid = (value: string | undefined | null): string | null =>
+  value != null && value.length > 0 && value.length <= MSGID_MAX && !/[\p{Cc}\p{Cs}\p{Zs}\p{Zl}\p{Zp}]/u.test(value)
+    ? value
+    : null
 
 /**
  * A row as stored: its id is final, and ids grow with append order. The message as history reads it, with its
@@ -75,6 +106,8 @@ export interface PendingRow {
   readonly self: boolean
   readonly encryption: Encryption
   readonly raw: string | null
+  readonly msgid: string | null
+  readonly replyTo: string | null
   /**
    * The row's place in the writer's append order (1 for the first row appended, then 2…), set when the writer takes
    * it; 0 before. MessageWriter.sequenceOf reports it for each announced row.
@@ -99,6 +132,8 @@ export const toPendingRow = (m: NewMessage, time: Date): PendingRow => {
     self: m.self,
     encryption: m.encryption ?? "plain",
     raw: noNulOrNull(m.raw),
+    msgid: upstreamMsgid(m.msgid),
+    replyTo: upstreamMsgid(m.replyTo),
     seq: 0
   }
 }

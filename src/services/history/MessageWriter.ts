@@ -50,6 +50,8 @@
  *   docs/decisions/irc-listener.md "Live lines in the upstream's order"): `appended()` is how many rows were appended so far, so
  *   the row an appender just appended has that number; `sequenceOf(batch)` gives each row of a batch announced on
  *   `stored` its number. Every row numbered at most the last of a batch is then announced or dropped.
+ * - Redactions (`redact`, MessageRedactions.ts): applied after the rows appended before them are stored, announced
+ *   on `redacted`.
  * - Shutdown: closing the scope flushes, bounded by `shutdownTimeout` (5 s), retrying
  *   every 250 ms meanwhile; if the database is still down, a warning counts the rows lost.
  */
@@ -72,6 +74,7 @@ import {
 import { EventChannel, EVENTS_CHANNEL } from "../storage/EventChannel.js"
 import { BATCH_KEY_CONSTRAINT, committedBatch, insertBatch, newKey, type Unsure } from "./MessageBatches.js"
 import { bufferKey, type NewMessage, type PendingRow, type StoredRow, toPendingRow } from "./MessageRow.js"
+import { makeRedactions } from "./MessageRedactions.js"
 import { Metrics } from "../upkeep/Metrics.js"
 import { Networks } from "../networks/Networks.js"
 import { RecentPages } from "./RecentPages.js"
@@ -292,7 +295,9 @@ const makeWriter = (options: MessageWriterOptions) =>
           numeric: r.numeric,
           self: r.self,
           encryption: r.encryption,
-          raw: r.raw
+          raw: r.raw,
+          msgid: r.msgid,
+          reply_to: r.replyTo
         }))
         const notice = channel.cluster ? batchNotice(rows) : undefined
         yield* announcer.announce(rows, yield* insertBatch(sql, values, key, writerId, notice))
@@ -503,6 +508,8 @@ const makeWriter = (options: MessageWriterOptions) =>
     /** How many rows were appended so far: the number of the row appended last (see the module comment). */
     const appended = (): number => enqueued
 
+    const redactions = yield* makeRedactions({ sql, flush, pages, retry: options.retry })
+
     return {
       append,
       flush,
@@ -515,7 +522,13 @@ const makeWriter = (options: MessageWriterOptions) =>
       /** Whether a batch heard on `stored` was stored by this node (not relayed from another). */
       storedHere: announcer.storedHere,
       /** Cluster mode: the newest id announced on `stored` (0 before any); a lower bound for a catch-up. */
-      highestAnnounced: (): number => announcer.highest
+      highestAnnounced: (): number => announcer.highest,
+      /** Queues an upstream redaction (MessageRedactions.ts); never waits for the database. */
+      redact: redactions.redact,
+      /** The messages redacted, this node's and (`redactedElsewhere`) the other nodes'. */
+      redacted: redactions.redacted,
+      /** A message another node redacted: into the kept pages, then on `redacted`. */
+      redactedElsewhere: redactions.redactedElsewhere
     }
   })
 

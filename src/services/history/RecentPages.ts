@@ -27,7 +27,8 @@
  * connection down or its heartbeat missed) ClusterEvents calls `trust(false)`: everything kept is dropped and nothing
  * is answered or kept until `trust(true)`, after the missed rows were read back (docs/decisions/secrets.md "What carries
  * events between nodes"). A network's pages are dropped when it is removed. Nothing here deletes messages otherwise:
- * history has no retention.
+ * history has no retention. A redaction (`redact`; MessageRedactions.ts) replaces the kept message by its redacted
+ * copy, a new object, so that what was rendered from the old one (MessageRecord's serialized records) is not reused.
  *
  * A page answered again while its buffer did not change is the same array as before, so that
  * what is made from it (the serialized answer of recent_messages: src/http/mcp/ToolHandlers.ts)
@@ -258,6 +259,36 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       evict()
     }
 
+    /**
+     * The message `id` of the buffer was redacted (its text gone, MessageRedactions.ts): a kept copy becomes the
+     * redacted one, and the page answered last is no longer given again. A load running may have read the row before
+     * the redaction committed: it is abandoned, and the next reader loads again.
+     */
+    const redact = (networkId: number, targetFolded: string, id: number) => {
+      const key = keyOf(networkId, targetFolded)
+      const entry = entries.get(key)
+      if (entry === undefined) return
+      if (entry._tag === "Loading") {
+        entries.delete(key)
+        return
+      }
+      const messages = entry.messages
+      let low = 0
+      let high = messages.length - 1
+      while (low <= high) {
+        const mid = (low + high) >>> 1
+        const at = messages[mid]!
+        if (at.id < id) low = mid + 1
+        else if (at.id > id) high = mid - 1
+        else {
+          messages[mid] = { ...at, text: "", redacted: true }
+          entry.version++
+          delete entry.last
+          return
+        }
+      }
+    }
+
     /** Whether what is kept may be answered; false drops it all (see Coherence). */
     const trust = (value: boolean) => {
       trusted = value
@@ -306,6 +337,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       beginLoad,
       abandonLoad,
       stored,
+      redact,
       trust,
       heard,
       /** Messages kept in all, for tests and metrics. */

@@ -57,7 +57,10 @@ export class StoredAnnouncer {
         text: r.text,
         numeric: r.numeric,
         self: r.self,
-        encryption: r.encryption
+        encryption: r.encryption,
+        msgid: r.msgid,
+        replyTo: r.replyTo,
+        redacted: false
       }))
       if (this.cluster) {
         const fresh = this.unannounced(storedRows.map((row, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))

@@ -10,13 +10,13 @@
  * takes effect at once. Each success is handed to CredentialUsage ("last used" in
  * Settings, kept in memory). Stateless itself; safe to call concurrently.
  */
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { Accounts } from "./Accounts.js"
 import { ApiTokens, type TokenScope } from "./ApiTokens.js"
 import { CredentialCache } from "./CredentialCache.js"
 import { CredentialUsage } from "./CredentialUsage.js"
 import { OAuthTokens } from "./OAuthTokens.js"
-import { API_TOKEN_PREFIX, sha256 } from "./Tokens.js"
+import { API_TOKEN_PREFIX, sha256Base64 } from "./Tokens.js"
 
 export interface Principal {
   readonly accountId: number
@@ -37,6 +37,10 @@ export interface Principal {
   /** What the request may do now: read when the account is paused. */
   readonly scope: TokenScope
 }
+
+/** Whether an Effect is already a successful Exit (what Effect.succeed makes). */
+const isSuccessNow = <A, E>(self: Effect.Effect<A, E>): self is Effect.Effect<A, E> & Exit.Success<A, E> =>
+  Exit.isExit(self) && Exit.isSuccess(self)
 
 /** Bearer tokens are base64url-ish opaque strings; anything else is not worth a query. */
 const PLAUSIBLE_TOKEN = /^[\x21-\x7e]{16,512}$/
@@ -81,9 +85,10 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
         ? Effect.flatMap(apiToken(hash), (found) => (Option.isSome(found) ? Effect.succeed(found) : oauthToken(hash)))
         : oauthToken(hash)
 
-    const lookup = (raw: string, hash: Buffer) =>
+    /** The credential behind `raw`, whose SHA-256 is `key` in base64, from the database. */
+    const lookup = (raw: string, key: string) =>
       Effect.gen(function*() {
-        const credential = yield* credentialOf(raw, hash)
+        const credential = yield* credentialOf(raw, Buffer.from(key, "base64"))
         if (Option.isNone(credential)) return Option.none<Principal>()
         const account = yield* accounts.findById(credential.value.accountId)
         if (Option.isNone(account)) return Option.none<Principal>()
@@ -95,21 +100,30 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
         })
       })
 
-    /** The principal behind an `Authorization` header value, if it is a live credential. */
-    const authenticate = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
+    const recordUse = (principal: Option.Option<Principal>) => {
+      if (Option.isSome(principal)) usage.record(principal.value.credential, principal.value.tokenId)
+      return principal
+    }
+
+    /**
+     * `authenticate` as of the moment it is called, not when the Effect is run: a credential cached and not revoked
+     * is answered with an Exit (Effect.succeed), which /mcp sends without a fiber (docs/decisions/http-and-mcp.md
+     * "Answers from memory are sent without a fiber"). Only for a caller that runs the Effect at once.
+     */
+    const authenticateNow = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
       const match = authorization?.match(/^Bearer +(\S+) *$/i)
       const raw = match?.[1]
       if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
-      const hash = sha256(raw)
-      return Effect.map(cache.getOrLookup(hash.toString("base64"), lookup(raw, hash)), (principal) => {
-        if (Option.isSome(principal)) {
-          usage.record(principal.value.credential, principal.value.tokenId)
-        }
-        return principal
-      })
+      const key = sha256Base64(raw)
+      const found = cache.getOrLookup(key, lookup(raw, key))
+      return isSuccessNow(found) ? Exit.succeed(recordUse(found.value)) : Effect.map(found, recordUse)
     }
 
-    return { authenticate } as const
+    /** The principal behind an `Authorization` header value, if it is a live credential; read when run. */
+    const authenticate = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> =>
+      Effect.suspend(() => authenticateNow(authorization))
+
+    return { authenticate, authenticateNow } as const
   }),
   dependencies: [ApiTokens.Default, OAuthTokens.Default, Accounts.Default, CredentialCache.Default, CredentialUsage.Default]
 }) {}

@@ -20,7 +20,7 @@
  * involved: a lookup that begins after a notice was published (here, or as the LISTEN
  * connection read it) sees it.
  */
-import { Chunk, Clock, Effect, Option, Queue } from "effect"
+import { Chunk, Effect, Option, Queue } from "effect"
 import { CredentialRevocations, type CredentialRevoked } from "./CredentialRevocations.js"
 
 const TTL_MS = 5_000
@@ -43,6 +43,9 @@ const credentialKey = (c: { readonly credential: string; readonly tokenId: numbe
 export class CredentialCache extends Effect.Service<CredentialCache>()("belay/CredentialCache", {
   scoped: Effect.gen(function*() {
     const announcements = yield* CredentialRevocations
+    // The service's Clock, read synchronously, so that an answer from memory is an Exit (Effect.succeed) that /mcp
+    // sends without a fiber (docs/decisions/http-and-mcp.md "Answers from memory are sent without a fiber").
+    const clock = yield* Effect.clock
     const revocations = yield* announcements.subscribe
     const accountChanges = yield* announcements.accountChanges
     let epoch = 0
@@ -105,16 +108,18 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
       return hit !== undefined && hit.expiresAt > now ? hit.value : undefined
     }
 
-    /** The cached answer for `key` (a token hash), else `lookup`'s, stored unless something was dropped meanwhile. */
+    /**
+     * The cached answer for `key` (a token hash), else `lookup`'s, stored unless something was dropped meanwhile. The
+     * cache is read when this is called (a hit is an Exit, Effect.succeed); run the Effect at once.
+     */
     const getOrLookup = <A extends CachedCredential, E>(
       key: string,
       lookup: Effect.Effect<Option.Option<A>, E>
-    ): Effect.Effect<Option.Option<A>, E> =>
-      Effect.clockWith((clock) => {
-        const hit = freshHit(key, clock.unsafeCurrentTimeMillis())
-        // Only `lookup` of this same key stored it, so the value has its type.
-        return hit !== undefined ? Effect.succeed(hit as Option.Option<A>) : lookupAndStore(key, lookup)
-      })
+    ): Effect.Effect<Option.Option<A>, E> => {
+      const hit = freshHit(key, clock.unsafeCurrentTimeMillis())
+      // Only `lookup` of this same key stored it, so the value has its type.
+      return hit !== undefined ? Effect.succeed(hit as Option.Option<A>) : lookupAndStore(key, lookup)
+    }
 
     const lookupAndStore = <A extends CachedCredential, E>(
       key: string,
@@ -122,7 +127,7 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
     ): Effect.Effect<Option.Option<A>, E> =>
       Effect.gen(function*() {
         if (!(yield* applyNotices)) return yield* lookup
-        const now = yield* Clock.currentTimeMillis
+        const now = clock.unsafeCurrentTimeMillis()
         const hit = entries.get(key)
         // Only `lookup` of this same key stored it, so the value has its type.
         if (hit !== undefined && hit.expiresAt > now) return hit.value as Option.Option<A>

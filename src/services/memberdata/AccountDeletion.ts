@@ -10,7 +10,11 @@
  *   on whichever node runs it (Networks.changes, as `network remove`).
  * - The job then deletes what the account owns, kind by kind (AccountData.ts), in batches, then its networks, then the
  *   account row, which frees the name and takes the marker with it. It runs at once after `begin`, at start-up, and
- *   every JOB_INTERVAL on every process, so a crash anywhere is resumed by whichever process looks next.
+ *   every JOB_INTERVAL on every process while it saw a marker on its last look, so a crash anywhere is resumed by
+ *   whichever process looks next. Having seen none, it waits for a mark to be announced (`begin` here, another
+ *   process's notice of it, a LISTEN connection back after a loss) and looks at least every IDLE_INTERVAL: a look opens
+ *   a pool connection, a backend process of several MB that an idle service would otherwise always hold
+ *   (docs/architecture.md "Memory").
  *
  * Concurrency rule: one job fiber per process takes the marked accounts one at a time. Between processes a lease
  * (`claimed_by`, `claimed_until`, on the database's clock, which every node shares) lets one work on an account; it is
@@ -19,7 +23,7 @@
  */
 import * as Crypto from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Queue, Schedule } from "effect"
+import { Duration, Effect, Option, Queue } from "effect"
 import { AccountNotFound } from "../identity/Accounts.js"
 import { ApiTokens } from "../identity/ApiTokens.js"
 import { BrowserSessions } from "../identity/BrowserSessions.js"
@@ -33,6 +37,11 @@ import { erasureSteps } from "./AccountData.js"
 export const DELETION_LEASE = Duration.seconds(10)
 /** How often every process looks for a deletion nobody holds (a crashed one's, once its lease ran out). */
 export const DELETION_JOB_INTERVAL = Duration.seconds(5)
+/**
+ * How often a process that saw no marker still looks, announced or not: a marker whose notice it missed without a
+ * LISTEN loss to tell it (one inserted by hand, or by a Belay that announced nothing).
+ */
+export const DELETION_IDLE_INTERVAL = Duration.minutes(10)
 /** Networks a statement deletes (each announced removed); what hung from them is gone by then. */
 const NETWORK_BATCH = 100
 
@@ -131,24 +140,41 @@ export class AccountDeletion extends Effect.Service<AccountDeletion>()("belay/Ac
         )
       })
 
-    /** One look at every deletion nobody holds, each finished in turn; what fails is retried on the next look. */
-    const resume = onePass.withPermits(1)(Effect.gen(function*() {
-      const pending = yield* sql<{ accountId: number }>`
-        SELECT account_id AS "accountId" FROM account_deletions
-        WHERE claimed_until IS NULL OR claimed_until < now() OR claimed_by = ${holder}
+    /**
+     * One look at every deletion nobody holds, each finished in turn; what fails is retried on the next look. True
+     * when it saw a marker (held by another process or not) or failed: then the next look comes JOB_INTERVAL later.
+     */
+    const look = onePass.withPermits(1)(Effect.gen(function*() {
+      const markers = yield* sql<{ accountId: number; free: boolean }>`
+        SELECT account_id AS "accountId",
+               (claimed_until IS NULL OR claimed_until < now() OR claimed_by = ${holder}) AS free
+        FROM account_deletions
         ORDER BY requested_at, account_id`
-      for (const { accountId } of pending) yield* finish(accountId)
-    })).pipe(Effect.catchAllCause((cause) => Effect.logWarning("account deletion interrupted; resumed on the next look", cause)))
+      for (const { accountId, free } of markers) if (free) yield* finish(accountId)
+      return markers.length > 0
+    })).pipe(Effect.catchAllCause((cause) =>
+      Effect.as(Effect.logWarning("account deletion interrupted; resumed on the next look", cause), true)
+    ))
+    const resume = Effect.asVoid(look)
+
+    // Another process's `begin` arrives as its account's change; after a LISTEN loss, notices may have been missed.
+    // Subscribed before the first look, so a mark made while it runs still wakes the next one.
+    const wakeOn = <A>(changes: Queue.Dequeue<A>) =>
+      Queue.take(changes).pipe(Effect.zipRight(Queue.offer(wake, undefined)), Effect.forever, Effect.forkScoped)
+    yield* wakeOn(yield* revocations.accountChanges)
+    yield* wakeOn(yield* revocations.resyncs)
 
     // Wall-clock time, not Effect's Clock: the lease it waits out is PostgreSQL's `now()`, so a test that moves the
     // TestClock a day (an OAuth token's lifetime) must not make this job look thousands of times in between.
-    const wallClockPause = Effect.async<void>((resume) => {
-      const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(DELETION_JOB_INTERVAL))
-      timer.unref()
-      return Effect.sync(() => clearTimeout(timer))
-    })
-    const nextLook = Effect.race(Queue.take(wake), wallClockPause)
-    yield* resume.pipe(Effect.zipRight(nextLook), Effect.repeat(Schedule.forever), Effect.forkScoped)
+    const wallClockPause = (interval: Duration.Duration) =>
+      Effect.async<void>((resume) => {
+        const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(interval))
+        timer.unref()
+        return Effect.sync(() => clearTimeout(timer))
+      })
+    const nextLook = (sawMarkers: boolean) =>
+      Effect.race(Queue.take(wake), wallClockPause(sawMarkers ? DELETION_JOB_INTERVAL : DELETION_IDLE_INTERVAL))
+    yield* look.pipe(Effect.flatMap(nextLook), Effect.forever, Effect.forkScoped)
 
     /** Accounts being deleted (ids), for `belay account list` and the tests. */
     const pendingIds = Effect.map(

@@ -9,7 +9,8 @@
  * - stored messages: the owner's batch statement NOTIFYs the batch's networks and id range (MessageBatches.ts); the
  *   receiver reads the rows back, shows them to RecentPages (`heard`) and hands them to MessageWriter.relay
  *   (RecentPages, then `stored`);
- * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), network adds,
+ * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), redactions
+ *   (MessageWriter.redactedElsewhere: kept pages, then tabs), network adds,
  *   edits and removals (Networks.changedElsewhere, flagged `elsewhere` so no second node acts on the actor), each
  *   sent after it was stored here; push subscriptions added or deleted (PushSubscriptions.changedElsewhere counts
  *   the account again: the node that stores a message sends its push); buffer choices and client documents
@@ -45,9 +46,10 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Either, Option, PubSub, Queue, Schedule, Schema } from "effect"
 import { NetworkStatus } from "../../schema/Network.js"
-import type { NetworkEvent } from "../../schema/SocketFrame.js"
+import { type NetworkEvent, NetworkFeatures } from "../../schema/SocketFrame.js"
 import { EventChannel, EVENTS_CHANNEL, MAX_PAYLOAD_BYTES } from "../storage/EventChannel.js"
 import { type ActorEventsSink, MemberEvents, type Presence } from "../events/MemberEvents.js"
+import type { RedactedMessage } from "../history/MessageRedactions.js"
 import type { StoredRow } from "../history/MessageRow.js"
 import { MessageWriter } from "../history/MessageWriter.js"
 import { isFeedLine, NetworkFeed } from "../events/NetworkFeed.js"
@@ -86,6 +88,7 @@ const NetworkChangeSchema = Schema.Union(
   Schema.Struct({ _tag: Schema.Literal("Removed"), networkId: Int, accountId: Int })
 )
 const PresenceSchema = Schema.Literal("none", "open", "focused")
+const RedactedSchema = Schema.Struct({ networkId: Int, target: Schema.String, targetFolded: Schema.String, messageId: Int })
 
 /** Every payload on `belay_events` (a heartbeat is EventChannel's and never reaches here as such). */
 const Payload = Schema.parseJson(Schema.Union(
@@ -99,6 +102,8 @@ const Payload = Schema.parseJson(Schema.Union(
     c: Schema.Struct({ accountId: Int, networkId: Int, target: Schema.String, messageId: Int })
   }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("w"), c: NetworkChangeSchema }),
+  // A message redacted upstream (MessageRedactions.ts), once its UPDATE committed on the sending node.
+  Schema.Struct({ o: Schema.String, t: Schema.Literal("x"), c: RedactedSchema }),
   // A buffer's choice and the client document (services/preferences/), each as stored on the sending node.
   Schema.Struct({
     o: Schema.String,
@@ -116,7 +121,15 @@ const Payload = Schema.parseJson(Schema.Union(
   }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("cp"), a: Int, d: Schema.Unknown }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("u"), a: Int }),
-  Schema.Struct({ o: Schema.String, t: Schema.Literal("s"), a: Int, nm: Schema.String, s: NetworkStatus }),
+  Schema.Struct({
+    o: Schema.String,
+    t: Schema.Literal("s"),
+    a: Int,
+    nm: Schema.String,
+    s: NetworkStatus,
+    // The upstream's features for the browser's `network` frame; absent from a node of an earlier build.
+    f: Schema.optional(NetworkFeatures)
+  }),
   // The events are what an actor of another node of this same build published (LiveView.ts): taken as they are.
   Schema.Struct({ o: Schema.String, t: Schema.Literal("e"), a: Int, e: Schema.Array(Schema.Unknown) }),
   Schema.Struct({ o: Schema.String, t: Schema.Literal("p"), p: Schema.Array(Schema.Tuple(Int, PresenceSchema)) }),
@@ -240,6 +253,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     yield* forward(notes.changes, (c: NickNoteChange) => (relayed.has(c) ? undefined : { t: "n", c }))
     yield* forward(markers.changes, (c: ReadMarker) => (relayed.has(c) ? undefined : { t: "r", c }))
+    yield* forward(writer.redacted, (c: RedactedMessage) => (relayed.has(c) ? undefined : { t: "x", c }))
     yield* forward(push.changes, (a: number) => ({ t: "u", a }))
     // The session that made a change is this node's: `origin` stays here.
     yield* forward(bufferPreferences.changes, (c: BufferPreferenceChange) => {
@@ -258,12 +272,12 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     const statusSent = new Map<number, string>()
     const actorEvents: ActorEventsSink = {
       listening: events.actorEvents.listening,
-      status: (accountId, name, status) => {
-        events.actorEvents.status(accountId, name, status)
-        const key = `${name}\u0000${JSON.stringify(status)}`
+      status: (accountId, name, status, features) => {
+        events.actorEvents.status(accountId, name, status, features)
+        const key = `${name}\u0000${JSON.stringify(status)}\u0000${JSON.stringify(features ?? null)}`
         if (statusSent.get(status.networkId) === key) return
         statusSent.set(status.networkId, key)
-        send({ t: "s", a: accountId, nm: name, s: encodeStatus(status) })
+        send({ t: "s", a: accountId, nm: name, s: encodeStatus(status), ...(features !== undefined ? { f: features } : {}) })
       },
       publish: (accountId, list) => {
         events.actorEvents.publish(accountId, list)
@@ -363,6 +377,9 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
         }
         case "w":
           return apply(networks.changedElsewhere(payload.c))
+        case "x":
+          relayed.add(payload.c)
+          return apply(writer.redactedElsewhere(payload.c))
         case "u":
           return apply(push.changedElsewhere(payload.a))
         case "bp": {
@@ -377,9 +394,9 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
           return apply(clientPreferences.changedElsewhere(change))
         }
         case "s": {
-          const { a, nm, s } = payload
+          const { a, f, nm, s } = payload
           return apply(Effect.sync(() => {
-            events.actorEvents.status(a, nm, s)
+            events.actorEvents.status(a, nm, s, f)
             feed.publishStatus({ accountId: a, name: nm, status: s })
           }))
         }
@@ -422,7 +439,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     const rowColumns = sql`
       m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded", b.kind AS "bufferKind", m.time,
-      m.kind, m.nick, m.text, m.numeric, m.self, m.encryption`
+      m.kind, m.nick, m.text, m.numeric, m.self, m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted`
 
     const readBatch = (networkIds: ReadonlyArray<number>, first: number, last: number) =>
       sql<ReadRow>`

@@ -84,7 +84,8 @@ export const ircPushLine = (heard: HeardMessage, caps: ReadonlyArray<string>): s
   const m = heard.record
   const tags: Record<string, string> = {}
   if (caps.includes("server-time")) tags.time = new Date(m.time).toISOString()
-  if (caps.includes("message-tags")) tags.msgid = String(m.id)
+  // The msgid the client is shown for this message elsewhere: the upstream's when it gave one (listener/MessageLines.ts).
+  if (caps.includes("message-tags")) tags.msgid = m.msgid ?? String(m.id)
   const nick = m.nick !== null && SOURCE_NICK.test(m.nick) ? m.nick : "*"
   const named = heard.bufferKind === "dm" ? (heard.selfNick ?? m.target) : m.target
   // A middle parameter must be one word (RFC 1459 §2.3.1); a stored name that is not one cannot be a line's target.

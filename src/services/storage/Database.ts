@@ -35,6 +35,7 @@ import migration0013 from "./migrations/0013_preferences.js"
 import migration0014 from "./migrations/0014_uploads.js"
 import migration0015 from "./migrations/0015_link_previews.js"
 import migration0016 from "./migrations/0016_push_owners.js"
+import migration0017 from "./migrations/0017_message_tags.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -53,7 +54,8 @@ export const migrations = {
   "0013_preferences": migration0013,
   "0014_uploads": migration0014,
   "0015_link_previews": migration0015,
-  "0016_push_owners": migration0016
+  "0016_push_owners": migration0016,
+  "0017_message_tags": migration0017
 }
 
 const INT8_OID = 20

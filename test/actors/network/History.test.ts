@@ -2,7 +2,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { applyLine } from "../../../src/actors/network/ChannelReducer.js"
 import { type ChannelState, emptyChannelState } from "../../../src/actors/network/ChannelState.js"
-import { type HistoryContext, messagesFor, ownMessages } from "../../../src/actors/network/History.js"
+import { type HistoryContext, messagesFor, ownMessages, REACTION_MAX, redactionFor } from "../../../src/actors/network/History.js"
+import { MSGID_MAX } from "../../../src/services/history/MessageRow.js"
 import { parseLine } from "../../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport } from "../../../src/irc/ISupport.js"
 
@@ -100,5 +101,46 @@ describe("History.messagesFor", () => {
       ["bob", "privmsg", "me", "one", true],
       ["#Chan", "notice", "me", "two", true]
     ])
+  })
+})
+
+describe("History: message ids, replies, reactions and redaction", () => {
+  type Tagged = readonly [target: string, kind: string, nick: string | null, text: string, msgid: string | null, replyTo: string | null]
+  const tagged = (line: string): ReadonlyArray<Tagged> =>
+    messagesFor(ctx, parseLine(line)!).map((m) => [m.target, m.kind, m.nick, m.text, m.msgid ?? null, m.replyTo ?? null] as const)
+  const long = "x".repeat(MSGID_MAX + 1)
+  const cases: ReadonlyArray<{ readonly name: string; readonly line: string; readonly want: ReadonlyArray<Tagged> }> = [
+    { name: "msgid kept", line: "@msgid=abc123 :alice!a@h PRIVMSG #chan :hi", want: [["#Chan", "privmsg", "alice", "hi", "abc123", null]] },
+    { name: "reply kept", line: "@msgid=m2;+draft/reply=m1 :alice!a@h PRIVMSG #chan :re", want: [["#Chan", "privmsg", "alice", "re", "m2", "m1"]] },
+    { name: "msgid unescaped", line: "@msgid=a\\:b :alice!a@h PRIVMSG #chan :x", want: [["#Chan", "privmsg", "alice", "x", "a;b", null]] },
+    { name: "msgid at the bound kept", line: `@msgid=${"y".repeat(MSGID_MAX)} :alice!a@h PRIVMSG #chan :x`, want: [["#Chan", "privmsg", "alice", "x", "y".repeat(MSGID_MAX), null]] },
+    { name: "over-long msgid dropped, message kept", line: `@msgid=${long};+draft/reply=${long} :alice!a@h PRIVMSG #chan :x`, want: [["#Chan", "privmsg", "alice", "x", null, null]] },
+    { name: "msgid with an escaped space dropped", line: "@msgid=a\\sb :alice!a@h PRIVMSG #chan :x", want: [["#Chan", "privmsg", "alice", "x", null, null]] },
+    { name: "msgid with an escaped line break dropped", line: "@msgid=a\\nb :alice!a@h PRIVMSG #chan :x", want: [["#Chan", "privmsg", "alice", "x", null, null]] },
+    { name: "empty msgid dropped", line: "@msgid= :alice!a@h PRIVMSG #chan :x", want: [["#Chan", "privmsg", "alice", "x", null, null]] },
+    { name: "msgid on a channel event kept", line: "@msgid=j1 :alice!a@h PART #chan :bye", want: [["#Chan", "part", "alice", "bye", "j1", null]] },
+    { name: "reaction in a channel", line: "@msgid=r1;+draft/react=👍;+draft/reply=m1 :alice!a@h TAGMSG #chan", want: [["#Chan", "react", "alice", "👍", "r1", "m1"]] },
+    { name: "reaction in a DM, filed under the peer", line: "@+draft/react=ok;+draft/reply=m1 :alice!a@h TAGMSG me", want: [["alice", "react", "alice", "ok", null, "m1"]] },
+    { name: "our echoed reaction in the recipient's buffer", line: "@+draft/react=ok;+draft/reply=m1 :me!u@h TAGMSG bob", want: [["bob", "react", "me", "ok", null, "m1"]] },
+    { name: "reaction without a reply reference", line: "@+draft/react=👍 :alice!a@h TAGMSG #chan", want: [] },
+    { name: "reaction with an over-long reference", line: `@+draft/react=👍;+draft/reply=${long} :alice!a@h TAGMSG #chan`, want: [] },
+    { name: "reaction too long", line: `@+draft/react=${"r".repeat(REACTION_MAX + 1)};+draft/reply=m1 :alice!a@h TAGMSG #chan`, want: [] },
+    { name: "empty reaction", line: "@+draft/react=;+draft/reply=m1 :alice!a@h TAGMSG #chan", want: [] },
+    { name: "reaction with a control character", line: "@+draft/react=a\\rb;+draft/reply=m1 :alice!a@h TAGMSG #chan", want: [] },
+    { name: "reaction from a server", line: "@+draft/react=x;+draft/reply=m1 :irc.example.net TAGMSG #chan", want: [] },
+    { name: "typing is not history", line: "@+typing=active :alice!a@h TAGMSG #chan", want: [] },
+    { name: "REDACT is not a row", line: "@msgid=z :alice!a@h REDACT #chan m1 :oops", want: [] }
+  ]
+  for (const c of cases) it(c.name, () => expect(tagged(c.line)).toEqual(c.want))
+
+  it("REDACT names the message of the conversation's buffer", () => {
+    const of = (line: string) => redactionFor(ctx, parseLine(line)!)
+    expect(of(":alice!a@h REDACT #CHAN m1 :oops")).toEqual({ networkId: 7, target: "#Chan", targetFolded: "#chan", msgid: "m1" })
+    expect(of(":Alice!a@h REDACT me m1")).toEqual({ networkId: 7, target: "Alice", targetFolded: "alice", msgid: "m1" })
+    expect(of(":me!u@h REDACT Bob m1")).toEqual({ networkId: 7, target: "Bob", targetFolded: "bob", msgid: "m1" })
+    expect(of(":alice!a@h REDACT #chan")).toBeUndefined()
+    expect(of(`:alice!a@h REDACT #chan ${long}`)).toBeUndefined()
+    expect(of(":irc.example.net REDACT $* m1")).toBeUndefined()
+    expect(of(":alice!a@h PRIVMSG #chan m1")).toBeUndefined()
   })
 })

@@ -16,6 +16,9 @@ import { apiToken, bearer, passwordToken, signedIn } from "../auth/MemberHarness
 import { fetchP, jsonOf, PASSWORD, postJson, startOAuthApp, textOf } from "../oauth/OAuthHarness.js"
 import { connect } from "../ws/SocketClient.js"
 
+/** The fake upstream offers no capabilities: the browser is told the network carries none of the IRCv3 features. */
+const NONE = { tags: false, redaction: false, multiline: false }
+
 const NETWORKS = "/api/networks"
 
 /** A JSON request; the status and the parsed body (empty when none). */
@@ -209,7 +212,7 @@ describe(`/api/networks over real network actors on ${describeMode}`, () => {
       expect(renamed.json).toMatchObject({ name: "renamed", state: "connected", currentNick: "alice" })
       expect((yield* tab.until((f) => f.type === "network")).at(-1)).toEqual({
         type: "network",
-        network: { id, name: "renamed", state: "connected", nick: "alice" }
+        network: { id, name: "renamed", state: "connected", nick: "alice", features: NONE }
       })
       expect(yield* conn.isOpen).toBe(true)
       expect((yield* first.stats).accepted).toBe(1)
@@ -222,7 +225,10 @@ describe(`/api/networks over real network actors on ${describeMode}`, () => {
       const registration = yield* again.register()
       expect(registration).toMatchObject({ clientNick: "alice2", pass: "pw-2" })
       const back = yield* tab.until((f) => f.type === "network" && (f.network as { state: string }).state === "connected")
-      expect(back.at(-1)).toEqual({ type: "network", network: { id, name: "renamed", state: "connected", nick: "alice2" } })
+      expect(back.at(-1)).toEqual({
+        type: "network",
+        network: { id, name: "renamed", state: "connected", nick: "alice2", features: NONE }
+      })
       const listed = (yield* send(url, "GET", NETWORKS, undefined, auth)).json.networks as ReadonlyArray<Record<string, unknown>>
       expect(listed).toEqual([expect.objectContaining({ id, port: second.port, nick: "alice2", currentNick: "alice2", hasPassword: true })])
       expect((yield* first.stats).accepted).toBe(1)

@@ -69,7 +69,14 @@ describe(`the browser WebSocket over real actors on ${describeMode}`, () => {
       const conn = yield* irc.nextConnection("10 seconds")
       yield* conn.register("alice")
       const connected = yield* tab.until((f) => f.type === "network" && (f.network as { state: string }).state === "connected")
-      expect(connected.at(-1)).toEqual({ type: "network", network: { id: networkId, name: "fake", state: "connected", nick: "alice" } })
+      expect(connected.at(-1)).toEqual({ type: "network", network: {
+          id: networkId,
+          name: "fake",
+          state: "connected",
+          nick: "alice",
+          features: { tags: false, redaction: false, multiline: false }
+        }
+      })
 
       yield* conn.waitFor(/^JOIN #belay/)
       yield* conn.send(

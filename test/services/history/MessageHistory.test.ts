@@ -62,7 +62,10 @@ describe(`MessageHistory on ${describeMode}`, () => {
           text: "p10",
           numeric: null,
           self: false,
-          encryption: "plain"
+          encryption: "plain",
+          msgid: null,
+          replyTo: null,
+          redacted: false
         })
         expect(m.time).toBeInstanceOf(Date)
 
@@ -118,6 +121,38 @@ describe(`MessageHistory on ${describeMode}`, () => {
         }
         expect(yield* q("")).toEqual([])
         expect(yield* q("!!!")).toEqual([])
+      }))
+
+    it.scoped("search within times: before finds the newest matches before it past any number of newer ones; after and both", () =>
+      Effect.gen(function*() {
+        const { accountId, networkIds: [net] } = yield* seed()
+        const writer = yield* MessageWriter
+        // 400 matches a second apart, with a line that does not match between each: the newest 100 are all after
+        // the `before` below, so a bound applied to the newest matches would find nothing.
+        for (let i = 0; i < 400; i++) {
+          yield* writer.append(message(net!, "#chat", `pancake number ${i}`, { nick: "bob", time: new Date(T0 + i * 2000) }))
+          yield* writer.append(message(net!, "#chat", `waffle ${i}`, { nick: "bob", time: new Date(T0 + i * 2000 + 1000) }))
+        }
+        yield* writer.flush
+        const at = (i: number) => new Date(T0 + i * 2000)
+        const q = (filters: Partial<SearchQuery>) => searchTexts(accountId, "pancake", { limit: 3, ...filters })
+
+        expect(yield* q({ before: at(150) })).toEqual(["pancake number 150", "pancake number 149", "pancake number 148"])
+        // Inclusive at the millisecond: one millisecond earlier leaves 150 out.
+        expect(yield* q({ before: new Date(at(150).getTime() - 1) })).toEqual([
+          "pancake number 149",
+          "pancake number 148",
+          "pancake number 147"
+        ])
+        expect(yield* q({ after: at(397) })).toEqual(["pancake number 399", "pancake number 398", "pancake number 397"])
+        expect(yield* q({ after: at(10), before: at(11), limit: 50 })).toEqual(["pancake number 11", "pancake number 10"])
+        expect(yield* q({ before: new Date(T0 - 1) })).toEqual([])
+        expect(yield* q({ after: at(400) })).toEqual([])
+        expect(yield* q({ after: at(20), before: at(10) })).toEqual([])
+        // One buffer narrows by id; across buffers the bounds are tested on each row, with the same answers.
+        const inChat = { networkId: Option.some(net!), targetFolded: Option.some("#chat") }
+        expect(yield* q({ ...inChat, before: at(150) })).toEqual(["pancake number 150", "pancake number 149", "pancake number 148"])
+        expect(yield* q({ ...inChat, after: at(10), before: at(11), limit: 50 })).toEqual(["pancake number 11", "pancake number 10"])
       }))
 
     it.scoped("search matches the message text only, never the speaker's nick; a quoted phrase as a phrase", () =>

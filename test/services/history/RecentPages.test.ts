@@ -23,7 +23,7 @@ const fromTable = (networkId: number, targetFolded: string, before: number | nul
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<StoredMessage>`
       SELECT m.id, b.network_id AS "networkId", b.target, m.time, m.kind, m.nick, m.text, m.numeric, m.self,
-             m.encryption
+             m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted
       FROM messages m JOIN buffers b ON b.id = m.buffer_id
       WHERE b.network_id = ${networkId} AND b.target_folded = ${targetFolded}
         ${before === null ? sql`` : sql`AND m.id < ${before}`}
@@ -210,7 +210,8 @@ describe(`RecentPages on ${describeMode}`, () => {
           Effect.gen(function*() {
             const rows = yield* sql<StoredRow & { targetFolded: string }>`
               SELECT m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded",
-                     b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption
+                     b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption,
+                 m.msgid, m.reply_to AS "replyTo", m.redacted
               FROM messages m JOIN buffers b ON b.id = m.buffer_id
               WHERE m.id BETWEEN ${first} AND ${last} AND b.network_id = ${net!} ORDER BY m.id`
             pages.heard(rows)
@@ -280,7 +281,8 @@ describe(`RecentPages on ${describeMode}`, () => {
           VALUES (${rows[2]!.id}, ${buffer!.id}, now(), 'privmsg', 'bob', 'late')`
         const [late] = yield* sql<StoredRow & { targetFolded: string }>`
           SELECT m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded",
-                 b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption
+                 b.kind AS "bufferKind", m.time, m.kind, m.nick, m.text, m.numeric, m.self, m.encryption,
+                 m.msgid, m.reply_to AS "replyTo", m.redacted
           FROM messages m JOIN buffers b ON b.id = m.buffer_id WHERE m.id = ${rows[2]!.id}`
         pages.heard([late!])
         install(loadSaw)

@@ -1,8 +1,9 @@
 /**
  * AccountDeletion against a real database: the mark makes the account unusable at once (every credential revoked and
  * announced, sign-in refused, networks announced removed), the job deletes every row the account owns and the account
- * last, the name can be taken again, another member is untouched; and a deletion a crashed process left half-done is
- * resumed once its lease has run out, never while it is held.
+ * last, the name can be taken again, another member is untouched; a deletion a crashed process left half-done is
+ * resumed once its lease has run out, never while it is held; and a job that saw no marker looks again when a mark is
+ * announced, not every JOB_INTERVAL.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
@@ -14,8 +15,10 @@ import { CredentialRevocations } from "../../../src/services/identity/Credential
 import { OAuthTokens } from "../../../src/services/identity/OAuthTokens.js"
 import { Passkeys } from "../../../src/services/identity/Passkeys.js"
 import { sha256 } from "../../../src/services/identity/Tokens.js"
-import { AccountDeletion } from "../../../src/services/memberdata/AccountDeletion.js"
+import { accountPayload, CHANNEL } from "../../../src/services/identity/RevocationChannel.js"
+import { AccountDeletion, DELETION_JOB_INTERVAL } from "../../../src/services/memberdata/AccountDeletion.js"
 import { Networks } from "../../../src/services/networks/Networks.js"
+import { EventChannel } from "../../../src/services/storage/EventChannel.js"
 import { describeMode } from "../../support/TestDatabase.js"
 import { TestServicesLive } from "../../support/TestServices.js"
 import { type Member, rowsOf, secretsOf, seedMember } from "./Fixtures.js"
@@ -126,6 +129,25 @@ describe(`AccountDeletion on ${describeMode}`, () => {
         yield* deletion.resume
         expect(yield* rowsOf(member)).toEqual(NOTHING)
         yield* accounts.create("crashed", "another long password").pipe(Effect.orDie)
+      }))
+
+    it.scoped("having seen no marker, the job looks again when a mark is announced, not every few seconds", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const channel = yield* EventChannel
+        const member = yield* seedMember("elsewhere", 10)
+        // The earlier tests' markers are gone: within a JOB_INTERVAL the job has looked and seen none.
+        yield* Effect.sleep(Duration.sum(DELETION_JOB_INTERVAL, Duration.seconds(1)))
+
+        // A marker nobody announced: no look comes for it, however many JOB_INTERVALs pass.
+        yield* sql`INSERT INTO account_deletions (account_id) VALUES (${member.accountId})`
+        yield* Effect.sleep(Duration.sum(DELETION_JOB_INTERVAL, Duration.seconds(2)))
+        expect((yield* rowsOf(member)).accounts).toBe(1)
+
+        // Another process's notice of the mark (another origin on the channel) wakes the job, which finishes it.
+        yield* channel.notify(CHANNEL, [accountPayload("another-process", member.accountId)])
+        yield* untilDeleted(member)
+        expect(yield* rowsOf(member)).toEqual(NOTHING)
       }))
   })
 })

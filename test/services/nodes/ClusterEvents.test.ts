@@ -169,6 +169,26 @@ describe(`cluster events on ${describeMode}`, () => {
       expect(yield* announced(b)).toEqual([])
     }), { timeout: 120_000 })
 
+  it.scopedLive("a redaction on one node reaches the other's tabs and the page it keeps in memory", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* twoNodes()
+      const m = yield* member(a)
+      const tabOnB = yield* subscribeTab(b, m.accountId)
+      const writer = a.get(MessageWriter)
+      yield* writer.append(message(m.networkId, "#belay", "keep me", { nick: "bob", msgid: "up-0" }))
+      yield* writer.append(message(m.networkId, "#belay", "take it back", { nick: "bob", msgid: "up-1" }))
+      yield* writer.flush
+      const kept = yield* b.get(MessageHistory).recent(m.networkId, "#belay", { before: Option.none(), limit: 50 })
+      expect(kept.map((r) => [r.text, r.msgid, r.redacted])).toEqual([["keep me", "up-0", false], ["take it back", "up-1", false]])
+
+      yield* writer.redact({ networkId: m.networkId, target: "#belay", targetFolded: "#belay", msgid: "up-1" })
+      const frames = yield* framesUntil(tabOnB, (f) => f.type === "redaction", "the redaction")
+      expect(frames.at(-1)).toEqual({ type: "redaction", networkId: m.networkId, target: "#belay", messageId: kept[1]!.id })
+      // B answers from the page it kept, now with the message redacted.
+      const page = b.get(RecentPages).page(m.networkId, "#belay", Option.none(), 50)
+      expect(Option.map(page, (p) => p.map((r) => [r.text, r.redacted]))).toEqual(Option.some([["keep me", false], ["", true]]))
+    }), { timeout: 120_000 })
+
   it.scopedLive("notes, relay bots, read markers, network changes, statuses, channel events and revocations cross", () =>
     Effect.gen(function*() {
       const { a, b } = yield* twoNodes()
