@@ -151,15 +151,14 @@ export const FRAME_REACTION_MAX = 64
 /** A reply's text, in UTF-16 code units (split at the server's line limit as send_message splits). */
 export const FRAME_REPLY_TEXT_MAX = 4096
 
-const FrameId = Schema.optional(CallId)
 const FrameMsgid = IrcParam.pipe(Schema.maxLength(FRAME_MSGID_MAX))
+/** What every tag frame carries: its optional call id, and the buffer it acts in. */
+const TagFrameFields = { id: Schema.optional(CallId), networkId: NetworkId, target: IrcParam }
 
 /** `{type: "react", networkId, target, msgid, reaction}` → `@+draft/react=<r>;+draft/reply=<msgid> TAGMSG <target>`. */
 export const ReactFrame = Schema.Struct({
   type: Schema.Literal("react"),
-  id: FrameId,
-  networkId: NetworkId,
-  target: IrcParam,
+  ...TagFrameFields,
   msgid: FrameMsgid,
   reaction: NonEmptyIrcText.pipe(Schema.maxLength(FRAME_REACTION_MAX))
 })
@@ -167,9 +166,7 @@ export const ReactFrame = Schema.Struct({
 /** `{type: "reply", networkId, target, msgid, text}` → `@+draft/reply=<msgid> PRIVMSG <target> :<text>`. */
 export const ReplyFrame = Schema.Struct({
   type: Schema.Literal("reply"),
-  id: FrameId,
-  networkId: NetworkId,
-  target: IrcParam,
+  ...TagFrameFields,
   msgid: FrameMsgid,
   text: NonEmptyIrcText.pipe(Schema.maxLength(FRAME_REPLY_TEXT_MAX))
 })
@@ -177,18 +174,14 @@ export const ReplyFrame = Schema.Struct({
 /** `{type: "typing", networkId, target, state}` → `@+typing=<state> TAGMSG <target>` (at most one `active` per 3 s). */
 export const TypingFrame = Schema.Struct({
   type: Schema.Literal("typing"),
-  id: FrameId,
-  networkId: NetworkId,
-  target: IrcParam,
+  ...TagFrameFields,
   state: Schema.Literal("active", "paused", "done")
 })
 
 /** `{type: "redact", networkId, target, msgid}` → `REDACT <target> <msgid>` (draft/message-redaction). */
 export const RedactFrame = Schema.Struct({
   type: Schema.Literal("redact"),
-  id: FrameId,
-  networkId: NetworkId,
-  target: IrcParam,
+  ...TagFrameFields,
   msgid: FrameMsgid
 })
 

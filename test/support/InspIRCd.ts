@@ -17,7 +17,7 @@ import * as Path from "node:path"
 import { Duration, Effect, Queue, type Scope } from "effect"
 import { freePort } from "./BelayProcess.js"
 import { type ClientLine, parseClientLine } from "./IrcTestClient.js"
-import { loopbackSocket } from "./Ngircd.js"
+import { loopbackSocket, onLines } from "./Ngircd.js"
 import { systemBinary } from "./SystemBinary.js"
 
 /** Tests that need InspIRCd: `it.live.skipIf(INSPIRCD.skip)`. */
@@ -127,14 +127,7 @@ export const tagPeer = (port: number, nick: string, caps: ReadonlyArray<string>)
     const lines = yield* Queue.unbounded<ClientLine>()
     const seen: Array<string> = []
     const socket = yield* loopbackSocket(port)
-    let buffer = ""
-    socket.setEncoding("utf8")
-    socket.on("data", (chunk: string) => {
-      buffer += chunk
-      const parts = buffer.split("\r\n")
-      buffer = parts.pop() ?? ""
-      for (const raw of parts) lines.unsafeOffer(parseClientLine(raw))
-    })
+    onLines(socket, (raw) => lines.unsafeOffer(parseClientLine(raw)))
     const send = (line: string) => Effect.sync(() => void socket.write(line + "\r\n"))
     const next = (match: (line: ClientLine) => boolean) =>
       Effect.gen(function*() {

@@ -151,22 +151,27 @@ export const loopbackSocket = (port: number): Effect.Effect<Net.Socket, Error, S
     (s) => Effect.sync(() => s.destroy())
   )
 
+/** Calls `each` with every CRLF-ended line `socket` receives, in order (a line split across reads is joined first). */
+export const onLines = (socket: Net.Socket, each: (line: string) => void): void => {
+  let buffer = ""
+  socket.setEncoding("utf8")
+  socket.on("data", (chunk: string) => {
+    buffer += chunk
+    const parts = buffer.split("\r\n")
+    buffer = parts.pop() ?? ""
+    for (const line of parts) each(line)
+  })
+}
+
 /** A registered client with nick `nick`, disconnected with the scope. */
 export const peer = (port: number, nick: string): Effect.Effect<Peer, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const lines = yield* Queue.unbounded<string>()
     const log: Array<string> = []
     const socket = yield* loopbackSocket(port)
-    let buffer = ""
-    socket.setEncoding("utf8")
-    socket.on("data", (chunk: string) => {
-      buffer += chunk
-      const parts = buffer.split("\r\n")
-      buffer = parts.pop() ?? ""
-      for (const line of parts) {
-        log.push(line)
-        lines.unsafeOffer(line)
-      }
+    onLines(socket, (line) => {
+      log.push(line)
+      lines.unsafeOffer(line)
     })
     const send = (line: string) => Effect.sync(() => void socket.write(line + "\r\n"))
     const waitFor = (match: (line: string) => boolean) =>
