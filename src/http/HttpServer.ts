@@ -41,7 +41,7 @@ import {
 } from "./Route.js"
 import { attempt, valueNow } from "./Immediate.js"
 import { makeRouter } from "./Router.js"
-import { HTTP_BODY_TIMEOUT_MS, HttpLimits, type HttpLimitsSettings, streamDeadlineMs } from "./HttpLimits.js"
+import { HttpLimits, type HttpLimitsSettings, streamDeadlineMs } from "./HttpLimits.js"
 
 export { BodyReadFailed, BodyTimedOut, BodyTooLarge }
 export type { Handler, HttpRequest, HttpResponse, Route }
@@ -272,7 +272,29 @@ const makeRequest = (
 const bodyParts = (body: HttpResponse["body"]): ReadonlyArray<Buffer> =>
   body === undefined ? [] : typeof body === "string" ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body
 
-const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: HttpResponse) => {
+/**
+ * The most of an unread body drained so that the connection stays for the answer: the largest JSON body a route takes
+ * (an /mcp request, MCP_BODY_LIMIT_BYTES), which any client may send anyway; an upload refused before its body closes.
+ */
+export const HTTP_DRAIN_BODY_BYTES = 1024 * 1024
+
+const drainable = (req: Http.IncomingMessage): boolean => {
+  const declared = Number(req.headers["content-length"])
+  return !timedOutBodies.has(req) && Number.isFinite(declared) && declared <= HTTP_DRAIN_BODY_BYTES
+}
+
+/**
+ * Whether some of `req`'s body may still be on its way. A request without one (a GET) is not `complete` until node's
+ * parser returns from the handler, so a handler that answers at once (Immediate.ts) would otherwise see it unfinished.
+ */
+const bodyPending = (req: Http.IncomingMessage): boolean => {
+  if (req.complete) return false
+  if (req.headers["transfer-encoding"] !== undefined) return true
+  const declared = req.headers["content-length"]
+  return declared !== undefined && declared !== "0"
+}
+
+const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: HttpResponse, drainMs: number) => {
   if (res.headersSent) return
   const parts = bodyParts(response.body)
   let length = 0
@@ -282,14 +304,17 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   // the old generation and, under load, the work of each scavenge with it (docs/architecture.md "Memory").
   const headers: Record<string, string | number> = Object.assign({}, response.headers)
   headers["content-length"] = length
-  // A body cut by its deadline, or one no handler read and that has not all arrived: the connection ends with the
-  // answer, so node's request bound (set for the longest upload) is never what ends a trickled body. One being
-  // drained after a 413 keeps the connection, so a client still writing reads the answer; the drain has 25 s.
-  if (timedOutBodies.has(req) || (!req.complete && req.readableFlowing !== true)) headers["connection"] = "close"
-  else if (!req.complete) {
+  // A body answered before it was read (a 401 before a 1 MiB /mcp body, a 404): one that declares at most
+  // HTTP_DRAIN_BODY_BYTES is drained like one after a 413, so a client still writing reads the answer instead of
+  // EPIPE (RFC 9112 §9.6: closing at once can lose the answer to a reset). Larger, undeclared or cut by its deadline:
+  // the connection ends with the answer, so node's request bound (set for the longest upload) never ends a trickle.
+  const pending = bodyPending(req)
+  if (pending && req.readableFlowing !== true && drainable(req)) req.resume()
+  if (timedOutBodies.has(req) || (pending && req.readableFlowing !== true)) headers["connection"] = "close"
+  else if (pending) {
     setTimeout(() => {
       if (!req.complete) req.socket.destroy()
-    }, HTTP_BODY_TIMEOUT_MS).unref()
+    }, drainMs).unref()
   }
   res.writeHead(response.status, headers)
   if (parts.length === 1) {
@@ -380,7 +405,7 @@ export const HttpServerLive = Layer.scoped(
         const response = matched._tag === "MethodNotAllowed"
           ? json(405, { error: "method_not_allowed" }, { allow: matched.allow.join(", ") })
           : notFound
-        send(req, res, response)
+        send(req, res, response, limits.bodyTimeoutMs)
         // Never the raw path as a label: with path parameters a client could mint labels at will.
         metrics.observeHttp("unmatched", response.status, (performance.now() - started) / 1000)
         return
@@ -401,7 +426,7 @@ export const HttpServerLive = Layer.scoped(
       // runtime's share of a tools/list (docs/decisions/http-and-mcp.md "Answers from memory are sent without a fiber").
       const now = valueNow(handled)
       if (now !== undefined && now.stream === undefined) {
-        send(req, res, now)
+        send(req, res, now, limits.bodyTimeoutMs)
         return metrics.observeHttp(route.name ?? route.path, now.status, (performance.now() - started) / 1000)
       }
       const fiber = runFork(
@@ -416,13 +441,13 @@ export const HttpServerLive = Layer.scoped(
               metrics.observeHttp(route.name ?? route.path, response.status, (performance.now() - started) / 1000)
             )
             if (response.stream !== undefined) return Effect.zipRight(sendStream(res, response, response.stream), observe)
-            send(req, res, response)
+            send(req, res, response, limits.bodyTimeoutMs)
             return observe
           })
         )
       )
       const settle = (exit: Exit.Exit<void>) => {
-        if (Exit.isFailure(exit) && !res.headersSent) send(req, res, json(503, { error: "shutting_down" }))
+        if (Exit.isFailure(exit) && !res.headersSent) send(req, res, json(503, { error: "shutting_down" }), limits.bodyTimeoutMs)
       }
       // A fiber that finished in its first run: nothing to drain or interrupt, so it is not tracked.
       // Tracking it anyway added to and deleted from a long-lived Set on every request, and V8 allocates the new
