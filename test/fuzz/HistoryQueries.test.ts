@@ -1,9 +1,10 @@
 /**
  * Hostile query strings against the web client's history reads (src/http/buffers/MentionRoutes.ts): first the pure
  * reader of whole-number parameters against a model (thousands of strings: signs, decimals, exponents, huge numbers,
- * Unicode digits), then generated `limit`, `networkId`, `target` and `around` values against the running routes
- * `GET /api/mentions` and `GET /api/buffers/context`: every answer 200 or 400/404 with a JSON error, never a 5xx; a
- * 200 only for parameters the model accepts, holding at most `limit` messages; nothing stored changes.
+ * Unicode digits), then generated `limit`, `before`, `networkId`, `target` and `around` values against the running
+ * routes `GET /api/mentions` and `GET /api/buffers/context`: every answer 200 or 400/404 with a JSON error, never a
+ * 5xx; a 200 only for parameters the model accepts, holding at most `limit` messages (for mentions, all below
+ * `before`, and a `nextBefore` cursor below it too); nothing stored changes.
  *
  * Reproducible: fast-check with a fixed seed, printed at the start; FUZZ_SEED overrides it, FUZZ_RUNS scales the count.
  */
@@ -94,6 +95,7 @@ describe("the history reads under hostile query strings", () => {
         fc.record({
           mentions: fc.boolean(),
           limit: fc.option(numberish, { nil: undefined }),
+          before: fc.option(fc.oneof(numberish, fc.integer({ min: 1, max: 40 }).map(String)), { nil: undefined }),
           networkId: fc.option(fc.oneof(numberish, fc.constant(String(networkId))), { nil: undefined }),
           around: fc.option(numberish, { nil: undefined }),
           target: fc.option(target, { nil: undefined })
@@ -102,17 +104,27 @@ describe("the history reads under hostile query strings", () => {
       )
       for (const c of cases) {
         const params = new URLSearchParams()
-        for (const key of ["limit", "networkId", "around", "target"] as const) if (c[key] !== undefined) params.set(key, c[key])
+        for (const key of ["limit", "before", "networkId", "around", "target"] as const) if (c[key] !== undefined) params.set(key, c[key])
         const path = c.mentions ? "/api/mentions" : "/api/buffers/context"
         const res = yield* fetchP(`${app.url}${path}?${params}`, { headers: bearer(token) })
         const label = `${path}?${params}`.slice(0, 200)
         expect(res.status, label).toBeLessThan(500)
-        const body = (yield* Effect.promise(() => res.json())) as { messages?: ReadonlyArray<unknown>; error?: string }
+        const body = (yield* Effect.promise(() => res.json())) as {
+          messages?: ReadonlyArray<{ readonly id: number }>
+          nextBefore?: number | null
+          error?: string
+        }
         if (res.status === 200) {
           const max = c.mentions ? MENTIONS_MAX_LIMIT : 2 * CONTEXT_MAX_LIMIT + 1
           const limit = c.limit === undefined ? null : model(c.limit, 1, c.mentions ? MENTIONS_MAX_LIMIT : CONTEXT_MAX_LIMIT)
           expect(c.limit === undefined || limit !== null, label).toBe(true)
           expect(body.messages!.length, label).toBeLessThanOrEqual(limit === null ? max : c.mentions ? limit : 2 * limit + 1)
+          if (c.mentions && c.before !== undefined) {
+            const below = model(c.before, 1, Number.MAX_SAFE_INTEGER)
+            expect(below, label).not.toBeNull()
+            for (const m of body.messages!) expect(m.id, label).toBeLessThan(below!)
+            if (body.nextBefore != null) expect(body.nextBefore, label).toBeLessThan(below!)
+          }
         } else {
           expect([400, 404], label).toContain(res.status)
           expect(typeof body.error, label).toBe("string")

@@ -12,6 +12,8 @@
  * member's typing goes upstream as `+typing=active` and `+typing=done`; axe finds nothing serious on this view; after a
  * reload the reactions and quotes come back from history; an upstream REDACT shows "message removed" (its reactions
  * and its quote go), and the member's Delete sends REDACT; after another reload the removed messages stay removed.
+ * Screenshots into test-output/screenshots (not in the repository): `reactions.png`, and the actions panel of the
+ * member's own message open (react, reply, delete), `message-actions-desktop.png` and `message-actions-dark.png`.
  */
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
@@ -28,6 +30,7 @@ import { buffers, composer, expectValue, log, promise, WAIT } from "../support/W
 const PASSWORD = "correct horse battery staple"
 const CHANNEL = "#tags"
 const SHOTS = Path.resolve(import.meta.dirname, "../../test-output/screenshots")
+const DESKTOP = { width: 1280, height: 800 }
 const AXE_SOURCE = Fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 /** The line of the log that shows `text`. */
@@ -176,6 +179,20 @@ describe("reactions, replies, typing and redaction in the web client, against a 
         Fs.mkdirSync(SHOTS, { recursive: true })
         yield* promise(() => page.screenshot({ path: Path.join(SHOTS, "reactions.png") }))
         expect(violations).toEqual([])
+        // The same panel — the member's own message: react, reply and delete — as the views' shots are taken
+        // (Accessibility.browser.test.ts: 1280 × 800, light and dark), and axe on it in the dark scheme too.
+        const darkViolations = yield* promise(async () => {
+          const panel = page.getByRole("group", { name: "Actions on alice's message" })
+          await panel.getByRole("button", { name: "Delete", exact: true }).waitFor({ timeout: WAIT })
+          await page.setViewportSize(DESKTOP)
+          await page.screenshot({ path: Path.join(SHOTS, "message-actions-desktop.png") })
+          await page.emulateMedia({ colorScheme: "dark" })
+          await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+          await page.screenshot({ path: Path.join(SHOTS, "message-actions-dark.png") })
+        }).pipe(Effect.zipRight(axeViolations(page)))
+        yield* promise(() => page.emulateMedia({ colorScheme: "light" }))
+        expect(darkViolations).toEqual([])
+        expect(Fs.statSync(Path.join(SHOTS, "message-actions-dark.png")).size).toBeGreaterThan(0)
         yield* promise(() => page.keyboard.press("Escape"))
 
         // Typing upstream: shown, gone 6 s after the last `active`; `done` takes it away at once.

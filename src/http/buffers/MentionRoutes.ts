@@ -1,12 +1,16 @@
 /**
  * MentionRoutes owns two reads of the web client (docs/contract.md "The member's browser surface"):
  *
- * - `GET /api/mentions?limit=` — the messages, across every network of the member, that highlighted them: spoken by
- *   someone else (PRIVMSG, ACTION or NOTICE) and naming the member's current nick on that network as a word, the rule
- *   Web Push and the unread counts use (services/push/WebPush.ts `highlights`). Newest first, at most `limit`
- *   (default 50, max 100: search_messages' bounds, docs/decisions/web.md "The Mentions view"). Found with the history's
- *   full-text search for the nick on each network (so a nick with no letters or digits finds nothing), then checked
- *   with the highlight rule, so a message the search finds for another reason is left out.
+ * - `GET /api/mentions?before=&limit=` — the messages, across every network of the member, that highlighted them:
+ *   spoken by someone else (PRIVMSG, ACTION or NOTICE) and naming the member's current nick on that network as a word,
+ *   the rule Web Push and the unread counts use (services/push/WebPush.ts `highlights`). Newest first, at most `limit`
+ *   (default 50, max 100: search_messages' bounds, docs/decisions/web.md "Search filters, context, mentions and
+ *   history paging"), with ids below `before` when given (exclusive, a message id), and `nextBefore`: the `before`
+ *   of the next older page, null once the start is reached. Found with the history's full-text search for the nick
+ *   on each network (so a nick with no letters or digits finds nothing), then checked with the highlight rule, so a
+ *   message the search finds for another reason is left out. A network whose search rows are mostly not highlights
+ *   is searched again below them, at most MENTION_ROUNDS times a page; where it stopped short, the page ends there
+ *   (`nextBefore`), so pages never skip one.
  * - `GET /api/buffers/context?networkId=&target=&around=&limit=` — the lines of one buffer around one message: the
  *   message and up to `limit` (default 25, max 100) before it, and up to `limit` conversation lines and channel events
  *   after it, oldest first, with whether more exist on either side. A search result or a mention opens there.
@@ -36,6 +40,8 @@ export const CONTEXT_PATH = "/api/buffers/context"
 
 export const MENTIONS_DEFAULT_LIMIT = 50
 export const MENTIONS_MAX_LIMIT = 100
+/** Searches per network for one page of mentions: the bound on a page's reads when few found rows are highlights. */
+export const MENTION_ROUNDS = 3
 export const CONTEXT_DEFAULT_LIMIT = 25
 export const CONTEXT_MAX_LIMIT = 100
 /** A buffer target as the tools take it (BufferTarget's bound): longer is no buffer. */
@@ -60,6 +66,28 @@ export const isMention = (m: Pick<StoredMessage, "kind" | "self" | "nick" | "tex
 
 /** The nick as one web-search phrase: its quotes are the only syntax websearch_to_tsquery would read in it. */
 const phrase = (nick: string) => `"${nick.replaceAll("\"", " ")}"`
+
+/**
+ * One network's mentions below a cursor: every mention with an id in [`frontier`, before) — or below before when
+ * `frontier` is null, the network's start reached.
+ */
+export interface MentionScan {
+  readonly found: ReadonlyArray<StoredMessage>
+  readonly frontier: number | null
+}
+
+/**
+ * One page from each network's scan, newest first: the mentions every scan has covered (ids at or above the highest
+ * frontier), at most `limit`, and the cursor of the next page (null when no network has more). Pure.
+ */
+export const mentionPage = (scans: ReadonlyArray<MentionScan>, limit: number) => {
+  const frontiers = scans.flatMap((s) => s.frontier === null ? [] : [s.frontier])
+  const cut = frontiers.length === 0 ? null : Math.max(...frontiers)
+  const covered = scans.flatMap((s) => s.found).filter((m) => cut === null || m.id >= cut).sort((a, b) => b.id - a.id)
+  const messages = covered.slice(0, limit)
+  const nextBefore = covered.length > limit ? messages[messages.length - 1]!.id : cut
+  return { messages, nextBefore }
+}
 
 export const mentionRoutes = Effect.gen(function*() {
   const services = yield* memberRequestServices
@@ -94,23 +122,35 @@ export const mentionRoutes = Effect.gen(function*() {
         if (Either.isLeft(who)) return who.left
         const limit = intParam(request.query.get("limit"), MENTIONS_DEFAULT_LIMIT, 1, MENTIONS_MAX_LIMIT)
         if (limit === null) return badRequest(`limit must be a whole number from 1 to ${MENTIONS_MAX_LIMIT}`)
+        const before = intParam(request.query.get("before"), Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER)
+        if (before === null) return badRequest("before must be a message id")
         const owned = yield* networks.listForAccount(who.right.accountId)
-        const found = yield* Effect.forEach(owned, (network) =>
+        const scans = yield* Effect.forEach(owned, (network) =>
           Effect.gen(function*() {
             const nick = (yield* control.status(network.id)).nick ?? network.nick
-            if (nick === "") return []
-            const rows = yield* history.search({
-              accountId: who.right.accountId,
-              query: phrase(nick),
-              networkId: Option.some(network.id),
-              targetFolded: Option.none(),
-              nick: Option.none(),
-              limit
-            })
-            return rows.filter((m) => isMention(m, nick))
+            if (nick === "") return { found: [], frontier: null } satisfies MentionScan
+            const found: Array<StoredMessage> = []
+            let below = before
+            for (let round = 0; round < MENTION_ROUNDS; round++) {
+              // Newest first (MessageHistory.search); a short answer is the network's start.
+              const rows = yield* history.search({
+                accountId: who.right.accountId,
+                query: phrase(nick),
+                networkId: Option.some(network.id),
+                targetFolded: Option.none(),
+                nick: Option.none(),
+                limit,
+                beforeId: below
+              })
+              found.push(...rows.filter((m) => isMention(m, nick)))
+              if (rows.length < limit) return { found, frontier: null }
+              below = rows[rows.length - 1]!.id
+              if (found.length >= limit) break
+            }
+            return { found, frontier: below }
           }))
-        const newest = found.flat().sort((a, b) => b.id - a.id).slice(0, limit)
-        return json(200, { messages: yield* render(newest) }, noStore)
+        const page = mentionPage(scans, limit)
+        return json(200, { messages: yield* render(page.messages), nextBefore: page.nextBefore }, noStore)
       })
   }
 

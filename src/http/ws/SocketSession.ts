@@ -5,9 +5,10 @@
  *   1. subscribe to the account's events (MemberEvents) — before anything is read, so nothing published from now on
  *      can be missed;
  *   2. `hello`, with the account and the newest message id;
- *   3. with `?since=<id>`: every message after it, oldest first, from the database, at most REPLAY_LIMIT, else one
- *      `resync`; live `message` events are then sent only past the last one replayed (or past hello's
- *      `lastMessageId` without `since`), so the tab gets each message once and in order;
+ *   3. with `?since=<id>`: every message after it, oldest first, from the database, and the redactions since of
+ *      the messages up to it, at most REPLAY_LIMIT frames, else one `resync`; live `message` events are then sent
+ *      only past the last one replayed (or past hello's `lastMessageId` without `since`), so the tab gets each
+ *      message once and in order;
  *   4. every network drawn whole (NetworkControl.view), through this subscription, in order with its later changes;
  *   5. then the events as they come, while the tab's frames are answered: `react`, `reply`, `typing` and `redact`
  *      upstream as the member (TagFrames.ts), `call` through McpDispatcher.call — the
@@ -89,11 +90,18 @@ const sendAndWait = (ws: WebSocket, data: string) =>
     ws.send(data, () => resume(Effect.void))
   })
 
-/** Every stored message after `since`, as `message` frames, oldest first; the last id sent; or too many. */
+/**
+ * Every stored message after `since`, as `message` frames, oldest first, then a `redaction` frame for each message up
+ * to `since` redacted since (MessageHistory.redactedSince: the tab shows it, and its live frame may have come while
+ * the tab was away; one after `since` comes redacted in its `message` frame); the last id sent; or, past REPLAY_LIMIT
+ * frames in all, too many.
+ */
 const replay = (services: SocketServices, ws: WebSocket, accountId: number, since: number) =>
   Effect.gen(function*() {
     const rows = yield* services.history.after(accountId, since, REPLAY_LIMIT + 1)
     if (rows.length > REPLAY_LIMIT) return Option.none<number>()
+    const redactions = yield* services.history.redactedSince(accountId, since, REPLAY_LIMIT - rows.length + 1)
+    if (rows.length + redactions.length > REPLAY_LIMIT) return Option.none<number>()
     const renderers = new Map<number, (m: StoredMessageInBuffer) => string>()
     let last = since
     for (const row of rows) {
@@ -109,6 +117,12 @@ const replay = (services: SocketServices, ws: WebSocket, accountId: number, sinc
       if (ws.bufferedAmount > REPLAY_HIGH_WATER) yield* sendAndWait(ws, data)
       else ws.send(data)
       last = row.id
+    }
+    for (const r of redactions) {
+      if (ws.readyState !== ws.OPEN) break
+      const data = frame({ type: "redaction", networkId: r.networkId, target: r.target, messageId: r.messageId })
+      if (ws.bufferedAmount > REPLAY_HIGH_WATER) yield* sendAndWait(ws, data)
+      else ws.send(data)
     }
     return Option.some(last)
   })

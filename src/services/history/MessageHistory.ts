@@ -29,10 +29,10 @@
  *   says which is cheaper: walking on (at most SEARCH_WALK_PER_RESULT ids per result), or
  *   reading the term's matches through GIN (a probe, at most SEARCH_PROBE_PER_RESULT matches
  *   per result, exact when that was all of them); a probe that meets more than its cap gives
- *   way to a walk down to the matches. So a rare or unseen term costs the window and its
- *   matches, a common one its distance to the page; only a term common in old history but
- *   absent from recent history, or a nick filter on a common word its speaker rarely says,
- *   walks further than that.
+ *   way (with a nick filter, after a probe of the speaker's lines ANDed with the term's matches)
+ *   to a walk down to the matches. So a rare or unseen term costs the window and its matches, a
+ *   common one its distance to the page; only a term common in old history but absent from
+ *   recent history walks further than that.
  *
  * Search (docs/decisions/history.md "Search"): the message text only — the speaker has its own
  * `nick` filter — through `websearch_to_tsquery('simple', …)` over `messages.tsv`: bare
@@ -81,6 +81,8 @@ export interface SearchQuery {
    */
   readonly after?: Date
   readonly before?: Date
+  /** Only messages with an id below this (exclusive): the cursor of an older page (the web's Mentions view). */
+  readonly beforeId?: number
 }
 
 /**
@@ -320,19 +322,20 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
           LIMIT ${limit}`.pipe(Effect.orDie)
 
       /**
-       * The term's matches as the GIN index finds them (a bitmap scan of it alone: it reads the matches, never a
+       * The term's matches as the GIN index finds them (a bitmap scan of it: it reads the matches, never a
        * range), read until `cap` + 1 of them: `raw` how many it read, and of those in the scope
        * with ids in [from, below) the newest `limit` that pass the nick filter. `raw` ≤ `cap` means they were
-       * all the term's matches, so the answer is exact. Only the term is given to the scan: any other condition
-       * there could be served by another index, which the planner might prefer on a wrong estimate and which
-       * reads a range; the rows it hands up are filtered after.
+       * all the matches, so the answer is exact. Only the term is given to the scan, and with `bySender` the nick
+       * (its bitmap of messages_nick_folded ANDed with the term's; docs/decisions/history.md "Search by sender"):
+       * any other condition could be served by an index of ids, which the planner might prefer on a wrong estimate
+       * and which reads a range; the rows it hands up are filtered after.
        */
-      const probe = (from: number, below: number, limit: number, cap: number) =>
+      const probe = (from: number, below: number, limit: number, cap: number, bySender: boolean) =>
         sql<{ readonly raw: number } & Partial<FoundRow>>`
           WITH matched AS MATERIALIZED (
             SELECT id, buffer_id, time, kind, nick, text, numeric, self, encryption, msgid, reply_to, redacted
             FROM messages
-            WHERE tsv @@ ${tsquery}
+            WHERE tsv @@ ${tsquery} ${bySender ? byNick : sql``}
             LIMIT ${cap + 1}
           )
           SELECT c.raw, r.* FROM (SELECT count(*) AS raw FROM matched) AS c
@@ -346,7 +349,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       // Time bounds narrow the ids of one buffer (see idAtTime); across buffers, whose lines may carry the clocks of
       // different servers, they are only tested on each row.
       const only = buffers.length === 1 ? buffers[0]! : undefined
-      let end = Math.max(...buffers.map((b) => b.newest)) + 1
+      let end = Math.min(Math.max(...buffers.map((b) => b.newest)) + 1, query.beforeId ?? Infinity)
       let oldest = Math.min(...buffers.map((b) => b.oldest))
       if (only !== undefined && query.before !== undefined) end = yield* idAtTime(only.id, query.before, "after", oldest, end)
       if (only !== undefined && query.after !== undefined) oldest = yield* idAtTime(only.id, query.after, "atOrAfter", oldest, end)
@@ -357,12 +360,11 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       if (newest.length >= query.limit || window === oldest) return newest.map(toMessage)
 
       // Below the window: walk on, or read the term's matches through the GIN index, whichever the window's density
-      // of matches says is cheaper. The probe's matches are counted before the nick filter, so with one the window
-      // cannot say how many there are, and the probe is priced at its cap.
-      const walkRows = newest.length === 0 ? Infinity : ((query.limit - newest.length) * (end - window)) / newest.length
-      const probeMatches = Option.isSome(query.nick)
-        ? cap
-        : Math.min(cap, (newest.length * (window - oldest)) / (end - window))
+      // of matches says is cheaper. With a nick filter a walk reads only the speaker's lines (messages_nick_folded), a
+      // share of its ids the window cannot tell, so any match in the window makes it the first way ("Search by sender").
+      const walkRows = newest.length === 0 ? Infinity : Option.isSome(query.nick) ? 0
+        : ((query.limit - newest.length) * (end - window)) / newest.length
+      const probeMatches = Math.min(cap, (newest.length * (window - oldest)) / (end - window))
       const older = planned(Effect.gen(function*() {
         const found: Array<FoundRow> = []
         const need = () => query.limit - newest.length - found.length
@@ -373,8 +375,13 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
           below = from
           if (need() === 0 || below === oldest) return found
         }
-        const probed = yield* probe(oldest, below, need(), cap)
-        if ((probed[0]?.raw ?? 0) <= cap) return [...found, ...probed.filter((r): r is typeof r & FoundRow => r.id != null)]
+        const exact = (probed: ReadonlyArray<{ readonly raw: number } & Partial<FoundRow>>) =>
+          (probed[0]?.raw ?? 0) <= cap ? [...found, ...probed.filter((r): r is typeof r & FoundRow => r.id != null)] : undefined
+        const byTerm = exact(yield* probe(oldest, below, need(), cap, false))
+        if (byTerm !== undefined) return byTerm
+        // The speaker's matches may be few among many: the term alone first, at most the cap's heap pages.
+        const bySender = Option.isSome(query.nick) ? exact(yield* probe(oldest, below, need(), cap, true)) : undefined
+        if (bySender !== undefined) return bySender
         // More matches than the cap, yet too few near the top: walk down to them.
         return [...found, ...(yield* walk(oldest, below, need()))]
       }))
@@ -420,6 +427,21 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
         FROM messages m JOIN buffers b ON b.id = m.buffer_id
         WHERE m.id > ${afterId} AND ${sql.in("b.network_id", ids)}
         ORDER BY m.id
+        LIMIT ${limit}`.pipe(Effect.orDie)
+    })
+
+    /**
+     * The account's messages stored at or before `since` and redacted since (`redacted_after >= since`, migration
+     * 0019), the order they were redacted in, at most `limit`: what a tab that saw up to `since` may have missed.
+     */
+    const redactedSince = Effect.fn("MessageHistory.redactedSince")(function*(accountId: number, since: number, limit: number) {
+      const ids = yield* networksOf(accountId, Option.none())
+      if (ids.length === 0 || limit <= 0) return []
+      return yield* sql<{ readonly networkId: number; readonly target: string; readonly messageId: number }>`
+        SELECT b.network_id AS "networkId", b.target, m.id AS "messageId"
+        FROM messages m JOIN buffers b ON b.id = m.buffer_id
+        WHERE m.redacted_after >= ${since} AND m.id <= ${since} AND ${sql.in("b.network_id", ids)}
+        ORDER BY m.redacted_after, m.id
         LIMIT ${limit}`.pipe(Effect.orDie)
     })
 
@@ -561,6 +583,7 @@ export class MessageHistory extends Effect.Service<MessageHistory>()("belay/Mess
       listBuffers,
       lastId,
       after,
+      redactedSince,
       range,
       targetsBetween,
       networkAfter,

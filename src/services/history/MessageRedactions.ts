@@ -6,7 +6,9 @@
  * NULL — the sender asked for its removal — and kept, so ids and order hold. Then the newest pages kept in memory
  * show it redacted (RecentPages.redact: a new object, so MessageRecord's serialized copy of the old one is not
  * reused) and it is announced on `redacted`: the member's tabs get a `redaction` frame (MemberEvents), and in a
- * cluster the other nodes hear it (ClusterEvents, `redactedElsewhere`).
+ * cluster the other nodes hear it (ClusterEvents, `redactedElsewhere`). The row also keeps where the redaction fell
+ * among the stored messages (`redacted_after`, the newest id then; migration 0019), so a tab that was away gets the
+ * frame when it resumes with `?since=` (MessageHistory.redactedSince, SocketSession's replay), on any node.
  *
  * Order: the row a redaction names may still wait in MessageWriter's inbox (a message and its redaction a few
  * milliseconds apart), so each redaction waits for the writer's `flush` (everything appended before it is stored)
@@ -84,7 +86,7 @@ export const makeRedactions = (deps: {
 
     const update = (r: Redaction) =>
       sql<{ messageId: number; target: string }>`
-        UPDATE messages AS m SET redacted = true, text = '', raw = NULL
+        UPDATE messages AS m SET redacted = true, text = '', raw = NULL, redacted_after = (SELECT max(id) FROM messages)
         FROM buffers AS b
         WHERE b.network_id = ${r.networkId} AND b.target_folded = ${r.targetFolded}
           AND m.buffer_id = b.id AND m.msgid = ${r.msgid} AND NOT m.redacted AND m.kind IN ${sql.literal(REDACTABLE)}

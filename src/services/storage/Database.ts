@@ -36,6 +36,8 @@ import migration0014 from "./migrations/0014_uploads.js"
 import migration0015 from "./migrations/0015_link_previews.js"
 import migration0016 from "./migrations/0016_push_owners.js"
 import migration0017 from "./migrations/0017_message_tags.js"
+import migration0018 from "./migrations/0018_messages_by_sender.js"
+import migration0019 from "./migrations/0019_redaction_order.js"
 
 /** Ordered record of migrations; keys are `NNNN_name` (the migrator stores id and name). */
 export const migrations = {
@@ -55,7 +57,9 @@ export const migrations = {
   "0014_uploads": migration0014,
   "0015_link_previews": migration0015,
   "0016_push_owners": migration0016,
-  "0017_message_tags": migration0017
+  "0017_message_tags": migration0017,
+  "0018_messages_by_sender": migration0018,
+  "0019_redaction_order": migration0019
 }
 
 const INT8_OID = 20

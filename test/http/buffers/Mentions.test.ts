@@ -2,8 +2,9 @@
  * `GET /api/mentions` and `GET /api/buffers/context` (src/http/buffers/MentionRoutes.ts) against the whole app (fake
  * network actors, real database, history stored through the real MessageWriter): the mentions are the lines of
  * others naming the member's nick on each of their networks as a word — not their own lines, not another word holding
- * the nick, not another member's networks — newest first and bounded; the context is the lines of one buffer around
- * one message, with whether more lies on either side; a bad parameter is 400 and another member's network 404.
+ * the nick, not another member's networks — newest first and bounded, paged back with `before` (disjoint pages to
+ * the first); the context is the lines of one buffer around one message, with whether more lies on either side; a bad
+ * parameter is 400 and another member's network 404.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
@@ -114,6 +115,56 @@ describe(`mentions and context on ${describeMode}`, () => {
         expect(res.body.error).toBe("invalid_request")
       }
       expect((yield* fetchP(`${app.url}/api/mentions`)).status).toBe(401)
+    }))
+
+  it.scopedLive("mentions paged with before: disjoint consecutive pages, newest first, through rows that are not mentions, to the start", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const libera = yield* networkOf(app, "alice", "libera", "alice")
+      const oftc = yield* networkOf(app, "alice", "oftc", "alice")
+      // The member's own lines name their nick too: the search finds them, the highlight rule leaves them out, so a
+      // page of 2 over these 16 reads past more than MENTION_ROUNDS searches' worth of them.
+      const own = Array.from({ length: 16 }, (_, i): Line => ({ target: "#belay", nick: "alice", text: `alice ${i}`, self: true }))
+      const [first] = yield* store(app, libera, [{ target: "#belay", nick: "bob", text: "alice: first" }])
+      yield* store(app, libera, own)
+      const mentions = [first!]
+      for (let i = 2; i <= 7; i++) {
+        const [id] = yield* store(app, i % 2 === 0 ? oftc : libera, [
+          { target: "#belay", nick: "bob", text: `alice: mention ${i}` },
+          { target: "#belay", nick: "bob", text: `no one ${i}` }
+        ])
+        mentions.push(id!)
+      }
+      const newestFirst = [...mentions].reverse()
+
+      const token = yield* passwordToken(app.url)
+      const pages: Array<ReadonlyArray<number>> = []
+      let path = "/api/mentions?limit=2"
+      for (let i = 0; i < 20; i++) {
+        const page = yield* get(app.url, token, path)
+        expect(page.status).toBe(200)
+        pages.push((page.body.messages as ReadonlyArray<Found>).map((m) => m.id))
+        const next = page.body.nextBefore as number | null
+        if (next === null) break
+        expect(next).toBeLessThanOrEqual(Math.min(...pages.at(-1)!))
+        path = `/api/mentions?limit=2&before=${next}`
+      }
+      // Consecutive, disjoint, newest first, each at most the limit; the last page ends at the first mention.
+      expect(pages.flat()).toEqual(newestFirst)
+      expect(pages[0]).toEqual(newestFirst.slice(0, 2))
+      for (const page of pages) expect(page.length).toBeLessThanOrEqual(2)
+      expect(pages.some((page) => page.length === 0), JSON.stringify(pages)).toBe(true)
+      expect(pages.at(-1)!.at(-1) ?? first).toBe(first)
+
+      // The default page is all seven; a page below the first mention is empty, and the start.
+      const whole = yield* get(app.url, token, "/api/mentions")
+      expect((whole.body.messages as ReadonlyArray<Found>).map((m) => m.id)).toEqual(newestFirst)
+      expect(whole.body.nextBefore).toBeNull()
+      const below = yield* get(app.url, token, `/api/mentions?before=${first}`)
+      expect(below.body).toMatchObject({ messages: [], nextBefore: null })
+      for (const bad of ["0", "-1", "x", "1.5", "99999999999999999"]) {
+        expect((yield* get(app.url, token, `/api/mentions?before=${bad}`)).status).toBe(400)
+      }
     }))
 
   it.scopedLive("context: the lines around a message, with whether more lies on either side; other buffers left out", () =>

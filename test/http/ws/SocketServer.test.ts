@@ -237,6 +237,62 @@ describe(`the browser WebSocket on ${describeMode}`, () => {
       expect(bulk[0]!.message).toMatchObject({ text: "bulk 2" })
     }), { timeout: 90_000 })
 
+  it.scopedLive("since: a message redacted while the tab was away is redacted again on resume; one already seen is not", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const networkId = yield* networkOf(app, "alice")
+      const token = yield* passwordToken(app.url)
+      const writer = app.service(MessageWriter)
+      for (const [text, msgid] of [["old news", "up-old"], ["seen gone", "up-seen"], ["kept", "up-kept"]] as const) {
+        yield* writer.append({
+          networkId,
+          target: "#belay",
+          targetFolded: "#belay",
+          bufferKind: "channel",
+          time: new Date(),
+          kind: "privmsg",
+          nick: "bob",
+          text,
+          self: false,
+          msgid
+        })
+      }
+      yield* writer.flush
+      const ids = yield* app.sql<{ id: number; text: string }>`SELECT id, text FROM messages ORDER BY id`.pipe(Effect.orDie)
+      const idOfText = (text: string) => Number(ids.find((r) => r.text === text)!.id)
+
+      // Redacted while the tab is open: it hears it live, so its resume does not repeat it.
+      const first = yield* connect(app.url, { headers: bearer(token) })
+      const seen = (yield* first.next()).lastMessageId as number
+      expect(seen).toBe(idOfText("kept"))
+      yield* writer.redact({ networkId, target: "#belay", targetFolded: "#belay", msgid: "up-seen" })
+      expect((yield* first.until((f) => f.type === "redaction")).at(-1)).toMatchObject({ messageId: idOfText("seen gone") })
+      yield* store(app, networkId, ["one more"])
+      const latest = idOf((yield* first.until(isMessage)).filter(isMessage).at(-1)!)
+      yield* first.close
+      yield* first.closed
+
+      // Away: an old message (its id long before the tab's since) is redacted.
+      yield* writer.redact({ networkId, target: "#belay", targetFolded: "#belay", msgid: "up-old" })
+      yield* eventually(
+        "the redaction stored",
+        app.sql<{ redacted: boolean }>`SELECT redacted FROM messages WHERE msgid = 'up-old'`.pipe(Effect.orDie),
+        (rows) => rows[0]?.redacted === true
+      )
+      yield* store(app, networkId, ["while away"])
+
+      const back = yield* connect(app.url, { headers: bearer(token), query: `?since=${latest}` })
+      expect((yield* back.next()).type).toBe("hello")
+      const replayed = yield* back.until((f) => f.type === "redaction")
+      expect(replayed.filter(isMessage).map(textOf)).toEqual(["while away"])
+      expect(replayed.at(-1)).toEqual({ type: "redaction", networkId, target: "#belay", messageId: idOfText("old news") })
+      // The live path goes on: nothing else was redacted, and the next message comes once.
+      yield* store(app, networkId, ["after"])
+      const next = yield* back.until(isMessage)
+      expect(next.filter((f) => f.type === "redaction")).toEqual([])
+      expect(next.filter(isMessage).map(textOf)).toEqual(["after"])
+    }), { timeout: 60_000 })
+
   it.scopedLive("every way a credential ends closes the sockets opened with it with 4001, and only those", () =>
     Effect.gen(function*() {
       const app = yield* startOAuthApp()

@@ -187,6 +187,10 @@ describe(`cluster events on ${describeMode}`, () => {
       // B answers from the page it kept, now with the message redacted.
       const page = b.get(RecentPages).page(m.networkId, "#belay", Option.none(), 50)
       expect(Option.map(page, (p) => p.map((r) => [r.text, r.redacted]))).toEqual(Option.some([["keep me", false], ["", true]]))
+      // A tab that was away and resumes on B (`?since=` the newest id it saw) is sent it from what A stored.
+      expect(yield* b.get(MessageHistory).redactedSince(m.accountId, kept[1]!.id, 10))
+        .toEqual([{ networkId: m.networkId, target: "#belay", messageId: kept[1]!.id }])
+      expect(yield* b.get(MessageHistory).redactedSince(m.accountId, kept[1]!.id + 1, 10)).toEqual([])
     }), { timeout: 120_000 })
 
   it.scopedLive("notes, relay bots, read markers, network changes, statuses, channel events and revocations cross", () =>
