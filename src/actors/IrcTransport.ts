@@ -246,9 +246,10 @@ const open = (
   // Not in irc-framework's default list; the IRC client listener labels the commands its clients pass upstream so
   // that the answers go back to the asker (src/listener/UpstreamLabels.ts). Only labelled commands get labelled replies.
   client.requestCap("labeled-response")
-  // IRCv3 draft/multiline and draft/message-redaction (message-tags is in irc-framework's own list): what the member's
-  // clients send through Belay (src/listener/Multiline.ts, REDACT) goes upstream only where the server has them.
-  client.requestCap(["draft/multiline", "draft/message-redaction"])
+  // IRCv3 draft/multiline, draft/message-redaction and setname (message-tags is in irc-framework's own list): what the
+  // member's clients send through Belay (src/listener/Multiline.ts, REDACT, SETNAME) goes upstream only where the
+  // server has them.
+  client.requestCap(["draft/multiline", "draft/message-redaction", "setname"])
   let closed = false
   client.on("raw", (event) => {
     if (event.from_server) emit({ _tag: "Line", line: event.line })

@@ -14,16 +14,26 @@ import { encodeAction } from "./Ctcp.js"
 import { formatLine, utf8ByteLength } from "./IrcLine.js"
 import { splitText } from "./TextSplit.js"
 
-/** message-tags §"Size limit": the client-only tags of one message, `@` and the separator space included. */
+/**
+ * message-tags §"Size limit": the tag data a client may send on one line — the bytes between the leading `@` and the
+ * separator space, client-only tags or not (`<client_max> (4096) :: '@' <tag_data 4094> ' '`). Past it: 417.
+ */
 export const CLIENT_TAGS_MAX_BYTES = 4094
 
 /** The client-only tags (`+name`) among a line's tags, in order. */
 export const clientOnlyTags = (tags: ReadonlyMap<string, string>): Map<string, string> =>
   new Map([...tags].filter(([key]) => key.startsWith("+") && key.length > 1 && !/[\s;=\0]/.test(key)))
 
-/** Bytes the tags take on a line (`@a=b;c ` with escapes); 0 for none. */
+/** The tag data the tags make on a line (`a=b;c` with escapes, without `@` and the space); 0 for none. */
 export const tagBytes = (tags: ReadonlyMap<string, string>): number =>
-  tags.size === 0 ? 0 : utf8ByteLength(formatLine({ tags, command: "X" })) - 1
+  tags.size === 0 ? 0 : utf8ByteLength(formatLine({ tags, command: "X" })) - 3
+
+/** The tag data of a line as received (between its leading `@` and the first space), in bytes; 0 without tags. */
+export const rawTagDataBytes = (raw: string): number => {
+  if (raw.charCodeAt(0) !== 64) return 0
+  const end = raw.indexOf(" ")
+  return utf8ByteLength(raw.slice(1, end === -1 ? undefined : end))
+}
 
 export type MessageCommand = "PRIVMSG" | "NOTICE"
 

@@ -6,7 +6,8 @@
  * messages are sent, as the extension requires.
  * Ordering within a buffer is by message id, the order history stored them in, so messages sharing a timestamp keep
  * a total order. AROUND gives half the limit before the reference and the rest from it on; BETWEEN reads either way.
- * A server buffer, a control connection or an unknown target answer an empty batch or `INVALID_TARGET`.
+ * A server buffer, a control connection or a target that is no channel or nick name answer `INVALID_TARGET`; a name
+ * without history (a channel never joined, a nick never written to) an empty batch, as soju answers.
  * A `msgid=` reference is the msgid the client was shown (MessageLines.shownMsgid): the upstream's, looked up in the
  * target's buffer first, else Belay's own id; one that names neither answers an empty batch, as soju does. With
  * message-tags the stored reactions come as TAGMSG in their places (and count towards the limit); redacted messages
@@ -17,7 +18,7 @@
 import { Effect, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import type { Bound, StoredMessage } from "../services/history/MessageHistory.js"
-import { type ChatHistoryRequest, parseChatHistory, type Reference } from "./ChatHistoryRequest.js"
+import { type ChatHistoryRequest, isHistoryTarget, parseChatHistory, type Reference } from "./ChatHistoryRequest.js"
 import { type Downstream, fail, nextBatchId, reply, replyLine } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { messageIdOf, storedRowLine, timeTag } from "./MessageLines.js"
@@ -111,7 +112,7 @@ export const onChatHistory = (deps: ListenerDeps, d: Downstream, params: Readonl
       }
       return close()
     }
-    if (request.target.startsWith(":server:") || request.target.includes(",")) {
+    if (request.target.startsWith(":server:") || !isHistoryTarget(d.view.channelTypes, request.target)) {
       return fail(d, "CHATHISTORY", "INVALID_TARGET", [params[0]!, request.target], "No such target")
     }
     const status = yield* deps.control.status(network.id)

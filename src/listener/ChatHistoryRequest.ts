@@ -26,6 +26,20 @@ export interface ChatHistoryFail {
   readonly description: string
 }
 
+/** A nick that is no valid name (RFC 2812 §2.3.1; the characters masks and prefixes use), or any control character. */
+const NOT_A_NICK = /^[:$\-0-9]|[\s,*?!@\p{Cc}]/u
+/** A channel name's forbidden characters (RFC 2812 §1.3: space, comma, BELL), and the other control characters. */
+const NOT_A_CHANNEL = /[\s,\p{Cc}]/u
+
+/**
+ * Whether `target` may name a buffer at all: a channel (CHANTYPES `channelTypes`) or a nick. A name that may but has
+ * no history answers an empty batch; one that may not is `INVALID_TARGET`, as soju answers (docs/contract.md "The IRC
+ * client listener").
+ */
+export const isHistoryTarget = (channelTypes: string, target: string): boolean =>
+  target !== "" && target.length <= 200 &&
+  (channelTypes.includes(target.charAt(0)) ? !NOT_A_CHANNEL.test(target) : !NOT_A_NICK.test(target))
+
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/
 
 const parseTime = (value: string): Date | undefined => {

@@ -5,15 +5,19 @@
  * encryption); JOIN, PART, NICK, AWAY, TOPIC, channel MODE changes (ModeRequest.ts) and WHOIS through their commands;
  * anything else through `raw`, behind
  * its end-to-end guard, under a label of Belay's when the upstream has labeled-response, so that the answer comes
- * back to this client alone with its own label (UpstreamLabels.ts; WHOIS then goes this way too). A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
+ * back to this client alone with its own label (UpstreamLabels.ts; WHOIS then goes this way too, and so does a
+ * labelled JOIN without keys, PART, NICK, TOPIC or MODE: PASSED_WHEN_LABELLED). A read-only sign-in (read token, paused account) gets `FAIL <command> READ_ONLY` for every
  * write. Answered here without the upstream: CAP, PING, QUIT, CHATHISTORY, BOUNCER, MARKREAD, ISUPPORT, SEARCH, WEBPUSH, METADATA
  * (with draft/metadata-2), and
  * `AWAY *` under draft/pre-away.
  *
  * IRCv3 tags (docs/decisions/irc-listener.md "Client tags, REDACT and multiline upstream"): a PRIVMSG or NOTICE with
  * client-only tags goes as raw lines that carry them (split as `say` splits, TaggedMessages.ts) when the upstream has
- * message-tags, else through `say` without them; TAGMSG only to an upstream with message-tags; REDACT only to one with
- * draft/message-redaction (else FAIL REDACT INVALID_TARGET); draft/multiline batches are collected by Multiline.ts.
+ * message-tags, else through `say` without them, and the member's clients get them with the stored message
+ * (ClientTagMemo.ts); TAGMSG only to an upstream with message-tags, which Belay relays to the member's other clients
+ * (and echoes) unless that upstream echoes it; REDACT only to one with
+ * draft/message-redaction (else FAIL REDACT INVALID_TARGET), SETNAME only to one with setname (else FAIL SETNAME
+ * CANNOT_CHANGE_REALNAME); draft/multiline batches are collected by Multiline.ts.
  *
  * Echoes (IRCv3 echo-message, as soju): a PRIVMSG or NOTICE a client sends is stored once (by the actor: from the
  * upstream's echo, or as sent) and comes back on MessageWriter.stored; the sender sees it only with echo-message (with
@@ -21,17 +25,18 @@
  *
  * Concurrency rule: runs on the connection's session fiber only.
  */
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { SayKind, UpstreamView } from "../actors/NetworkApi.js"
 import { foldCase } from "../irc/CaseMapping.js"
-import { formatLine, type IrcLine } from "../irc/IrcLine.js"
+import { formatLine, type IrcLine, parsePrefix } from "../irc/IrcLine.js"
 import { applyISupport, defaultISupport, isChannel } from "../irc/ISupport.js"
 import { CLIENT_TAGS_MAX_BYTES, clientOnlyTags, messageLines, tagBytes } from "../irc/TaggedMessages.js"
 import { prefixAllowance } from "../irc/TextSplit.js"
 import { onBouncer } from "./BouncerNetworks.js"
 import { METADATA_CAP, offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
-import { type Downstream, fail, numeric, OWN_SENDS, refreshView, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
+import { type Downstream, fail, numeric, OWN_SENDS, refreshView, reply, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
+import { timeTag } from "./MessageLines.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { isupportNow } from "./IsupportReply.js"
 import { onMarkRead } from "./MarkRead.js"
@@ -123,8 +128,29 @@ const message = (deps: ListenerDeps, d: Downstream, networkId: number, line: Irc
       if (sent._tag === "Left") {
         d.ownSends.pop()
         yield* failWith(d, line.command, [target])(sent.left)
+      } else {
+        // The member's clients with message-tags get its client tags with the stored message (ClientTagMemo.ts).
+        deps.clientTags.remember(networkId, foldCase(status.caseMapping, target), body, clientOnlyTags(line.tags))
       }
     }
+  })
+
+/**
+ * A TAGMSG the member sent, to its other clients on the network (those with message-tags: MessageLines.relayedLine)
+ * and, with echo-message, back to the sender as the answer to its label.
+ */
+const relayTagmsg = (deps: ListenerDeps, d: Downstream, networkId: number, target: string, tags: ReadonlyMap<string, string>) =>
+  Effect.gen(function*() {
+    const time = yield* Clock.currentTimeMillis
+    const line = formatLine({ tags, source: parsePrefix(d.selfSource ?? d.nick), command: "TAGMSG", params: [target] })
+    const accountId = d.signedIn?.accountId ?? 0
+    for (const s of deps.hub.ofNetwork(networkId)) {
+      if (s.id !== d.id) s.offer({ _tag: "Line", line: { accountId, networkId, line, time } })
+    }
+    if (!d.caps.enabled.has("echo-message")) return
+    const echo = new Map(tags)
+    if (d.caps.enabled.has("server-time")) echo.set("time", timeTag(time))
+    reply(d, formatLine({ tags: echo, source: parsePrefix(d.selfSource ?? d.nick), command: "TAGMSG", params: [target] }))
   })
 
 const splitList = (s: string | undefined) => (s === undefined ? [] : s.split(",").filter((x) => x !== ""))
@@ -134,6 +160,12 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
   Effect.gen(function*() {
     const p = line.params
     const c = deps.control
+    // A labelled command whose upstream answers labels goes as written under Belay's label, so that the upstream's
+    // own answer (a JOIN with its topic and NAMES, a 482) is the labelled response (labeled-response §"Response").
+    const portJoin = line.command === "JOIN" && (p[1] !== undefined || p[0] === "0")
+    if (label !== undefined && PASSED_WHEN_LABELLED.has(line.command) && !portJoin && (yield* labelsUpstream(deps, networkId))) {
+      return yield* passUpstream(deps, d, networkId, line, label)
+    }
     switch (line.command) {
       case "PRIVMSG":
       case "NOTICE":
@@ -181,7 +213,17 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         const upstream = yield* c.upstream(networkId)
         const tags = upstreamTags(d, line, upstream)
         if (tags === undefined || tags.size === 0) return
-        return yield* run(d, "TAGMSG", [p[0]], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: [p[0]] })))
+        // An upstream with echo-message sends it back to every client (with our label to the sender, when it
+        // answers labels); without, Belay relays it to the member's clients itself (message-tags §"Client-only tags").
+        if (Option.isSome(upstream) && upstream.value.caps.includes("echo-message")) {
+          if (label !== undefined && upstream.value.caps.includes("labeled-response")) {
+            return yield* passUpstream(deps, d, networkId, line, label, tags)
+          }
+          return yield* run(d, "TAGMSG", [p[0]], c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: [p[0]] })))
+        }
+        const sent = yield* Effect.either(c.raw(networkId, formatLine({ tags, command: "TAGMSG", params: [p[0]] })))
+        if (sent._tag === "Left") return yield* failWith(d, "TAGMSG", [p[0]])(sent.left)
+        return yield* relayTagmsg(deps, d, networkId, p[0], tags)
       }
       case "REDACT": {
         // IRCv3 draft/message-redaction: the upstream decides (and answers FAIL REDACT itself); without the
@@ -193,19 +235,53 @@ const upstreamCommand = (deps: ListenerDeps, d: Downstream, networkId: number, l
         }
         break
       }
+      case "SETNAME": {
+        // IRCv3 setname: the upstream changes the real name and echoes SETNAME to the member's clients (MessageLines
+        // relays it to those with the capability); without the capability upstream it cannot be changed.
+        if (p[0] === undefined || p[0] === "") return numeric(d, "461", "SETNAME :Not enough parameters")
+        const upstream = yield* c.upstream(networkId)
+        if (Option.isNone(upstream) || !upstream.value.caps.includes("setname")) {
+          return fail(d, "SETNAME", "CANNOT_CHANGE_REALNAME", [], "This network's server cannot change the real name")
+        }
+        break
+      }
     }
     // MODE queries, WHO, LIST, MONITOR, INVITE, KICK…: verbatim (without the client's tags), behind the raw guard,
     // under a label of Belay's when the upstream answers labels (UpstreamLabels.ts).
-    const ours = (yield* labelsUpstream(deps, networkId)) ? deps.labels.mint(d.id) : undefined
+    return yield* passUpstream(deps, d, networkId, line, label)
+  })
+
+/**
+ * Commands that go through the port unlabelled (their state is the actor's: it reduces their echo all the same) but
+ * as written under Belay's label when the client labels them and the upstream answers labels (see upstreamCommand).
+ * A JOIN with keys stays on the port, which remembers the key for rejoin; AWAY too, which the actor keeps.
+ */
+const PASSED_WHEN_LABELLED: ReadonlySet<string> = new Set(["JOIN", "PART", "NICK", "TOPIC", "MODE"])
+
+/**
+ * A line as the client wrote it (its client-only `tags` kept, nothing else of its tags), behind the raw guard, under
+ * a label of Belay's when the upstream answers labels; a JOIN's answer (topic, NAMES) is for every client.
+ */
+const passUpstream = (
+  deps: ListenerDeps,
+  d: Downstream,
+  networkId: number,
+  line: IrcLine,
+  label: string | undefined,
+  clientTags: ReadonlyMap<string, string> = new Map()
+) =>
+  Effect.gen(function*() {
+    const ours = (yield* labelsUpstream(deps, networkId)) ? deps.labels.mint(d.id, line.command === "JOIN") : undefined
     if (ours !== undefined) {
       if (d.upstreamLabels.size >= UPSTREAM_LABELS) d.upstreamLabels.delete(d.upstreamLabels.keys().next().value!)
       d.upstreamLabels.set(ours, label ?? null)
     }
-    const tags = ours === undefined ? undefined : new Map([["label", ours]])
-    const sent = yield* Effect.either(c.raw(networkId, formatLine({ ...(tags !== undefined ? { tags } : {}), command: line.command, params: p })))
+    const tags = new Map(clientTags)
+    if (ours !== undefined) tags.set("label", ours)
+    const sent = yield* Effect.either(deps.control.raw(networkId, formatLine({ tags, command: line.command, params: line.params })))
     if (sent._tag === "Left") {
       if (ours !== undefined) d.upstreamLabels.delete(ours)
-      return yield* failWith(d, line.command, [])(sent.left)
+      return yield* failWith(d, line.command, line.command === "JOIN" ? line.params.slice(0, 1) : [])(sent.left)
     }
     if (ours !== undefined && label !== undefined) d.labelPassed = true
   })
@@ -293,7 +369,7 @@ const setPresent = (deps: ListenerDeps, d: Downstream, present: boolean) => {
 /** One line of a registered client. */
 export const onClientLine = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined) =>
   Effect.gen(function*() {
-    if (yield* onMultiline(deps, d, line)) return
+    if (yield* onMultiline(deps, d, line, label)) return
     if (yield* local(deps, d, line)) return
     const network = d.network
     if (network === undefined) {

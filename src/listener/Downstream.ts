@@ -17,7 +17,7 @@ import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
 import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
 import { type ClientView, ownLine } from "./MessageLines.js"
-import type { OpenMultiline } from "./MultilineState.js"
+import type { OpenMultiline, PendingMultilineEcho } from "./MultilineState.js"
 import type { SessionHandle } from "./SessionHub.js"
 import type { SignInName } from "./SignInName.js"
 
@@ -122,6 +122,8 @@ export interface Downstream {
   batchSeq: number
   /** The draft/multiline batch this client has open (Multiline.ts); undefined when none is. */
   multiline: OpenMultiline | undefined
+  /** Its sent multiline messages whose echo is being gathered (MultilineEcho.ts), oldest first; at most MULTILINE_ECHOES. */
+  readonly multilineEchoes: Array<PendingMultilineEcho>
 }
 
 export const OWN_SENDS = 64
@@ -129,6 +131,8 @@ export const OWN_SENDS = 64
 export const NAMES_SKIPPED = 256
 /** Labelled commands of one client awaiting the upstream's answer. */
 export const UPSTREAM_LABELS = 64
+/** Multiline messages of one client whose echo is awaited. */
+export const MULTILINE_ECHOES = 8
 
 export const makeDownstream = (id: number, socket: Net.Socket, address: string, ipKey: string): Downstream => ({
   id,
@@ -167,6 +171,7 @@ export const makeDownstream = (id: number, socket: Net.Socket, address: string, 
   collecting: undefined,
   upstreamLabels: new Map(),
   multiline: undefined,
+  multilineEchoes: [],
   labelPassed: false,
   batchSeq: 0
 })

@@ -6,7 +6,8 @@
  * client's commands (ClientCommands.ts) and the live events (LiveEvents.ts). The session is registered with the hub
  * before its welcome is drawn, so the events meanwhile wait in the inbox and follow the burst.
  *
- * Bounds (docs/contract.md "The IRC client listener"): a line is at most MAX_CLIENT_LINE_BYTES (else 417), an
+ * Bounds (docs/contract.md "The IRC client listener"): a line is at most MAX_CLIENT_LINE_BYTES (else 417), its tag
+ * data at most CLIENT_TAGS_MAX_BYTES (else 417, message-tags §"Size limit"), an
  * address has at most UNREGISTERED_PER_ADDRESS connections registering, the inbox holds at most INBOX_BOUND inputs
  * and the socket at most OUTBOUND_BYTES unread: past either bound the client is too slow or too fast, and this
  * connection alone is closed. QUIT ends only this connection.
@@ -17,6 +18,7 @@
 import type * as Net from "node:net"
 import { Duration, Effect, Fiber, Option, Queue } from "effect"
 import { parseLine } from "../irc/IrcLine.js"
+import { CLIENT_TAGS_MAX_BYTES, rawTagDataBytes } from "../irc/TaggedMessages.js"
 import { remember, sendBacklog } from "./Backlog.js"
 import { onClientLine } from "./ClientCommands.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
@@ -77,6 +79,11 @@ export const runSession = (deps: ListenerDeps, socket: Net.Socket, id: number, i
 
     const onLine = (raw: string): Effect.Effect<boolean> =>
       Effect.gen(function*() {
+        // message-tags §"Size limit": more tag data than a client may send is refused whole, never truncated.
+        if (rawTagDataBytes(raw) > CLIENT_TAGS_MAX_BYTES) {
+          numeric(d, "417", "Input line was too long")
+          return true
+        }
         const line = parseLine(raw)
         if (line === undefined) return true
         if (!d.registered) {

@@ -40,6 +40,7 @@ import { runSession } from "./DownstreamSession.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { HOLD_LIMIT, makeLiveOrder } from "./LiveOrder.js"
 import { arrivesStored } from "./MessageLines.js"
+import { makeClientTagMemo } from "./ClientTagMemo.js"
 import { makeUpstreamLabels } from "./UpstreamLabels.js"
 import { makeSessionHub, type SessionHandle } from "./SessionHub.js"
 
@@ -91,6 +92,7 @@ const make = Effect.gen(function*() {
     oauthTokens: yield* OAuthTokens,
     limiter: yield* SignInLimiter,
     labels,
+    clientTags: makeClientTagMemo(),
     filehost: Option.getOrUndefined(filehostUrl(settings.publicBaseUrl)),
     push: {
       subscriptions: yield* PushSubscriptions,

@@ -17,6 +17,7 @@ import type { SignInLimiter } from "../services/identity/SignInLimiter.js"
 import type { DestinationGuard } from "../services/egress/DestinationGuard.js"
 import type { PushSubscriptions } from "../services/push/PushSubscriptions.js"
 import type { SessionHub } from "./SessionHub.js"
+import type { ClientTagMemo } from "./ClientTagMemo.js"
 import type { UpstreamLabels } from "./UpstreamLabels.js"
 
 export interface ListenerDeps {
@@ -35,6 +36,8 @@ export interface ListenerDeps {
   readonly limiter: SignInLimiter
   readonly hub: SessionHub
   readonly labels: UpstreamLabels
+  /** The client-only tags of the member's sent messages, for their stored rows (ClientTagMemo.ts). */
+  readonly clientTags: ClientTagMemo
   /** soju.im/webpush (WebPush.ts): the subscriptions, the web's VAPID public key, the guard that judges endpoints. */
   readonly push: {
     readonly subscriptions: PushSubscriptions

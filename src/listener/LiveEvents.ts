@@ -29,6 +29,7 @@ import { type Downstream, NAMES_SKIPPED, refreshView, SERVER_NAME, write } from 
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { onPreferenceChange } from "./Metadata.js"
+import { takeMultilineRow } from "./MultilineEcho.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
@@ -56,18 +57,22 @@ export const deliverable = (d: Downstream, row: StoredRow): boolean =>
   CONVERSATION.has(row.kind) && row.networkId === d.network?.id && row.id > d.delivered
 
 /** A stored row to the client, under the echo rules. */
-export const sendStored = (d: Downstream, row: StoredRow, batch?: string) => {
+export const sendStored = (d: Downstream, row: StoredRow, batch?: string, client?: Readonly<Record<string, string>>) => {
+  // A line of a multiline message this client sent with echo-message comes back within its batch (MultilineEcho.ts).
+  if (batch === undefined && takeMultilineRow(d, row)) return void (d.delivered = Math.max(d.delivered, row.id))
   const own = takeOwnSend(d, row)
   const echo = d.caps.enabled.has("echo-message")
   d.delivered = Math.max(d.delivered, row.id)
-  if (own !== undefined && !echo) return
-  // A DM to the member's own nick is also the server delivering it to the member: that copy is for every client.
+  // A DM to the member's own nick is also the server delivering it to the member: that copy is for every client, the
+  // sender too. It is stored once (actors/network/Persistence.isOwnDelivery), so this row is both.
   const toSelf = row.self && row.bufferKind === "dm" && equalsFolded(d.caseMapping, row.target, d.nick)
+  if (own !== undefined && !echo && !toSelf) return
   if (own === undefined && row.self && row.bufferKind === "dm" && !toSelf && !echo && !d.caps.enabled.has("znc.in/self-message")) return
   write(d, storedLine(row, d.view, {
     ...(own?.label !== undefined ? { label: own.label } : {}),
     ...(batch !== undefined ? { batch } : {}),
-    ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {})
+    ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}),
+    ...(client !== undefined ? { client } : {})
   }))
 }
 
@@ -202,7 +207,9 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
     const network = d.network
     switch (event._tag) {
       case "Stored":
-        for (const row of event.rows) if (deliverable(d, row)) sendStored(d, row)
+        for (const row of event.rows) {
+          if (deliverable(d, row)) sendStored(d, row, undefined, deps.clientTags.tagsOf(row, foldCase(d.caseMapping, row.target)))
+        }
         return
       case "Line":
         if (event.line.networkId === network?.id) yield* onLine(deps, d, network.id, event.line.line, event.line.time, event.reply)

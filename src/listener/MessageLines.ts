@@ -10,7 +10,8 @@
  * - any other line from the upstream server (NetworkFeed) is relayed as received, its tags narrowed to what the
  *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name), and
  *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH, REDACT)
- *   dropped without it; the extended JOIN and the multi-prefix NAMES are narrowed for a client without those.
+ *   dropped without it; the extended JOIN, the multi-prefix and userhost-in-names NAMES and the multi-prefix WHO
+ *   flags are narrowed for a client without those.
  * Pure; no state.
  */
 import { formatLine, type IrcLine, type IrcLineInput, parseLine } from "../irc/IrcLine.js"
@@ -108,7 +109,13 @@ const SERVER_BUFFER = /^:server:/
 export const storedLine = (
   row: StoredMessage,
   view: ClientView,
-  extra: { readonly batch?: string; readonly label?: string; readonly selfSource?: string } = {}
+  extra: {
+    readonly batch?: string
+    readonly label?: string
+    readonly selfSource?: string
+    /** Client-only tags it was sent with, live (ClientTagMemo.ts). */
+    readonly client?: Readonly<Record<string, string>>
+  } = {}
 ): string => {
   const command = row.kind === "notice" ? "NOTICE" : "PRIVMSG"
   const text = row.kind === "action" ? `\u0001ACTION ${clean(row.text)}\u0001` : clean(row.text)
@@ -119,7 +126,7 @@ export const storedLine = (
     : isChannelName(view, row.target) || row.self
     ? row.target
     : view.selfNick
-  const client = replyTags(row)
+  const client = extra.client !== undefined ? { ...replyTags(row), ...extra.client } : replyTags(row)
   return formatLine({
     tags: ownTags(view, { time: row.time, msgid: shownMsgid(row), ...extra, ...(client !== undefined ? { client } : {}) }),
     source: parseSource(speaker),
@@ -362,14 +369,28 @@ export const relayedLine = (raw: string, time: number, view: ClientView, extra: 
   if (line.tags.has("batch") && !view.caps.has("batch") && line.command === "BATCH") return undefined
   let params = line.params
   if (line.command === "JOIN" && !view.caps.has("extended-join") && params.length > 1) params = params.slice(0, 1)
-  if (line.command === "353" && !view.caps.has("multi-prefix") && params.length > 0) {
+  if (line.command === "353" && params.length > 0) {
+    // IRCv3 multi-prefix: without it, the highest prefix alone; userhost-in-names: without it, the nick alone.
+    const multi = view.caps.has("multi-prefix")
+    const userhost = view.caps.has("userhost-in-names")
     const names = params[params.length - 1]!
     const narrowed = names.split(" ").map((name) => {
       let i = 0
       while (i < name.length && view.prefixSymbols.includes(name[i]!)) i++
-      return i > 1 ? name[0] + name.slice(i) : name
+      const prefix = multi ? name.slice(0, i) : name.slice(0, Math.min(i, 1))
+      const rest = name.slice(i)
+      return prefix + (userhost ? rest : rest.replace(/[!@].*$/, ""))
     }).join(" ")
     params = [...params.slice(0, -1), narrowed]
+  }
+  if (line.command === "352" && !view.caps.has("multi-prefix") && params.length > 6) {
+    // RPL_WHOREPLY's flags (`H`/`G`, `*`, then the member's prefixes): without multi-prefix, the highest prefix alone.
+    const flags = params[6]!
+    let i = 0
+    while (i < flags.length && !view.prefixSymbols.includes(flags[i]!)) i++
+    let j = i
+    while (j < flags.length && view.prefixSymbols.includes(flags[j]!)) j++
+    if (j - i > 1) params = [...params.slice(0, 6), flags.slice(0, i + 1) + flags.slice(j), ...params.slice(7)]
   }
   try {
     return formatLine({

@@ -33,8 +33,9 @@ import {
 } from "../irc/TaggedMessages.js"
 import { prefixAllowance } from "../irc/TextSplit.js"
 import { MULTILINE_CAP, MULTILINE_MAX_BYTES, MULTILINE_MAX_LINES } from "./CapNegotiation.js"
-import { type Downstream, fail, nextBatchId, OWN_SENDS } from "./Downstream.js"
+import { type Downstream, fail, nextBatchId, OWN_SENDS, withLabel } from "./Downstream.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
+import { expectMultilineEcho } from "./MultilineEcho.js"
 import type { OpenMultiline } from "./MultilineState.js"
 
 /** A batch reference a client may use: one short word (batch §"Reference tag"). */
@@ -42,8 +43,21 @@ const REF = /^[A-Za-z0-9\-_.+/=]{1,64}$/
 
 const invalid = (d: Downstream, description: string) => fail(d, "BATCH", "MULTILINE_INVALID", [], description)
 
+/**
+ * Under the client's label (labeled-response, on the opening BATCH) when the batch has one and nothing else is being
+ * answered: what `run` replies is the batch's labelled answer; `later` says whether the answer is still to come (the
+ * batch goes on, or its echo will carry the label) when `run` replied nothing.
+ */
+const answering = (d: Downstream, open: OpenMultiline, run: Effect.Effect<void>, later: () => boolean) =>
+  open.label === undefined || d.collecting !== undefined
+    ? run
+    : withLabel(d, open.label, Effect.tap(run, () => {
+      if (later() && d.collecting?.length === 0) d.labelPassed = true
+      else open.label = undefined
+    }))
+
 /** True when `line` is a client's BATCH or a line of its open multiline batch, which this module then handles. */
-export const onMultiline = (deps: ListenerDeps, d: Downstream, line: IrcLine): Effect.Effect<boolean> =>
+export const onMultiline = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined): Effect.Effect<boolean> =>
   Effect.suspend(() => {
     const ref = line.tags.get("batch")
     if (line.command === "BATCH") {
@@ -51,7 +65,7 @@ export const onMultiline = (deps: ListenerDeps, d: Downstream, line: IrcLine): E
         invalid(d, "Nested batches are not accepted")
         return Effect.as(Effect.sync(() => drop(d)), true)
       }
-      return Effect.as(onBatch(deps, d, line), true)
+      return Effect.as(onBatch(deps, d, line, label), true)
     }
     if (ref === undefined) return Effect.succeed(false)
     const open = d.multiline
@@ -59,8 +73,8 @@ export const onMultiline = (deps: ListenerDeps, d: Downstream, line: IrcLine): E
       invalid(d, `No multiline batch ${ref} is open`)
       return Effect.succeed(true)
     }
-    if (!open.failed) addLine(d, open, line)
-    return Effect.succeed(true)
+    if (open.failed) return Effect.succeed(true)
+    return Effect.as(answering(d, open, Effect.sync(() => addLine(d, open, line)), () => !open.failed), true)
   })
 
 /** The open batch is refused: FAIL sent by the caller; its lines are dropped until its end. */
@@ -110,7 +124,7 @@ const addLine = (d: Downstream, open: OpenMultiline, line: IrcLine) => {
   open.parts.push({ text, concat: open.parts.length > 0 && concat })
 }
 
-const onBatch = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
+const onBatch = (deps: ListenerDeps, d: Downstream, line: IrcLine, label: string | undefined) =>
   Effect.gen(function*() {
     const [reference, type, target] = line.params
     if (reference === undefined || reference.length < 2) return invalid(d, "BATCH needs a reference tag")
@@ -119,7 +133,7 @@ const onBatch = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
       const open = d.multiline
       if (open === undefined || open.ref !== ref) return invalid(d, `No multiline batch ${ref} is open`)
       d.multiline = undefined
-      if (!open.failed) yield* send(deps, d, open)
+      if (!open.failed) yield* answering(d, open, send(deps, d, open), () => open.echoes)
       return
     }
     if (!reference.startsWith("+") || !REF.test(ref)) return invalid(d, "Invalid batch reference tag")
@@ -137,7 +151,9 @@ const onBatch = (deps: ListenerDeps, d: Downstream, line: IrcLine) =>
     const tags = clientOnlyTags(line.tags)
     const failed = tagBytes(tags) > CLIENT_TAGS_MAX_BYTES
     if (failed) invalid(d, "The batch's client tags are too long")
-    d.multiline = { ref, target, tags, command: undefined, parts: [], bytes: 0, failed }
+    d.multiline = { ref, target, tags, command: undefined, parts: [], bytes: 0, failed, label: failed ? undefined : label, echoes: false }
+    // The batch is answered at its end, or at its first refusal (labeled-response: the label is on the opening BATCH).
+    if (!failed && label !== undefined) d.labelPassed = true
   })
 
 /** The collected message goes upstream (see the module comment). */
@@ -155,12 +171,18 @@ const send = (deps: ListenerDeps, d: Downstream, open: OpenMultiline) =>
     const u = upstream.value
     const status = yield* deps.control.status(network.id)
     const text = open.parts.map((p, i) => (i === 0 || p.concat ? p.text : `\n${p.text}`)).join("")
-    if (d.ownSends.length >= OWN_SENDS) d.ownSends.shift()
-    d.ownSends.push({ targetFolded: foldCase(status.caseMapping, open.target), remaining: text, label: undefined })
-    const undo = () => {
-      d.ownSends.pop()
+    const targetFolded = foldCase(status.caseMapping, open.target)
+    const encrypted = yield* deps.control.isEncrypted(network.id, open.target)
+    // With echo-message the stored lines come back as the batch (MultilineEcho.ts); else they are only recognised.
+    const echoes = !encrypted && d.caps.enabled.has("echo-message")
+    if (!echoes) {
+      if (d.ownSends.length >= OWN_SENDS) d.ownSends.shift()
+      d.ownSends.push({ targetFolded, remaining: text, label: undefined })
     }
-    if (yield* deps.control.isEncrypted(network.id, open.target)) {
+    const undo = () => {
+      if (!echoes) d.ownSends.pop()
+    }
+    if (encrypted) {
       // End-to-end encrypted: each line of text through `say`, which encrypts (client tags are not sent).
       const said = yield* Effect.either(Effect.forEach(
         text.split("\n").filter((l) => l !== ""),
@@ -193,7 +215,11 @@ const send = (deps: ListenerDeps, d: Downstream, open: OpenMultiline) =>
     const sent = yield* Effect.either(deps.control.rawLines(network.id, lines))
     if (sent._tag === "Left") {
       undo()
-      failWith(d, open.target, sent.left)
+      return failWith(d, open.target, sent.left)
+    }
+    if (echoes) {
+      expectMultilineEcho(d, { target: open.target, targetFolded, command, parts: open.parts, tags: open.tags, label: open.label })
+      open.echoes = true
     }
   })
 

@@ -7,8 +7,9 @@
  * reads each feed line: a reply carrying one of our labels, the lines of a `labeled-response` batch opened with one,
  * and that batch's end belong to the session that sent the command. Numerics, `ACK` and the batch's own lines go to it
  * alone; other lines (a KICK, a user MODE) change what every client sees, so they go to every client, labelled for
- * that one only. Without labeled-response upstream there is nothing to correlate: the command gets an empty `ACK`
- * and its replies reach every client unlabelled.
+ * that one only. The answer to a JOIN (`mint(session, true)`: its label ends in `.j`) is the channel every client is
+ * now in: its numerics (topic, NAMES) go to every client too. Without labeled-response upstream there is nothing to
+ * correlate: the command gets an empty `ACK` and its replies reach every client unlabelled.
  *
  * Concurrency rule: `route` runs in the listener's synchronous routing steps (LiveOrder's routes), `mint` on the
  * sessions' fibers; both are synchronous.
@@ -23,7 +24,7 @@ export interface LabelledReply {
   readonly session: number
   /** Belay's label for it (the session maps it back to its client's). */
   readonly label: string
-  /** To that session alone (numerics, ACK, the labeled-response batch's BATCH lines), else to every session. */
+  /** To that session alone (numerics but a JOIN's, ACK, the labeled-response batch's BATCH lines), else to every session. */
   readonly originOnly: boolean
   /** The line carries the label itself (a single reply, an ACK, or the BATCH that opens the answer). */
   readonly carriesLabel: boolean
@@ -34,6 +35,10 @@ export interface LabelledReply {
 }
 
 const NUMERIC = /^\d{3}$/
+const JOIN_SUFFIX = ".j"
+
+/** The label was minted for a JOIN, whose numerics every client gets. */
+const forEveryone = (label: string) => label.endsWith(JOIN_SUFFIX)
 
 /** The value of one tag in a line's raw tag section (our labels and batch references need no unescaping). */
 const tagValue = (tags: string, key: string): string | undefined => {
@@ -74,11 +79,12 @@ export const makeUpstreamLabels = () => {
         batches.set(`${feed.networkId} ${ref.slice(1)}`, { session, label })
         return { session, label, originOnly: true, carriesLabel: true, batch: ref.slice(1), done: false }
       }
-      const originOnly = NUMERIC.test(line.command) || line.command === "ACK"
+      const originOnly = (NUMERIC.test(line.command) && !forEveryone(label)) || line.command === "ACK"
       return { session, label, originOnly, carriesLabel: true, batch: undefined, done: true }
     }
     if (open !== undefined) {
-      return { ...open, originOnly: NUMERIC.test(line.command), carriesLabel: false, batch: inBatch, done: false }
+      const originOnly = NUMERIC.test(line.command) && !forEveryone(open.label)
+      return { ...open, originOnly, carriesLabel: false, batch: inBatch, done: false }
     }
     if (ref.startsWith("-")) {
       const key = `${feed.networkId} ${ref.slice(1)}`
@@ -91,8 +97,8 @@ export const makeUpstreamLabels = () => {
   }
 
   return {
-    /** A new label of Belay's for a command session `session` sends upstream. */
-    mint: (session: number): string => `${prefix}${session}.${++next}`,
+    /** A new label of Belay's for a command session `session` sends upstream; `everyone`: a JOIN (see above). */
+    mint: (session: number, everyone = false): string => `${prefix}${session}.${++next}${everyone ? JOIN_SUFFIX : ""}`,
     route,
     /** Forgets a network's open batches (its connection ended: they will never close). */
     forgetNetwork: (networkId: number): void => {

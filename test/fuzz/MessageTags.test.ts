@@ -7,7 +7,9 @@
  * character, and a PRIVMSG is stored whatever its tags. Then thousands of those lines through the real MessageWriter
  * into PostgreSQL, their redactions applied, and every row read back through CHATHISTORY's rendering: every message
  * stored (no batch refused), each msgid read back as it was kept, every redaction naming a stored message applied
- * and no other row touched, and each stored row rendered as a line that parses back to its msgid.
+ * and no other row touched, and each stored row rendered as a line that parses back to its msgid. Also a client's
+ * tags against message-tags' 4094-byte bound: counted over every tag as sent, and what passes it passes the relaying
+ * checks and is relayed whole.
  *
  * Reproducible: fast-check with a fixed seed, printed at the start; FUZZ_SEED overrides it, FUZZ_RUNS scales the count.
  */
@@ -18,8 +20,9 @@ import fc from "fast-check"
 import { applyLine } from "../../src/actors/network/ChannelReducer.js"
 import { emptyChannelState } from "../../src/actors/network/ChannelState.js"
 import { type HistoryContext, messagesFor, REACTION_MAX, redactionFor } from "../../src/actors/network/History.js"
-import { escapeTagValue, parseLine } from "../../src/irc/IrcLine.js"
+import { escapeTagValue, formatLine, parseLine } from "../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
+import { CLIENT_TAGS_MAX_BYTES, clientOnlyTags, rawTagDataBytes, tagBytes } from "../../src/irc/TaggedMessages.js"
 import { storedRowLine } from "../../src/listener/MessageLines.js"
 import { MessageHistory } from "../../src/services/history/MessageHistory.js"
 import { MSGID_MAX, type NewMessage } from "../../src/services/history/MessageRow.js"
@@ -110,6 +113,29 @@ describe("hostile message tags", () => {
         if (redaction !== undefined) expect(keptId(redaction.msgid)).toBe(true)
       }),
       { seed: SEED, numRuns: RUNS }
+    )
+  })
+
+  it("a client's tags: the 4094-byte bound counts every tag as sent, and what passes it is relayed whole", () => {
+    // message-tags §"Size limit": DownstreamSession refuses a line past CLIENT_TAGS_MAX_BYTES of tag data (417);
+    // what passes must pass the relaying checks too (ClientCommands, Multiline) and reach the others unchanged.
+    const clientTag = fc.record({
+      key: fc.constantFrom("+baz", "+draft/reply", "+typing", "foo", "msgid", "+a.example/x", "label"),
+      value: fc.oneof(tagValue, fc.integer({ min: 4070, max: 4100 }).map((n) => "a".repeat(n)))
+    })
+    fc.assert(
+      fc.property(fc.array(clientTag, { minLength: 1, maxLength: 4 }), fc.constantFrom("PRIVMSG #c :hi", "TAGMSG #c"), (tags, rest) => {
+        const section = tags.map((t) => (t.value === "" ? t.key : `${t.key}=${t.value}`)).join(";")
+        const raw = `@${section} ${rest}`
+        expect(rawTagDataBytes(raw)).toBe(Buffer.byteLength(section))
+        const line = parseLine(raw)
+        if (line === undefined || rawTagDataBytes(raw) > CLIENT_TAGS_MAX_BYTES) return
+        const relayed = clientOnlyTags(line.tags)
+        expect(tagBytes(relayed)).toBeLessThanOrEqual(CLIENT_TAGS_MAX_BYTES)
+        expect([...relayed.keys()].every((k) => k.startsWith("+"))).toBe(true)
+        if (relayed.size > 0) expect(parseLine(formatLine({ tags: relayed, command: "TAGMSG", params: ["#c"] }))!.tags).toEqual(relayed)
+      }),
+      { seed: SEED, numRuns: Math.ceil(RUNS / 5) }
     )
   })
 

@@ -4,13 +4,16 @@
  * chunk bound (sasl-3.1: 905), AUTHENTICATE after registration (907 after SASL, 462 after PASS), the passthrough
  * capabilities the upstream lacks withdrawn before 001, draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
  * every JOIN, the welcome burst's and a live one's, a DM to oneself delivered to a client without echo-message, and
- * an empty PRIVMSG answered 412 (RFC 2812 §3.3.1).
+ * an empty PRIVMSG answered 412 (RFC 2812 §3.3.1), NAMES and WHO narrowed to the client's multi-prefix and
+ * userhost-in-names, CHATHISTORY's INVALID_TARGET, and SETNAME (IRCv3 setname).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { type ClientLine, connectClient, saslPlain } from "../support/IrcTestClient.js"
+import { MessageHistory } from "../../src/services/history/MessageHistory.js"
 import { MessageWriter } from "../../src/services/history/MessageWriter.js"
-import { CAPS, PASSWORD, saslClient, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
+import { Accounts } from "../../src/services/identity/Accounts.js"
+import { batchEnd, CAPS, PASSWORD, saslClient, startListenerApp, welcomedClient } from "../support/IrcListenerApp.js"
 
 const start = startListenerApp()
 import { describeMode } from "../support/TestDatabase.js"
@@ -83,9 +86,9 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       expect((yield* c.until("366")).map((l) => l.command)).not.toContain("MARKREAD")
     }), 60_000)
 
-  it.scopedLive("a DM to the member's own nick reaches a client without echo-message once: the server's delivery", () =>
+  it.scopedLive("a DM to the member's own nick reaches a client without echo-message once and is stored once", () =>
     Effect.gen(function*() {
-      const { port, upstream } = yield* start
+      const { get, port, upstream } = yield* start
       const c = yield* connectClient(port)
       yield* c.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone 0 * :Real")
       yield* c.until("366")
@@ -100,6 +103,11 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       yield* upstream.send(":bob!b@host PRIVMSG #belay :after")
       const rest = yield* c.until((l) => l.command === "PRIVMSG" && l.params[1] === "after")
       expect(rest.filter((l) => l.command === "PRIVMSG").map((l) => l.params[1])).toEqual(["after"])
+      // Stored as sent, the server's delivery of it being the same message: one row.
+      yield* get(MessageWriter).flush
+      const accountId = Option.getOrThrow(yield* get(Accounts).findByName("alice")).id
+      const stored = yield* get(MessageHistory).after(accountId, 0, 100)
+      expect(stored.filter((m) => m.text === "note to self").map((m) => [m.target, m.self])).toEqual([["alice", true]])
     }), 60_000)
 
   it.scopedLive("MARKREAD with a time that names no message answers the marker as stored, not FAIL", () =>
@@ -133,4 +141,59 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       yield* upstream.waitFor("PRIVMSG #belay :after that")
       expect((yield* upstream.skipped).filter((l) => /^(PRIVMSG|NOTICE) #belay/.test(l))).toEqual([])
     }), 60_000)
+
+  it.scopedLive("NAMES and WHO narrowed to a client without multi-prefix and userhost-in-names", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* startListenerApp({ upstreamCaps: ["multi-prefix", "userhost-in-names"] })
+      const plain = yield* welcomedClient(port, "alice/fake", PASSWORD)
+      const multi = yield* welcomedClient(port, "alice/fake", PASSWORD, `${CAPS} multi-prefix`)
+      // The upstream (irc-framework enabled both) answers in its own form.
+      yield* upstream.send(
+        ":irc.fake.test 353 alice = #belay :@+alice!a@host bob!b@host +carol!c@host",
+        ":irc.fake.test 366 alice #belay :End of /NAMES list."
+      )
+      // The actor's own WHO after NAMES answered first: its replies are the actor's, not the clients'.
+      yield* upstream.waitFor("WHO #belay")
+      yield* upstream.send(
+        ":irc.fake.test 315 alice #belay :End of /WHO list.",
+        ":irc.fake.test 352 alice #belay a host irc.fake.test alice H*@+ :0 Alice"
+      )
+      expect((yield* plain.next("353")).params[3]).toBe("@alice bob +carol")
+      expect((yield* plain.next("352")).params[6]).toBe("H*@")
+      expect((yield* multi.next("353")).params[3]).toBe("@+alice bob +carol")
+      expect((yield* multi.next("352")).params[6]).toBe("H*@+")
+    }), 60_000)
+
+  it.scopedLive("CHATHISTORY: a name that is no channel or nick is INVALID_TARGET, a valid one without history empty", () =>
+    Effect.gen(function*() {
+      const { port } = yield* start
+      const c = yield* welcomedClient(port, "alice/fake", PASSWORD)
+      yield* c.send("CHATHISTORY LATEST bob!*@* * 10")
+      const failed = yield* c.next((l) => l.command === "FAIL" || l.command === "BATCH")
+      expect([failed.command, ...failed.params.slice(0, 4)]).toEqual(["FAIL", "CHATHISTORY", "INVALID_TARGET", "LATEST", "bob!*@*"])
+      yield* c.send("CHATHISTORY LATEST nobody * 10", "CHATHISTORY BEFORE #nowhere timestamp=2030-01-01T00:00:00.000Z 10")
+      for (const target of ["nobody", "#nowhere"]) {
+        const open = yield* c.next((l) => l.command === "FAIL" || l.command === "BATCH")
+        expect([open.command, open.params[1], open.params[2]]).toEqual(["BATCH", "chathistory", target])
+        const lines = yield* c.until(batchEnd)
+        expect(lines.map((l) => l.command)).toEqual(["BATCH"])
+      }
+    }), 60_000)
+
+  it.scopedLive("SETNAME goes to an upstream with setname, whose echo reaches the clients; without it CANNOT_CHANGE_REALNAME", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* startListenerApp({ upstreamCaps: ["setname"] })
+      const c = yield* welcomedClient(port, "alice/fake", PASSWORD, `${CAPS} setname`)
+      yield* c.send("SETNAME :Alice Liddell")
+      yield* upstream.waitFor("SETNAME :Alice Liddell")
+      yield* upstream.send(":alice!a@host SETNAME :Alice Liddell")
+      const echo = yield* c.next((l) => l.command === "SETNAME" || l.command === "FAIL")
+      expect([echo.command, echo.source, echo.params]).toEqual(["SETNAME", "alice!a@host", ["Alice Liddell"]])
+
+      const without = yield* start
+      const d = yield* welcomedClient(without.port, "alice/fake", PASSWORD)
+      yield* d.send("SETNAME :Alice Liddell")
+      const refused = yield* d.next((l) => l.command === "SETNAME" || l.command === "FAIL")
+      expect([refused.command, ...refused.params.slice(0, 2)]).toEqual(["FAIL", "SETNAME", "CANNOT_CHANGE_REALNAME"])
+    }), 90_000)
 })

@@ -1,11 +1,12 @@
 /**
  * The listener's pure parts, as tables: the sign-in name and PASS forms, line splitting with its bound, the CAP state
- * machine, CHATHISTORY parsing (to requests or FAIL codes), and rendering (stored rows and relayed upstream lines per
- * capability).
+ * machine, CHATHISTORY parsing (to requests or FAIL codes) and its targets, and rendering (stored rows and relayed
+ * upstream lines per capability).
  */
 import { describe, expect, it } from "@effect/vitest"
+import fc from "fast-check"
 import { ALL_PASSTHROUGH, initialCapState, offeredCaps, onCap, passthroughChange } from "../../src/listener/CapNegotiation.js"
-import { parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
+import { isHistoryTarget, parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
 import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
 import { arrivesStored, type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
 import { parseModeChanges } from "../../src/listener/ModeRequest.js"
@@ -147,6 +148,30 @@ describe("CHATHISTORY parsing", () => {
   ])("%j fails with %s", (params, code) => expect(parseChatHistory(params)).toMatchObject({ code }))
 })
 
+describe("CHATHISTORY targets", () => {
+  it.each([
+    ["a channel", "#belay", true],
+    ["another CHANTYPES channel", "&local", true],
+    ["a nick", "bob", true],
+    ["a nick with specials", "[bob]_`|^{}\\", true],
+    ["a mask", "bob!*@*", false],
+    ["a nick with @", "bob@host", false],
+    ["a list", "bob,carol", false],
+    ["a channel list", "#a,#b", false],
+    ["a nick starting with a digit", "1bob", false],
+    ["a $ mask", "$*", false],
+    ["a control character", "bo\u0007b", false],
+    ["empty", "", false],
+    ["too long", "b".repeat(201), false]
+  ])("%s", (_name, target, valid) => expect(isHistoryTarget("#&", target)).toBe(valid))
+  it("accepts no name a buffer could not have, whatever the client sends", () =>
+    fc.assert(fc.property(fc.string({ maxLength: 300, unit: "binary" }), (target) => {
+      if (!isHistoryTarget("#&", target)) return
+      expect(target.length).toBeLessThanOrEqual(200)
+      expect(target).not.toMatch(/[\s,\p{Cc}]/u)
+    }), { seed: 353, numRuns: 2000 }))
+})
+
 describe("rendering", () => {
   const view = (caps: ReadonlyArray<string>): ClientView => ({
     caps: new Set(caps),
@@ -186,6 +211,11 @@ describe("rendering", () => {
     ["tags narrowed", "@account=dave;+typing=active;time=2020-01-01T00:00:00.000Z :dave!d@h JOIN #c", [], ":dave!d@h JOIN #c"],
     ["multi-prefix narrowed", ":irc 353 alice = #c :@+bob +carol", [], ":irc 353 alice = #c :@bob +carol"],
     ["multi-prefix kept", ":irc 353 alice = #c :@+bob", ["multi-prefix"], ":irc 353 alice = #c @+bob"],
+    ["userhost-in-names narrowed", ":irc 353 alice = #c :@+bob!b@h carol!c@h", [], ":irc 353 alice = #c :@bob carol"],
+    ["userhost-in-names narrowed, multi-prefix kept", ":irc 353 alice = #c :@+bob!b@h", ["multi-prefix"], ":irc 353 alice = #c @+bob"],
+    ["userhost-in-names kept", ":irc 353 alice = #c :@+bob!b@h", ["userhost-in-names"], ":irc 353 alice = #c @bob!b@h"],
+    ["WHO flags narrowed", ":irc 352 alice #c b h irc bob H*@+ :0 Bob", [], ":irc 352 alice #c b h irc bob H*@ :0 Bob"],
+    ["WHO flags kept", ":irc 352 alice #c b h irc bob G@+ :0 Bob", ["multi-prefix"], ":irc 352 alice #c b h irc bob G@+ :0 Bob"],
     ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
     ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
   ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))

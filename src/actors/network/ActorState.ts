@@ -76,6 +76,11 @@ export interface Session {
   permanent: string | null
   /** The text of the server's ERROR line, if one came. */
   serverError: string | null
+  /**
+   * Our own PRIVMSG/NOTICE lines to our own nick, stored as sent (no echo-message), whose delivery back to us by the
+   * server is not history again (Persistence.storeOwn, isOwnDelivery); at most SELF_DELIVERIES, oldest first.
+   */
+  selfDeliveries: Array<string>
 }
 
 /** A get_mode_list caller, with what its timeout message names. */

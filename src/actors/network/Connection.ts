@@ -167,7 +167,8 @@ const startAttempt = (a: Actor) =>
       pendingKeys: CaseMappedMap.empty(DEFAULT_CASE_MAPPING),
       closeReason: null,
       permanent: null,
-      serverError: null
+      serverError: null,
+      selfDeliveries: []
     }
     arm(a, "registration", time + Duration.toMillis(REGISTRATION_TIMEOUT), { _tag: "RegistrationTimeout", session: id })
     yield* transition(a, "connecting", { host: a.config.host, port: a.config.port, tls: a.config.tls })

@@ -32,7 +32,7 @@ import { channelOfTarget, messagesFor, redactionFor } from "./History.js"
 import * as ModeListWaiters from "./ModeListWaiters.js"
 import * as ModeLists from "./ModeListRequests.js"
 import { send } from "./Outbound.js"
-import { append, forgetChannel, historyContext, onSelfJoin, trackKey } from "./Persistence.js"
+import { append, forgetChannel, historyContext, isOwnDelivery, onSelfJoin, trackKey } from "./Persistence.js"
 import {
   afterBurst,
   nickFallback,
@@ -85,7 +85,13 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
     const context = historyContext(a, s, time)
     const stored = raw.replace(/[\r\n]+$/, "")
     a.deps.events?.line?.(a.config.accountId, a.networkId, stored, time)
-    yield* append(a, E2e.historyOfInbound(a.e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored)))
+    // Our own message to our own nick was stored as sent (Persistence.storeOwn): its delivery to us is that message.
+    if (!isOwnDelivery(s, line)) {
+      yield* append(
+        a,
+        E2e.historyOfInbound(a.e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored))
+      )
+    }
     // After the rows appended before it (MessageRedactions.ts); the writer only queues it.
     const redaction = redactionFor(context, line)
     if (redaction !== undefined) yield* a.deps.store.redact(redaction)

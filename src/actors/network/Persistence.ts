@@ -13,7 +13,8 @@
  * at a time, and the reader only enqueues.
  */
 import { Effect, Fiber, Schedule } from "effect"
-import { CaseMappedMap } from "../../irc/CaseMapping.js"
+import { CaseMappedMap, equalsFolded } from "../../irc/CaseMapping.js"
+import { type IrcLine, parseLine } from "../../irc/IrcLine.js"
 import { serverBufferTarget } from "../../schema/Ids.js"
 import type { NewMessage } from "../../services/history/MessageRow.js"
 import type { StoredChannel } from "../../services/networks/Networks.js"
@@ -80,12 +81,48 @@ export const historyContext = (a: Actor, s: Session, time: number): HistoryConte
   time: new Date(time)
 })
 
-/** Our own lines as history, unless the server echoes them (echo-message), which are then stored from the echo. */
+/** Own messages to our own nick awaiting the server's delivery of them (Session.selfDeliveries). */
+export const SELF_DELIVERIES = 64
+
+/** What identifies our PRIVMSG or NOTICE to our own nick among those awaiting delivery; undefined for other lines. */
+const selfDeliveryKey = (s: Session, line: IrcLine | undefined): string | undefined => {
+  if (line === undefined || (line.command !== "PRIVMSG" && line.command !== "NOTICE")) return undefined
+  const [targets, text] = line.params
+  if (targets === undefined || text === undefined) return undefined
+  const own = targets.split(",").some((t) => equalsFolded(s.isupport.caseMapping, t, s.nick))
+  return own ? `${line.command} ${text}` : undefined
+}
+
+/**
+ * Our own lines as history, unless the server echoes them (echo-message), which are then stored from the echo. A
+ * message to our own nick is stored as sent too; the server then delivers it to us (RFC 2812 §3.3.1), and that copy
+ * is the same message, not another (isOwnDelivery).
+ */
 export const storeOwn = (a: Actor, s: Session, lines: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     if (s.caps.has("echo-message")) return
+    for (const raw of lines) {
+      const key = selfDeliveryKey(s, parseLine(raw))
+      if (key === undefined) continue
+      if (s.selfDeliveries.length >= SELF_DELIVERIES) s.selfDeliveries.shift()
+      s.selfDeliveries.push(key)
+    }
     yield* append(a, ownMessages(historyContext(a, s, yield* now), lines))
   })
+
+/**
+ * Whether an inbound line is the server delivering to us a message we sent our own nick and stored as sent
+ * (storeOwn): consumed, and not stored again. With echo-message the server's line is the only copy, and is stored.
+ */
+export const isOwnDelivery = (s: Session, line: IrcLine): boolean => {
+  if (s.caps.has("echo-message") || line.source === undefined) return false
+  if (!equalsFolded(s.isupport.caseMapping, line.source.nick, s.nick)) return false
+  const key = selfDeliveryKey(s, line)
+  const i = key === undefined ? -1 : s.selfDeliveries.indexOf(key)
+  if (i === -1) return false
+  s.selfDeliveries.splice(i, 1)
+  return true
+}
 
 /** A note in the server buffer about the connection itself (lost, refused), so history explains the gaps. */
 export const connectionNote = (a: Actor, text: string) =>
