@@ -482,6 +482,7 @@ export const make = (options: LocalActorsOptions = {}) =>
             const actor = actors.get(networkId)
             return actor === undefined ? Effect.succeed(offlineStatus(networkId)) : actor.status.get
           }),
+        statusNow: (networkId) => actors.get(networkId)?.status.now ?? offlineStatus(networkId),
         upstream: (networkId) =>
           Effect.suspend(() => {
             const actor = actors.get(networkId)

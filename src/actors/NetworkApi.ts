@@ -66,6 +66,12 @@ export interface UpstreamView {
 
 export interface NetworkControlService {
   readonly status: (networkId: number) => Effect.Effect<NetworkStatus>
+  /**
+   * The status `status` would answer, when it is at hand without waiting (a network run in this process, or none);
+   * undefined when it must be asked for (a network another node runs). Lets a read served from memory answer without a
+   * fiber (src/http/Immediate.ts). Optional: an implementation without it is always asked.
+   */
+  readonly statusNow?: (networkId: number) => NetworkStatus | undefined
   /** The registered upstream connection; None while the network is not connected. Never waits for the actor. */
   readonly upstream: (networkId: number) => Effect.Effect<Option.Option<UpstreamView>>
   readonly statuses: Effect.Effect<ReadonlyArray<NetworkStatus>>

@@ -263,6 +263,8 @@ export const make = Effect.gen(function*() {
 
   const service: NetworkControlService = {
     status,
+    // Only a network run on this node is at hand; one run elsewhere is asked (or its kept answer read) by `status`.
+    statusNow: (networkId) => isHere(networkId) ? here.statusNow?.(networkId) : undefined,
     upstream: (networkId) =>
       isHere(networkId)
         ? here.upstream(networkId)

@@ -79,6 +79,7 @@ export const makeFakeNetworkControl = Effect.gen(function*() {
 
   const service = NetworkControl.of({
     status: (id) => Effect.sync(() => statusOf(id)),
+    statusNow: statusOf,
     upstream: (id) =>
       Effect.sync(() => {
         const status = statusOf(id)

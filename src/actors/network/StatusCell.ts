@@ -22,6 +22,11 @@ export class StatusCell {
     return Effect.sync(() => this.value)
   }
 
+  /** The status last published, read at once (NetworkApi's `statusNow`). */
+  get now(): NetworkStatus {
+    return this.value
+  }
+
   /** The current status, then every status published after it. */
   get changes(): Stream.Stream<NetworkStatus> {
     return Stream.unwrapScoped(Effect.suspend(() => {

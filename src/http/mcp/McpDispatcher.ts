@@ -29,13 +29,13 @@ import {
 import { isToolName, toolsByName, type ToolName } from "../../schema/McpTools.js"
 import {
   type CallToolResult,
-  decodeToolArguments,
   toolFailureResult,
   toolsListResponseParts,
   toolSuccessResult
 } from "../../schema/ToolCatalog.js"
 import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
 import type { Principal } from "../../services/identity/Authenticator.js"
+import { makeDecodedArguments } from "./DecodedArguments.js"
 import { makeToolHandlers, type ToolCaller, type ToolHandler } from "./ToolHandlers.js"
 import type { HttpResponse } from "../HttpServer.js"
 import { mapNow, matchNow } from "../Immediate.js"
@@ -102,6 +102,7 @@ export const callResultBody = (id: JsonRpcId, result: CallToolResult, ends: Resu
 export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDispatcher", {
   effect: Effect.gen(function*() {
     const handlers = yield* makeToolHandlers
+    const decoded = makeDecodedArguments()
 
     /** The scope gate of interface "Authentication" 5 and 7. */
     const gate = (caller: ToolCaller, name: ToolName): ToolFailure | undefined => {
@@ -118,7 +119,7 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
       // The gate and the decoding are plain code: a refused or malformed call costs no Effect step.
       const refused = gate(caller, name)
       if (refused) return Effect.succeed(failed(name, refused))
-      const input = decodeToolArguments(name, args)
+      const input = decoded.decode(name, args)
       if (Either.isLeft(input)) return Effect.succeed(failed(name, input.left))
       // The table is keyed by name, so the handler and the input belong together.
       const handler = handlers[name] as ToolHandler<ToolName>

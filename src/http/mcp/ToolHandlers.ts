@@ -22,6 +22,7 @@ import { MessageHistory, type StoredMessage } from "../../services/history/Messa
 import { type NetworkListing, Networks } from "../../services/networks/Networks.js"
 import { NickNotes, type RelayBotMarks } from "../../services/networks/NickNotes.js"
 import { serializedMessageRecord, toMessageRecord } from "../../services/history/MessageRecord.js"
+import { flatMapNow, mapNow } from "../Immediate.js"
 
 /** What a handler returns: the output in its wire (encoded) form, which is what is serialized. */
 export type ToolPayload<N extends ToolName> = Schema.Schema.Encoded<ToolByName<N>["output"]>
@@ -48,15 +49,24 @@ export const makeToolHandlers = Effect.gen(function*() {
   const notes = yield* NickNotes
   const control = yield* NetworkControl
 
-  /** The network (its id) if it belongs to the principal's account; every tool with a networkId starts here. */
-  const owned = (principal: ToolCaller, networkId: number) =>
-    Effect.flatMap(
+  /**
+   * The network (its id) if it belongs to the principal's account; every tool with a networkId starts here. An owner
+   * kept in memory gives an Exit (Immediate.ts), so a read answered from memory needs no fiber.
+   */
+  const owned = (principal: ToolCaller, networkId: number): Effect.Effect<{ readonly id: number }, UnknownNetwork> =>
+    flatMapNow(
       networks.isOwnedBy(principal.accountId, networkId),
       (mine) => (mine ? Effect.succeed({ id: networkId }) : Effect.fail(new UnknownNetwork({ networkId })))
     )
 
+  /** The network's status: read at once when the port has it at hand (NetworkApi's `statusNow`), else asked. */
+  const statusOf = (networkId: number): Effect.Effect<NetworkStatus> => {
+    const now = control.statusNow?.(networkId)
+    return now === undefined ? control.status(networkId) : Effect.succeed(now)
+  }
+
   const ownedWithStatus = (principal: ToolCaller, networkId: number) =>
-    Effect.zip(owned(principal, networkId), control.status(networkId))
+    Effect.zip(owned(principal, networkId), Effect.suspend(() => statusOf(networkId)))
 
   /**
    * set_away without networkId (docs/contract.md "MCP tool shapes"): every connected network of the account is told,
@@ -188,17 +198,23 @@ export const makeToolHandlers = Effect.gen(function*() {
         }
       }),
 
-    // Written without a generator: it is the tool agents poll, and its steps are all synchronous when the page is kept.
+    // Written without a generator, in Immediate.ts's combinators: it is the tool agents poll, and when the owner, the
+    // status, the page and the relay-bot marks are all in memory its answer is an Exit, sent without a fiber. The steps
+    // run in the order they always did: ownership, status, page, marks.
     recent_messages: (principal, input) =>
-      Effect.flatMap(ownedWithStatus(principal, input.networkId), ([, status]) =>
-        Effect.zipWith(
-          store.recent(input.networkId, foldCase(status.caseMapping, input.target), {
-            before: Option.fromNullable(input.before),
-            limit: input.limit
-          }),
-          notes.relayBots(input.networkId),
-          (rows, bots) => recentPage(input.networkId, input.target, rows, bots, status.caseMapping)
-        )),
+      flatMapNow(owned(principal, input.networkId), () =>
+        flatMapNow(statusOf(input.networkId), (status) =>
+          flatMapNow(
+            store.recent(input.networkId, foldCase(status.caseMapping, input.target), {
+              before: Option.fromNullable(input.before),
+              limit: input.limit
+            }),
+            (rows) =>
+              mapNow(
+                notes.relayBots(input.networkId),
+                (bots) => recentPage(input.networkId, input.target, rows, bots, status.caseMapping)
+              )
+          ))),
 
     search_messages: (principal, input) =>
       Effect.gen(function*() {

@@ -78,6 +78,12 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     const networks = yield* Networks
     /** Map order is recency of use: a hit moves its entry to the end; eviction takes from the front. */
     const entries = new Map<string, Entry>()
+    /**
+     * The key last touched or begun, which is then the last in `entries` while it is there: only `touch` and
+     * `beginLoad` add keys, both at the end. A buffer polled again is already last, and moving it costs a delete and
+     * an insert of a string key on every hit.
+     */
+    let newest: string | undefined = undefined
     let kept = 0
     /** False while rows stored elsewhere may go unheard: nothing is kept or answered. */
     let trusted = true
@@ -99,8 +105,10 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
     }
 
     const touch = (key: string, entry: Entry) => {
+      if (key === newest) return
       entries.delete(key)
       entries.set(key, entry)
+      newest = key
     }
 
     /**
@@ -147,6 +155,7 @@ export class RecentPages extends Effect.Service<RecentPages>()("belay/RecentPage
       if (current !== undefined) drop(key)
       const loading: Loading = { _tag: "Loading", pending: [] }
       entries.set(key, loading)
+      newest = key
       return Option.some((rows: ReadonlyArray<StoredMessage>) => {
         if (entries.get(key) !== loading) return
         // A buffer without history is not kept: a page of nothing costs one probe of the index, and keeping

@@ -2,10 +2,12 @@
 // through the one write gate (docs/contract.md "MCP tool shapes") with one network named and with every network, and a
 // failure of the port reaching the wire as the port gave it. One app for the file; each test has its own account.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Exit, Layer, Option } from "effect"
 import { makeToolHandlers } from "../../../src/http/mcp/ToolHandlers.js"
 import { NetworkId } from "../../../src/schema/Ids.js"
+import { toolSuccessResult } from "../../../src/schema/ToolCatalog.js"
 import { toToolFailurePayload } from "../../../src/schema/ToolErrors.js"
+import { MessageWriter } from "../../../src/services/history/MessageWriter.js"
 import type { Principal } from "../../../src/services/identity/Authenticator.js"
 import { Networks } from "../../../src/services/networks/Networks.js"
 import { seedAccount, startTestApp } from "../../support/TestApp.js"
@@ -99,6 +101,29 @@ describe(`ToolHandlers on ${describeMode}`, () => {
           error: "locked-down",
           message: "this instance does not allow connecting to irc.test"
         })
+      }))
+
+    it.effect("recent_messages answers a kept page without a fiber, and folds the target with the status of each call", () =>
+      Effect.gen(function*() {
+        const { app, first, handlers, principal } = yield* account("ivy")
+        const store = app.get(MessageWriter)
+        // A buffer is its target folded by the network's CASEMAPPING (docs/contract.md): RFC 1459 folds [ to {, ASCII not.
+        yield* store.append({
+          networkId: first, target: "#ivy{x}", targetFolded: "#ivy{x}", bufferKind: "channel",
+          time: new Date(), kind: "privmsg", nick: "bob", text: "kept", self: false
+        })
+        yield* store.flush
+        const texts = (payload: object) => {
+          const page = JSON.parse(toolSuccessResult(payload).json) as { messages: Array<{ text: string }> }
+          return page.messages.map((m) => m.text)
+        }
+        const input = { networkId: first, target: "#IVY[X]", limit: 50 }
+        expect(texts(yield* handlers.recent_messages(principal, input))).toEqual(["kept"])
+        const kept = handlers.recent_messages(principal, input)
+        expect(Exit.isExit(kept)).toBe(true)
+        expect(texts(yield* kept)).toEqual(["kept"])
+        app.fake.network(first).status = { caseMapping: "ascii" }
+        expect(texts(yield* handlers.recent_messages(principal, input))).toEqual([])
       }))
   })
 })
