@@ -83,6 +83,9 @@ interface Entry<V> {
   readonly value: V
 }
 
+/** The empty CaseMappedMap of each casemapping (`CaseMappedMap.empty`). */
+const emptyMaps = new Map<CaseMapping, CaseMappedMap<never>>()
+
 /**
  * An immutable map from IRC names (nicks, channels) to values, keyed by the folded name and remembering the
  * casing it was last set with. Updates return a new map sharing structure with the old one (Effect `HashMap`),
@@ -94,8 +97,14 @@ export class CaseMappedMap<V> implements Iterable<readonly [string, V]> {
     private readonly entries: HashMap.HashMap<string, Entry<V>>
   ) {}
 
+  /** One instance per casemapping, shared (the map is immutable): every network starts several empty ones. */
   static empty<V>(mapping: CaseMapping): CaseMappedMap<V> {
-    return new CaseMappedMap<V>(mapping, HashMap.empty())
+    let empty = emptyMaps.get(mapping)
+    if (empty === undefined) {
+      empty = new CaseMappedMap<never>(mapping, HashMap.empty())
+      emptyMaps.set(mapping, empty)
+    }
+    return empty
   }
 
   static fromEntries<V>(mapping: CaseMapping, entries: Iterable<readonly [string, V]>): CaseMappedMap<V> {

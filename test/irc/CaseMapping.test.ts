@@ -62,6 +62,16 @@ describe("equalsFolded", () => {
 describe("CaseMappedMap", () => {
   const base = CaseMappedMap.empty<number>("rfc1459").set("Alice", 1).set("Bob[away]", 2)
 
+  it("empty: one shared instance per casemapping, which a set leaves empty", () => {
+    const empty = CaseMappedMap.empty<number>("rfc1459")
+    expect(CaseMappedMap.empty<string>("rfc1459")).toBe(empty)
+    expect(CaseMappedMap.empty<number>("ascii")).not.toBe(empty)
+    expect(CaseMappedMap.empty<number>("ascii").mapping).toBe("ascii")
+    expect(empty.set("Alice", 1).size).toBe(1)
+    expect(empty.size).toBe(0)
+    expect(CaseMappedMap.empty<number>("rfc1459").has("alice")).toBe(false)
+  })
+
   it.each([
     { name: "exact name", lookup: "Alice", value: 1 },
     { name: "other case", lookup: "aLICE", value: 1 },

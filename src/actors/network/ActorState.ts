@@ -120,8 +120,11 @@ export interface Actor {
   storedKeys: CaseMappedMap<string | null>
   /** FiSH keys of the network's encrypted channels and DMs (E2eCodec.ts), kept current from E2eKeys.changes. */
   e2eKeys: E2e.E2eKeyTable
-  /** Callers of get_mode_list waiting for an answer, by request id (their queries are in `session.modeLists`). */
-  readonly modeListWaiters: Map<ModeLists.RequestId, ModeListWaiter>
+  /**
+   * Callers of get_mode_list waiting for an answer, by request id (their queries are in `session.modeLists`); made on
+   * the first wait, as most networks never have one (an empty Map is 184 bytes: docs/architecture.md "Memory").
+   */
+  modeListWaiters: Map<ModeLists.RequestId, ModeListWaiter> | undefined
   modeListSeq: number
   /** Repository writes not done yet, oldest first; the head is the one being written while `writing`. */
   readonly unsaved: Array<Effect.Effect<void>>

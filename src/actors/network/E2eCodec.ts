@@ -51,10 +51,14 @@ export class E2eKeyTable {
 
   static readonly empty: E2eKeyTable = new E2eKeyTable(new Map())
 
+  /**
+   * The keys read at an actor's start; with none (nearly every network), the shared `empty`, so an idle network holds
+   * no table of its own (docs/architecture.md "Memory").
+   */
   static fromEntries(entries: Iterable<E2eKeyEntry>): E2eKeyTable {
     const map = new Map<string, E2eKeyEntry>()
     for (const entry of entries) map.set(foldCase("rfc1459", entry.target), entry)
-    return new E2eKeyTable(map)
+    return map.size === 0 ? E2eKeyTable.empty : new E2eKeyTable(map)
   }
 
   get size(): number {

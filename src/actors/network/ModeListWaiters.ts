@@ -19,7 +19,8 @@ const timerName = (id: ModeLists.RequestId) => `mode-list-${id}`
 
 /** Adds a waiter for a query just registered under `id`; its timeout starts with `startTimeout`. */
 export const wait = (a: Actor, id: ModeLists.RequestId, waiter: ModeListWaiter) => {
-  a.modeListWaiters.set(id, waiter)
+  const waiters = a.modeListWaiters ?? (a.modeListWaiters = new Map())
+  waiters.set(id, waiter)
 }
 
 /**
@@ -28,7 +29,7 @@ export const wait = (a: Actor, id: ModeLists.RequestId, waiter: ModeListWaiter) 
  */
 export const startTimeout = (a: Actor, id: ModeLists.RequestId) =>
   Effect.suspend(() =>
-    a.modeListWaiters.has(id)
+    a.modeListWaiters?.has(id) === true
       ? startTimer(a, timerName(id), MODE_LIST_TIMEOUT, { _tag: "ModeListTimeout", requestId: id })
       : Effect.void
   )
@@ -39,9 +40,9 @@ export const answer = (
   outcome: Either.Either<ModeList, Refused | Timeout | NotConnected>
 ) =>
   Effect.suspend(() => {
-    const waiter = a.modeListWaiters.get(id)
+    const waiter = a.modeListWaiters?.get(id)
     if (waiter === undefined) return Effect.void
-    a.modeListWaiters.delete(id)
+    a.modeListWaiters?.delete(id)
     disarm(a, timerName(id))
     return Deferred.complete(waiter.reply, outcome)
   })
@@ -52,14 +53,15 @@ export const failAll = (a: Actor, s: Session) =>
     s.modeLists = ModeLists.reset(s.modeLists).state
     // Nobody waiting (nearly always): no error built, since a Schema error validates its fields and captures a stack,
     // which for a server restart dropping 10,000 connections was a twentieth of the core spent on the drops.
-    if (a.modeListWaiters.size === 0) return
+    const waiters = a.modeListWaiters
+    if (waiters === undefined || waiters.size === 0) return
     const gone = new NotConnected({ networkId: a.networkId })
-    for (const id of [...a.modeListWaiters.keys()]) yield* answer(a, id, Either.left(gone))
+    for (const id of [...waiters.keys()]) yield* answer(a, id, Either.left(gone))
   })
 
 export const onTimeout = (a: Actor, id: ModeLists.RequestId) =>
   Effect.suspend(() => {
-    const waiter = a.modeListWaiters.get(id)
+    const waiter = a.modeListWaiters?.get(id)
     if (waiter === undefined) return Effect.void
     // The query stays as an orphan that swallows its late replies (ModeListRequests.expire).
     if (a.session !== undefined) a.session.modeLists = ModeLists.expire(a.session.modeLists, id).state

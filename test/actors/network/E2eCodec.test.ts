@@ -56,6 +56,14 @@ describe("E2eKeyTable", () => {
     expect(t.get(mapping, asked)).toBe(found ? SWALLOW : undefined)
   })
 
+  it("with no stored key, is the shared empty table, which an update leaves empty", () => {
+    const none = E2eKeyTable.fromEntries([])
+    expect(none).toBe(E2eKeyTable.empty)
+    expect(none.apply({ networkId: 1, target: "#Enc", key: SWALLOW }).has("rfc1459", "#enc")).toBe(true)
+    expect(E2eKeyTable.fromEntries([]).size).toBe(0)
+    expect(E2eKeyTable.fromEntries([]).has("rfc1459", "#enc")).toBe(false)
+  })
+
   it("applies sets and clears by the store's rfc1459 identity, and is immutable", () => {
     const set = E2eKeyTable.empty.apply({ networkId: 1, target: "#Enc", key: SWALLOW })
     expect(set.has("rfc1459", "#enc")).toBe(true)
