@@ -24,6 +24,22 @@ export const seedNetworks = (count = 1) =>
     return { accountId: account!.id, networkIds }
   })
 
+/**
+ * A fresh account with two networks and a channel on each, `#chat` on the first and `#room` on the second: the scopes
+ * the search tests fill with generated lines (an `in` filter, and the account-wide search across both).
+ */
+export const seedTwoChannels = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const { accountId, networkIds: [net, other] } = yield* seedNetworks(2)
+  const [chat] = yield* sql<{ id: number }>`
+    INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net!}, '#chat', '#chat', 'channel')
+    RETURNING id`
+  const [room] = yield* sql<{ id: number }>`
+    INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${other!}, '#room', '#room', 'channel')
+    RETURNING id`
+  return { accountId, net: net!, other: other!, chat: chat!, room: room! }
+})
+
 export const T0 = Date.UTC(2025, 0, 31, 12, 0, 0)
 
 /** A privmsg by alice at T0 in `target` (folded by lower-casing), unless `extra` says otherwise. */

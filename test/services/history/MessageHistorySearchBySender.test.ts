@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { MessageHistory, SEARCH_PROBE_PER_RESULT, SEARCH_WINDOW_PER_RESULT } from "../../../src/services/history/MessageHistory.js"
-import { seedNetworks } from "../../support/MessageFixtures.js"
+import { seedTwoChannels } from "../../support/MessageFixtures.js"
 import { captured, messagePlans, rowsRead } from "../../support/QueryPlans.js"
 import { describeMode, TestDatabaseLive } from "../../support/TestDatabase.js"
 
@@ -31,13 +31,7 @@ describe(`search_messages by sender on ${describeMode}`, () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const history = yield* MessageHistory
-        const { accountId, networkIds: [net, other] } = yield* seedNetworks(2)
-        const [chat] = yield* sql<{ id: number }>`
-          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net!}, '#chat', '#chat', 'channel')
-          RETURNING id`
-        const [room] = yield* sql<{ id: number }>`
-          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${other!}, '#room', '#room', 'channel')
-          RETURNING id`
+        const { accountId, net, other, chat, room } = yield* seedTwoChannels
         // One line in three in #room, the rest in #chat; the speaker talks in both.
         yield* sql`
           INSERT INTO messages (buffer_id, time, kind, nick, text)

@@ -15,7 +15,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { MessageHistory, SEARCH_WINDOW_PER_RESULT, type SearchQuery } from "../../../src/services/history/MessageHistory.js"
-import { seedNetworks } from "../../support/MessageFixtures.js"
+import { seedNetworks, seedTwoChannels } from "../../support/MessageFixtures.js"
 import { captured, messagePlans, nodes, rowsRead, scansOf } from "../../support/QueryPlans.js"
 import { describeMode, TestDatabaseLive } from "../../support/TestDatabase.js"
 
@@ -128,13 +128,7 @@ describe(`search_messages routes on ${describeMode}`, () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const history = yield* MessageHistory
-        const { accountId, networkIds: [net, other] } = yield* seedNetworks(2)
-        const [chat] = yield* sql<{ id: number }>`
-          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${net!}, '#chat', '#chat', 'channel')
-          RETURNING id`
-        const [room] = yield* sql<{ id: number }>`
-          INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${other!}, '#room', '#room', 'channel')
-          RETURNING id`
+        const { accountId, net, other, chat, room } = yield* seedTwoChannels
         // i from 1 to MESSAGES; the newest window of a page of 10 is the last 1,000.
         yield* sql`
           INSERT INTO messages (buffer_id, time, kind, nick, text)
