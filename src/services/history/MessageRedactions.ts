@@ -7,8 +7,9 @@
  * show it redacted (RecentPages.redact: a new object, so MessageRecord's serialized copy of the old one is not
  * reused) and it is announced on `redacted`: the member's tabs get a `redaction` frame (MemberEvents), and in a
  * cluster the other nodes hear it (ClusterEvents, `redactedElsewhere`). The row also keeps where the redaction fell
- * among the stored messages (`redacted_after`, the newest id then; migration 0019), so a tab that was away gets the
- * frame when it resumes with `?since=` (MessageHistory.redactedSince, SocketSession's replay), on any node.
+ * among the stored messages (`redacted_after`, the newest id taken from the sequence then, committed or not;
+ * migration 0019), so a tab that was away gets the frame when it resumes with `?since=` (MessageHistory.redactedSince,
+ * SocketSession's replay), on any node.
  *
  * Order: the row a redaction names may still wait in MessageWriter's inbox (a message and its redaction a few
  * milliseconds apart), so each redaction waits for the writer's `flush` (everything appended before it is stored)
@@ -84,13 +85,24 @@ export const makeRedactions = (deps: {
         return Effect.asVoid(PubSub.publish(redacted, message))
       })
 
+    // `redacted_after` is read from the id sequence, after the row is marked and in the same transaction, not as
+    // max(id): a batch another connection is storing has taken its ids from the sequence before it commits, so its
+    // messages (which may reach a tab before this redaction's frame) are counted, where max(id) would not see them
+    // (docs/contract.md, WebSocket `?since=`). The sequence is read as it stands, outside any snapshot.
     const update = (r: Redaction) =>
-      sql<{ messageId: number; target: string }>`
-        UPDATE messages AS m SET redacted = true, text = '', raw = NULL, redacted_after = (SELECT max(id) FROM messages)
-        FROM buffers AS b
-        WHERE b.network_id = ${r.networkId} AND b.target_folded = ${r.targetFolded}
-          AND m.buffer_id = b.id AND m.msgid = ${r.msgid} AND NOT m.redacted AND m.kind IN ${sql.literal(REDACTABLE)}
-        RETURNING m.id AS "messageId", b.target`
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ messageId: number; target: string }>`
+          UPDATE messages AS m SET redacted = true, text = '', raw = NULL
+          FROM buffers AS b
+          WHERE b.network_id = ${r.networkId} AND b.target_folded = ${r.targetFolded}
+            AND m.buffer_id = b.id AND m.msgid = ${r.msgid} AND NOT m.redacted AND m.kind IN ${sql.literal(REDACTABLE)}
+          RETURNING m.id AS "messageId", b.target`
+        if (rows.length === 0) return rows
+        yield* sql`
+          UPDATE messages SET redacted_after = (SELECT last_value FROM messages_id_seq)
+          WHERE ${sql.in("id", rows.map((row) => row.messageId))}`
+        return rows
+      }))
 
     const apply = (r: Redaction) =>
       Effect.gen(function*() {
