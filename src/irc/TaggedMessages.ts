@@ -11,7 +11,7 @@
  *   (multiline §"Message tags"), or on the first line of the fallback (§"Fallback").
  */
 import { encodeAction } from "./Ctcp.js"
-import { formatLine, utf8ByteLength } from "./IrcLine.js"
+import { formatLine, parseLine, utf8ByteLength } from "./IrcLine.js"
 import { splitText } from "./TextSplit.js"
 
 /**
@@ -27,6 +27,35 @@ export const clientOnlyTags = (tags: ReadonlyMap<string, string>): Map<string, s
 /** The tag data the tags make on a line (`a=b;c` with escapes, without `@` and the space); 0 for none. */
 export const tagBytes = (tags: ReadonlyMap<string, string>): number =>
   tags.size === 0 ? 0 : utf8ByteLength(formatLine({ tags, command: "X" })) - 3
+
+/**
+ * The client-only tags of a line as the upstream delivered it, for Belay to relay as a server relays them
+ * (message-tags §"Client-only tags"); undefined when it has none. Their tag data stays within CLIENT_TAGS_MAX_BYTES
+ * (§"Size limit"): a tag that would pass it is dropped whole, never cut, since a cut value would say something else.
+ * Read cheaply first: a line with no tag key starting with `+` is not parsed (a value cannot hold a raw `;`).
+ */
+export const relayedClientTags = (raw: string | null | undefined): Readonly<Record<string, string>> | undefined => {
+  if (raw == null || raw.charCodeAt(0) !== 64) return undefined
+  if (raw.charCodeAt(1) !== 43) {
+    const end = raw.indexOf(" ")
+    const next = raw.indexOf(";+")
+    if (next === -1 || (end !== -1 && next > end)) return undefined
+  }
+  const line = parseLine(raw)
+  if (line === undefined) return undefined
+  const out: Record<string, string> = {}
+  let bytes = 0
+  let kept = 0
+  for (const [key, value] of clientOnlyTags(line.tags)) {
+    const own = tagBytes(new Map([[key, value]]))
+    const next = bytes + own + (kept > 0 ? 1 : 0)
+    if (next > CLIENT_TAGS_MAX_BYTES) continue
+    out[key] = value
+    bytes = next
+    kept++
+  }
+  return kept === 0 ? undefined : out
+}
 
 /** The tag data of a line as received (between its leading `@` and the first space), in bytes; 0 without tags. */
 export const rawTagDataBytes = (raw: string): number => {

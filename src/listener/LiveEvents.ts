@@ -1,6 +1,7 @@
 /**
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
- * concerns): stored messages of its network (MessageWriter.stored, with msgid and time; echo rules below), the
+ * concerns): stored messages of its network (MessageWriter.stored, with msgid and time, and the client-only tags they
+ * were sent or delivered with; echo rules below; another client's multiline message as its batch), the
  * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
  * markers moved anywhere (`MARKREAD`, draft/read-marker; and a channel's marker after the member's JOIN of it, before
  * its RPL_ENDOFNAMES, as the extension requires; with no-implicit-names the NAMES after that JOIN is not sent, the
@@ -20,6 +21,7 @@
 import { Effect, Option } from "effect"
 import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
 import { formatLine, parseLine } from "../irc/IrcLine.js"
+import { MULTILINE_CAP } from "../irc/TaggedMessages.js"
 import type { StoredRow } from "../services/history/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
@@ -29,7 +31,7 @@ import { type Downstream, NAMES_SKIPPED, refreshView, SERVER_NAME, write } from 
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { ownLine, type RelayExtra, relayedLine, storedLine, timeTag } from "./MessageLines.js"
 import { onPreferenceChange } from "./Metadata.js"
-import { takeMultilineRow } from "./MultilineEcho.js"
+import { expectMultilineEcho, takeMultilineRow } from "./MultilineEcho.js"
 import { closeWith } from "./Registration.js"
 import type { HubEvent } from "./SessionHub.js"
 import type { LabelledReply } from "./UpstreamLabels.js"
@@ -74,6 +76,20 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string, client
     ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}),
     ...(client !== undefined ? { client } : {})
   }))
+}
+
+/**
+ * A multiline message another client of the member's sent, starting with `row`: gathered for this client as its echo
+ * is (MultilineEcho.ts) when it has draft/multiline and batch and would be sent the row at all (a DM only with
+ * echo-message or znc.in/self-message, or to the member's own nick); else its lines come one by one.
+ */
+const otherClientsMultiline = (deps: ListenerDeps, d: Downstream, row: StoredRow) => {
+  // Taken by every session it awaits, this one's say-so or not, so that the memo forgets it.
+  const message = row.self ? deps.clientTags.takeMultiline(row, foldCase(d.caseMapping, row.target), d.id) : undefined
+  if (message === undefined || !d.caps.enabled.has("batch") || !d.caps.enabled.has(MULTILINE_CAP)) return
+  const dm = row.bufferKind === "dm" && !equalsFolded(d.caseMapping, row.target, d.nick)
+  if (dm && !d.caps.enabled.has("echo-message") && !d.caps.enabled.has("znc.in/self-message")) return
+  expectMultilineEcho(d, { ...message, label: undefined })
 }
 
 /**
@@ -208,7 +224,10 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
     switch (event._tag) {
       case "Stored":
         for (const row of event.rows) {
-          if (deliverable(d, row)) sendStored(d, row, undefined, deps.clientTags.tagsOf(row, foldCase(d.caseMapping, row.target)))
+          if (!deliverable(d, row)) continue
+          otherClientsMultiline(deps, d, row)
+          // The member's own client tags as their client sent them (ClientTagMemo.ts), else the upstream's.
+          sendStored(d, row, undefined, deps.clientTags.tagsOf(row, foldCase(d.caseMapping, row.target)) ?? row.clientTags)
         }
         return
       case "Line":

@@ -212,9 +212,14 @@ const send = (deps: ListenerDeps, d: Downstream, open: OpenMultiline) =>
       limits,
       () => nextBatchId(d)
     )
+    // The member's other clients get it as the batch it was (ClientTagMemo.ts); known before its lines can be stored.
+    const message = { target: open.target, targetFolded, command, parts: open.parts, tags: open.tags }
+    const others = [...deps.hub.ofNetwork(network.id)].map((s) => s.id).filter((id) => id !== d.id)
+    deps.clientTags.rememberMultiline(network.id, message, others)
     const sent = yield* Effect.either(deps.control.rawLines(network.id, lines))
     if (sent._tag === "Left") {
       undo()
+      deps.clientTags.forgetMultiline(message)
       return failWith(d, open.target, sent.left)
     }
     if (echoes) {

@@ -7,7 +7,9 @@
  * draft/multiline <target>` with the label, the first line's msgid and time and the client tags, the lines with their
  * `draft/multiline-concat`, then `BATCH -<id>`. A client without batch or draft/multiline gets the non-blank lines,
  * the first labelled. A stored line of the member's to that target that is not the next part (the upstream changed
- * it) ends the gathering: the echo goes as it is, and the line is delivered as any other.
+ * it) ends the gathering: the echo goes as it is, and the line is delivered as any other. The member's other clients
+ * with draft/multiline gather another client's message the same way, unlabelled (ClientTagMemo.ts notes it for them,
+ * LiveEvents.ts expects it).
  *
  * Concurrency rule: runs on the connection's session fiber only (Multiline.ts expects, LiveEvents.ts delivers).
  */

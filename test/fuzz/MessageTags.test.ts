@@ -9,7 +9,8 @@
  * stored (no batch refused), each msgid read back as it was kept, every redaction naming a stored message applied
  * and no other row touched, and each stored row rendered as a line that parses back to its msgid. Also a client's
  * tags against message-tags' 4094-byte bound: counted over every tag as sent, and what passes it passes the relaying
- * checks and is relayed whole.
+ * checks and is relayed whole. And an upstream's client tags as relayed live to the member's clients
+ * (TaggedMessages.relayedClientTags): within the bound, each kept whole or dropped, and carried by the rendered line.
  *
  * Reproducible: fast-check with a fixed seed, printed at the start; FUZZ_SEED overrides it, FUZZ_RUNS scales the count.
  */
@@ -22,8 +23,14 @@ import { emptyChannelState } from "../../src/actors/network/ChannelState.js"
 import { type HistoryContext, messagesFor, REACTION_MAX, redactionFor } from "../../src/actors/network/History.js"
 import { escapeTagValue, formatLine, parseLine } from "../../src/irc/IrcLine.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
-import { CLIENT_TAGS_MAX_BYTES, clientOnlyTags, rawTagDataBytes, tagBytes } from "../../src/irc/TaggedMessages.js"
-import { storedRowLine } from "../../src/listener/MessageLines.js"
+import {
+  CLIENT_TAGS_MAX_BYTES,
+  clientOnlyTags,
+  rawTagDataBytes,
+  relayedClientTags,
+  tagBytes
+} from "../../src/irc/TaggedMessages.js"
+import { storedLine, storedRowLine } from "../../src/listener/MessageLines.js"
 import { MessageHistory } from "../../src/services/history/MessageHistory.js"
 import { MSGID_MAX, type NewMessage } from "../../src/services/history/MessageRow.js"
 import { MessageWriter } from "../../src/services/history/MessageWriter.js"
@@ -111,6 +118,38 @@ describe("hostile message tags", () => {
         if (t.command === "REDACT") expect(rows).toHaveLength(0)
         const redaction = redactionFor(ctx, line)
         if (redaction !== undefined) expect(keptId(redaction.msgid)).toBe(true)
+      }),
+      { seed: SEED, numRuns: RUNS }
+    )
+  })
+
+  it("an upstream's client tags relayed live: within 4094 bytes, each kept whole or dropped, the line still parses", () => {
+    // message-tags §"Size limit" and §"Client-only tags": what StoredAnnouncer announces with a row of another's.
+    const clientTag = fc.record({
+      key: fc.oneof(
+        fc.constantFrom("+draft/reply", "+draft/channel-context", "+typing", "+", "+a b", "+x=y", "draft/not-client", "msgid"),
+        fc.string({ unit: fc.constantFrom("a", "/", ".", "-", "+", "é", "\u0000"), minLength: 1, maxLength: 12 }).map((k) => `+${k}`)
+      ),
+      value: tagValue
+    })
+    const view = { caps: new Set(["message-tags", "server-time"]), selfNick: "me", channelTypes: "#", prefixSymbols: "@+" }
+    fc.assert(
+      fc.property(fc.array(clientTag, { maxLength: 8 }), fc.string({ maxLength: 30 }), (tags, text) => {
+        const raw = `${tags.length > 0 ? `@${tags.map((t) => `${t.key}=${t.value}`).join(";")} ` : ""}:bob!b@h PRIVMSG #fuzz :${text.replace(/[\r\n\0]/g, "") || "x"}`
+        const relayed = relayedClientTags(raw)
+        if (relayed === undefined) return
+        const kept = new Map(Object.entries(relayed))
+        expect(kept.size).toBeGreaterThan(0)
+        expect(tagBytes(kept)).toBeLessThanOrEqual(CLIENT_TAGS_MAX_BYTES)
+        // Each kept tag is the line's own, whole: never cut.
+        const sent = clientOnlyTags(parseLine(raw)!.tags)
+        for (const [key, value] of kept) expect(sent.get(key)).toBe(value)
+        const row = {
+          id: 1, networkId: 1, target: "#fuzz", time: new Date(0), kind: "privmsg" as const, nick: "bob", text: "x",
+          numeric: null, self: false, encryption: "plain" as const
+        }
+        const out = parseLine(storedLine(row, view, { client: relayed }))
+        for (const [key, value] of kept) expect(out?.tags.get(key)).toBe(value)
       }),
       { seed: SEED, numRuns: RUNS }
     )

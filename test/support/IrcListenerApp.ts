@@ -26,6 +26,8 @@ export interface StartOptions {
   readonly upstreamCaps?: ReadonlyArray<string>
   /** More environment for Belay. */
   readonly env?: Record<string, string>
+  /** ISUPPORT tokens the fake upstream sends (default: FakeIrcServer's DEFAULT_ISUPPORT). */
+  readonly isupport?: ReadonlyArray<string>
 }
 
 export const startListenerApp = (options: StartOptions = {}) =>
@@ -52,7 +54,7 @@ export const startListenerApp = (options: StartOptions = {}) =>
       join: ["#belay"]
     }).pipe(Effect.orDie)
     const upstream = yield* irc.nextConnection("10 seconds")
-    yield* upstream.register("alice", undefined, options.upstreamCaps !== undefined ? { caps: options.upstreamCaps } : {})
+    yield* upstream.register("alice", options.isupport, options.upstreamCaps !== undefined ? { caps: options.upstreamCaps } : {})
     yield* upstream.waitFor(/^JOIN #belay/)
     yield* upstream.send(
       ":alice!a@host JOIN #belay",

@@ -6,7 +6,8 @@
  * Proves: the peer's PRIVMSG carries InspIRCd's msgid, and Belay stores it and shows it as that msgid — to MCP
  * (`recent_messages`), to the listener client live and in CHATHISTORY (where a `msgid=` reference may name it); the
  * listener client's `+draft/reply` PRIVMSG and `+draft/react` TAGMSG reach the peer with their tags; the peer's
- * `+typing` TAGMSG reaches the listener client.
+ * `+typing` TAGMSG reaches the listener client, and its PRIVMSG's client tags too; a WHOX WHO is answered by 354
+ * replies with the token and fields asked for.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -118,6 +119,20 @@ describe("message tags through Belay on InspIRCd", () => {
         yield* bob.send(`@+typing=active TAGMSG ${CHANNEL}`)
         const typing = yield* client.next(inChannel("TAGMSG", "bob"), WAIT)
         expect(typing.tags["+typing"]).toBe("active")
+
+        // 4. The peer replies with client tags: the listener client gets the PRIVMSG with them (live).
+        yield* bob.send(`@+draft/reply=${upstreamMsgid};+example.org/mood=calm PRIVMSG ${CHANNEL} :bob replies`)
+        const tagged = yield* client.next((l) => inChannel("PRIVMSG", "bob")(l) && l.params[1] === "bob replies", WAIT)
+        expect.soft(tagged.tags["+draft/reply"], "the peer's reply tag").toBe(upstreamMsgid)
+        expect.soft(tagged.tags["+example.org/mood"], "the peer's other client tag").toBe("calm")
+
+        // 5. WHOX (InspIRCd has it): the 354 replies come back to the asker with its label, the fields asked for.
+        yield* client.send(`@label=who1 WHO ${CHANNEL} %tnf,77`)
+        const who = yield* client.until((l) => l.command === "315" || (l.command === "BATCH" && l.params[0]?.startsWith("-") === true), WAIT)
+        const whox = who.filter((l) => l.command === "354")
+        expect.soft(whox.map((l) => l.params.slice(1, 3)).sort(), "354 token and nick per member")
+          .toEqual([["77", "alice"], ["77", "bob"]])
+        expect.soft(whox.every((l) => /^[HG]/.test(l.params[3] ?? "")), "the flags field").toBe(true)
       }),
     { timeout: 90_000 }
   )

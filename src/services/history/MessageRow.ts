@@ -83,7 +83,13 @@ export const upstreamMsgid = (value: string | undefined | null): string | null =
  * A row as stored: its id is final, and ids grow with append order. The message as history reads it, with its
  * buffer's kind (StoredMessageInBuffer above): one shape for both, not two copies of its fields.
  */
-export type StoredRow = StoredMessageInBuffer
+export type StoredRow = StoredMessageInBuffer & {
+  /**
+   * Live only (StoredAnnouncer, from the line as received; never a column): the client-only tags the upstream
+   * delivered it with, bounded (TaggedMessages.relayedClientTags), for the member's IRC clients. Absent when none.
+   */
+  readonly clientTags?: Readonly<Record<string, string>>
+}
 
 /** The buffer's identity within the writer: network and folded target. */
 export const bufferKey = (networkId: number, targetFolded: string) => `${networkId}\u0000${targetFolded}`

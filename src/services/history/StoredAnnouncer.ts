@@ -9,6 +9,7 @@
  * call in one synchronous step before its publish; `stored` is unbounded, so announcing never waits for a subscriber.
  */
 import { Effect, PubSub } from "effect"
+import { relayedClientTags } from "../../irc/TaggedMessages.js"
 import { AnnouncedMarks } from "./AnnouncedMarks.js"
 import type { PendingRow, StoredRow } from "./MessageRow.js"
 import type { Metrics } from "../upkeep/Metrics.js"
@@ -16,6 +17,15 @@ import type { RecentPages, StoredForPage } from "./RecentPages.js"
 
 const STORED_METRIC = "belay_messages_stored_total"
 const STORED_HELP = "Messages stored in the database."
+
+/**
+ * The client-only tags the row's line came with, announced with it but never stored nor paged: the member's IRC
+ * clients get them live, as soju relays them (docs/contract.md "The IRC client listener").
+ */
+const withClientTags = (r: PendingRow): { readonly clientTags?: Readonly<Record<string, string>> } => {
+  const clientTags = relayedClientTags(r.raw)
+  return clientTags === undefined ? {} : { clientTags }
+}
 
 export class StoredAnnouncer {
   /** Cluster mode: what was announced already, per network (AnnouncedMarks.ts). */
@@ -60,7 +70,8 @@ export class StoredAnnouncer {
         encryption: r.encryption,
         msgid: r.msgid,
         replyTo: r.replyTo,
-        redacted: false
+        redacted: false,
+        ...withClientTags(r)
       }))
       if (this.cluster) {
         const fresh = this.unannounced(storedRows.map((row, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
@@ -70,7 +81,7 @@ export class StoredAnnouncer {
         return this.publishStored(fresh, batch)
       }
       // Before the announcement: whoever hears of a row and then reads its buffer's newest page finds it.
-      this.pages.stored(storedRows.map(({ bufferKind: _, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
+      this.pages.stored(storedRows.map(({ bufferKind: _, clientTags: _tags, ...row }, i) => ({ ...row, targetFolded: rows[i]!.targetFolded })))
       this.sequences.set(storedRows, rows.map((r) => r.seq))
       return PubSub.publish(this.stored, storedRows)
     })
@@ -81,7 +92,7 @@ export class StoredAnnouncer {
     batch: ReadonlyArray<StoredRow>
   ) => {
     if (batch.length === 0) return Effect.void
-    this.pages.stored(forPages.map(({ bufferKind: _, ...row }): StoredForPage => row))
+    this.pages.stored(forPages.map(({ bufferKind: _, clientTags: _tags, ...row }): StoredForPage => row))
     return PubSub.publish(this.stored, batch)
   }
 
