@@ -1,21 +1,32 @@
-// Bundles the server (dist/cli/main.js and everything it imports from dist/ and node_modules) into one minified
-// ES module, dist/bundle/cli/main.js, which bin/belay runs. Why: a Node process keeps the source text of every
-// module it loads and compiles functions from it; loading only the code Belay uses (the bundle is tree-shaken:
-// `effect`'s barrel and Schema, @effect/cluster, the WebAuthn and Web Push libraries bring far more than Belay calls)
-// and that text minified takes megabytes off the idle process (docs/architecture.md "Memory").
+// Bundles the server (dist/cli/main.js and everything it imports from dist/ and node_modules) into minified ES
+// modules, dist/bundle/cli/main.js (which bin/belay runs) and the chunks it imports. Why: a Node process keeps the
+// source text of every module it loads and compiles functions from it; loading only the code Belay uses (the bundle
+// is tree-shaken: `effect`'s barrel and Schema, @effect/cluster, the WebAuthn and Web Push libraries bring far more
+// than Belay calls) and that text minified takes megabytes off the idle process (docs/architecture.md "Memory").
 // The bundle sits three directories deep under the repository, as dist/http/pages/ClientAssets.js does, so that
 // the paths modules resolve from their own location (the web client in dist/client, package.json) stay right.
+// Code reached only through `import()` (the cluster's layers, src/main.ts; the WebAuthn library,
+// PasskeyCeremonies.ts) goes into chunks of its own next to main.js, loaded when first imported: an idle Belay without
+// a cluster address and before any passkey ceremony holds neither their source nor what evaluating them builds
+// (bench/results/memory-breakdown.md "Idle on Node 24, second pass"). The chunks are named by their content and the
+// whole directory is replaced at each build, so a server left running across a rebuild cannot load a chunk it had
+// not loaded yet: restart it after a build, as after any upgrade.
 // Left out of the bundle: packages that locate files next to themselves or load native code at run time.
 import { build } from "esbuild"
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
 
 const OUT = "dist/bundle/cli/main.js"
 rmSync("dist/bundle", { recursive: true, force: true })
 if (!existsSync("dist/cli/main.js")) throw new Error("dist/cli/main.js is missing: run tsc -p tsconfig.build.json first")
 
-await build({
+const result = await build({
   entryPoints: ["dist/cli/main.js"],
-  outfile: OUT,
+  outdir: Path.dirname(OUT),
+  entryNames: "[name]",
+  chunkNames: "chunk-[hash]",
+  splitting: true,
+  metafile: true,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -72,11 +83,13 @@ for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name
   banner: { js: "import { createRequire as __belayRequire } from \"node:module\"; const require = __belayRequire(import.meta.url);" }
 })
 // esbuild escapes non-ASCII characters in strings but leaves them in template literals (the HTML pages' `html`
-// templates: "·", "›", "…"). One such character makes V8 hold the whole bundle's source as a two-byte string: twice
+// templates: "·", "›", "…"). One such character makes V8 hold a whole module's source as a two-byte string: twice
 // its size in the heap for the life of the process. Escaped here as \\uXXXX, which a template literal's cooked
 // value reads back unchanged (Belay's `html` tag reads the cooked strings; nothing in the bundle reads `.raw` of
 // a template holding one of them).
-const text = readFileSync(OUT, "utf8")
-const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-if (ascii !== text) writeFileSync(OUT, ascii)
+for (const file of Object.keys(result.metafile.outputs)) {
+  const text = readFileSync(file, "utf8")
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  if (ascii !== text) writeFileSync(file, ascii)
+}
 process.stderr.write(`belay: server bundled into ${OUT}\n`)

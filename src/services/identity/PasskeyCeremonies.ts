@@ -18,19 +18,26 @@
  * one log line with the reason for the operator). Stateless apart from its stores; safe to
  * call concurrently.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse
-} from "@simplewebauthn/server"
+import type * as WebAuthn from "@simplewebauthn/server"
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server"
 import { Data, Effect, Either, Option } from "effect"
 import type { AuthenticationResponse, RegistrationResponse } from "../../schema/MemberApi.js"
 import { Passkeys, type StoredPasskey } from "./Passkeys.js"
 import { constantTimeEqual } from "./Tokens.js"
 import { WebAuthnChallenges, WebAuthnChallengeLimits } from "./WebAuthnChallenges.js"
+
+// The library (with its ASN.1 and X.509 dependencies) is loaded at the first ceremony, not at start: evaluated at
+// start it held some 3 MiB of an idle server that may never see a passkey (bench/results/memory-breakdown.md "Idle on
+// Node 24, second pass"). Node caches the module after the first import.
+const webAuthn = () => import("@simplewebauthn/server")
+const generateAuthenticationOptions: typeof WebAuthn.generateAuthenticationOptions = (options) =>
+  webAuthn().then((w) => w.generateAuthenticationOptions(options))
+const generateRegistrationOptions: typeof WebAuthn.generateRegistrationOptions = (options) =>
+  webAuthn().then((w) => w.generateRegistrationOptions(options))
+const verifyAuthenticationResponse: typeof WebAuthn.verifyAuthenticationResponse = (options) =>
+  webAuthn().then((w) => w.verifyAuthenticationResponse(options))
+const verifyRegistrationResponse: typeof WebAuthn.verifyRegistrationResponse = (options) =>
+  webAuthn().then((w) => w.verifyRegistrationResponse(options))
 
 export const RELYING_PARTY_NAME = "Belay"
 
