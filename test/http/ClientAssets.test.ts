@@ -10,7 +10,8 @@ import * as Path from "node:path"
 import * as Zlib from "node:zlib"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { chooseEncoding, CLIENT_CSP, CLIENT_DIR } from "../../src/http/pages/ClientAssets.js"
+import { chooseEncoding, CLIENT_CSP, CLIENT_DIR, clientPreloadLink } from "../../src/http/pages/ClientAssets.js"
+import { securityHeaders } from "../../src/http/pages/Pages.js"
 import { describeMode } from "../support/TestDatabase.js"
 import { fetchP, fixtureLayer, OAuthFixture, textOf } from "./oauth/OAuthHarness.js"
 import { getPage, signedIn } from "./auth/MemberHarness.js"
@@ -41,6 +42,13 @@ describe("chooseEncoding (RFC 9110 §12.5.3)", () => {
     ["deflate", "identity"]
   ] as const)("%j → %s", (header, expected) => {
     expect(chooseEncoding(header)).toBe(expected)
+  })
+})
+
+describe("clientPreloadLink", () => {
+  it("names the built script; nothing without a build", () => {
+    expect(clientPreloadLink({ script: "app-ABC.js" })).toBe("</client/app-ABC.js>; rel=modulepreload")
+    expect(clientPreloadLink(null)).toBe("")
   })
 })
 
@@ -84,6 +92,23 @@ layer(fixtureLayer(), { excludeTestServices: true, timeout: "120 seconds" })(`th
       expect(css.headers["content-type"]).toBe("text/css; charset=utf-8")
       expect((yield* fetchP(`${url}/client/app-0000.js`)).status).toBe(404)
       expect((yield* fetchP(`${url}/client/sw.js`)).status).toBe(404)
+    }))
+
+  it.effect("/login preloads the very bundle the shell loads (Link: modulepreload), cacheable, under the page's own policy", () =>
+    Effect.gen(function*() {
+      const { url } = yield* OAuthFixture
+      const login = yield* fetchP(`${url}/login?next=/`)
+      expect(login.status).toBe(200)
+      expect(login.headers.get("link")).toBe(`</client/${manifest.script}>; rel=modulepreload`)
+      // A module script is checked against script-src: the page's policy allows same-origin scripts as it was.
+      expect(login.headers.get("content-security-policy")).toBe(securityHeaders["Content-Security-Policy"])
+      const jar = yield* signedIn(url)
+      const { html } = yield* getPage(url, jar, "/")
+      const linked = /^<([^>]+)>/.exec(login.headers.get("link") ?? "")?.[1]
+      expect(html).toContain(`<script type="module" src="${linked}"></script>`)
+      const bundle = yield* raw(`${url}${linked}`, { "accept-encoding": "br" })
+      expect(bundle.status).toBe(200)
+      expect(bundle.headers["cache-control"]).toBe("public, max-age=31536000, immutable")
     }))
 
   it.effect("/sw.js: the service worker at the root, no-cache", () =>

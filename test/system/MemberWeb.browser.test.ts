@@ -7,7 +7,7 @@
  *
  * The app is reached as http://localhost:<port>: WebAuthn refuses an IP address as relying
  * party id (W3C WebAuthn §5.1.3 step 8 needs a valid domain), and localhost is a secure
- * context. Four tests, one browser each.
+ * context. Five tests, one browser each.
  */
 import * as Crypto from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
@@ -85,6 +85,36 @@ describe("the member's web in headless Chromium", () => {
       )
       expect(yield* promise(() => page.getByRole("row", { name: /agent/ }).innerText())).toContain("Revoked")
       expect(yield* mcpStatus(url, token)).toBe(401)
+      expect(csp).toEqual([])
+    }))
+
+  it.scopedLive.skipIf(CHROMIUM.skip)("/login fetches the web client's bundle while the member types: after the 303 the shell runs it from the cache", () =>
+    Effect.gen(function*() {
+      const app = yield* startOAuthApp()
+      const url = localhostUrl(app.url)
+      const { page } = yield* newPage(yield* launchChromium)
+      const csp = cspErrors(page)
+      const bundles: Array<string> = []
+      page.on("requestfinished", (r) => {
+        if (/^\/client\/app-[^/]+\.js$/.test(new URL(r.url()).pathname)) bundles.push(new URL(r.url()).pathname)
+      })
+
+      yield* promise(() => page.goto(`${url}/`))
+      expect(new URL(page.url()).pathname).toBe("/login")
+      yield* promise(() => page.waitForLoadState("networkidle"))
+      expect(bundles).toHaveLength(1)
+      yield* signInWithPassword(page)
+      expect(new URL(page.url()).pathname).toBe("/")
+      yield* promise(() => page.waitForLoadState("load"))
+      // The shell's script as its page fetched it: from the HTTP cache (nothing transferred), the name preloaded.
+      const loaded = yield* promise(() =>
+        page.evaluate(() =>
+          performance.getEntriesByType("resource")
+            .filter((e) => /\/client\/app-[^/]+\.js$/.test(e.name))
+            .map((e) => ({ path: new URL(e.name).pathname, transferSize: (e as { readonly transferSize?: number }).transferSize }))
+        )
+      )
+      expect(loaded).toEqual([{ path: bundles[0], transferSize: 0 }])
       expect(csp).toEqual([])
     }))
 

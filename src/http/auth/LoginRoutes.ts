@@ -2,8 +2,9 @@
  * LoginRoutes owns signing in and out in the browser outside an authorization
  * (docs/decisions/web.md, Pages):
  *
- *   - `GET /login?next=<same-origin path>`: the sign-in page (password and passkey); a
- *     member already signed in goes straight on (303). `next` defaults to `/` and is
+ *   - `GET /login?next=<same-origin path>`: the sign-in page (password and passkey), whose
+ *     `Link` header preloads the web client's bundle; a member already signed in goes straight
+ *     on (303). `next` defaults to `/` and is
  *     ignored unless it is a same-origin path (Session.isSafeNext).
  *   - `POST /login`: the password form (SignIn.loginPostRoute: same checks as the
  *     authorization page's sign-in).
@@ -35,6 +36,7 @@ import { json, type HttpRequest, type Route } from "../HttpServer.js"
 import { resolveIssuer } from "../Issuer.js"
 import { hasSameOriginHeader, isSameOriginPost, noStore, oauthError, page, readOAuthBody, seeOther } from "../oauth/OAuthHttp.js"
 import { loginPostRoute, signInResponse, single } from "../oauth/SignIn.js"
+import { builtManifest, clientPreloadLink } from "../pages/ClientAssets.js"
 import { errorPage, PageFields } from "../pages/Pages.js"
 import { clearedSessionCookie, currentSession, isSafeNext, sessionCookie, verifySettingsCsrf } from "./Session.js"
 
@@ -50,6 +52,9 @@ export const loginRoutes = Effect.gen(function*() {
   const limiter = yield* SignInLimiter
   const accounts = yield* Accounts
   const passwordPost = yield* loginPostRoute
+  // The web client's bundle, fetched while the member types (ClientAssets.clientPreloadLink).
+  const preload = clientPreloadLink(builtManifest())
+  const preloadHeaders: Readonly<Record<string, string>> = preload === "" ? {} : { link: preload }
 
   const badHost = page(400, errorPage({ message: "The Host header of this request is not valid." }))
   const notSameOrigin = json(403, { error: "invalid_request", error_description: "cross-origin requests are not allowed" }, noStore)
@@ -70,7 +75,7 @@ export const loginRoutes = Effect.gen(function*() {
         const next = nextOf(request)
         const member = yield* currentSession({ sessions, accounts }, request, issuer.right)
         if (Option.isSome(member)) return seeOther(next)
-        return signInResponse(request, { issuer: issuer.right, returnTo: next, action: MemberPaths.login })
+        return signInResponse(request, { issuer: issuer.right, returnTo: next, action: MemberPaths.login, headers: preloadHeaders })
       })
   }
 

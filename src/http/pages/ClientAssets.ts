@@ -97,13 +97,17 @@ const encodedAnswer = (request: HttpRequest, file: Encoded, cacheControl: string
   }
 }
 
-const readBuild = (dir: string): { readonly manifest: Manifest; readonly files: ReadonlyMap<string, Encoded> } | null => {
-  let manifest: Manifest
+const readManifest = (dir: string): Manifest | null => {
   try {
-    manifest = JSON.parse(Fs.readFileSync(Path.join(dir, "manifest.json"), "utf8")) as Manifest
+    return JSON.parse(Fs.readFileSync(Path.join(dir, "manifest.json"), "utf8")) as Manifest
   } catch {
     return null
   }
+}
+
+const readBuild = (dir: string): { readonly manifest: Manifest; readonly files: ReadonlyMap<string, Encoded> } | null => {
+  const manifest = readManifest(dir)
+  if (manifest === null) return null
   const files = new Map<string, Encoded>()
   for (const name of manifest.files) {
     const full = Path.join(dir, name)
@@ -116,6 +120,19 @@ const readBuild = (dir: string): { readonly manifest: Manifest; readonly files: 
   }
   return { manifest, files }
 }
+
+/**
+ * The sign-in page's `Link` header (RFC 8288; HTML "link type modulepreload"): the bundle the shell will load, fetched
+ * while the member types, so that after the sign-in's 303 only the shell and the stylesheet come from the network (the
+ * hashed file is `immutable`, a cache hit on the next page). Only the script: the sign-in page's policy (Pages.ts
+ * `pageCsp`) allows same-origin scripts but no stylesheet file, and refuses a `rel=prefetch` (`default-src 'none'`);
+ * the stylesheet is a few KiB. Empty without a build.
+ */
+export const clientPreloadLink = (manifest: Pick<Manifest, "script"> | null): string =>
+  manifest === null ? "" : `</client/${manifest.script}>; rel=modulepreload`
+
+/** The bundle's names as built (null without a build): LoginRoutes reads them once, when its routes are built. */
+export const builtManifest = (): Manifest | null => readManifest(CLIENT_DIR)
 
 /** The document the bundle draws into: no inline script or style, so the policy needs no hash. */
 export const shellHtml = (manifest: Pick<Manifest, "script" | "style">): string =>
