@@ -268,9 +268,14 @@ const makeRequest = (
   prefetched?: BodyResult
 ): HttpRequest => new NodeRequest(req, path, params, limits, prefetched)
 
-/** A response body as the buffers to write; encoded once, so the length header and the write use the same bytes. */
-const bodyParts = (body: HttpResponse["body"]): ReadonlyArray<Buffer> =>
-  body === undefined ? [] : typeof body === "string" ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body
+type BodyPart = string | Buffer
+
+/** A response body as the parts to write, in order. */
+const bodyParts = (body: HttpResponse["body"]): ReadonlyArray<BodyPart> =>
+  body === undefined ? [] : typeof body === "string" || Buffer.isBuffer(body) ? [body] : body
+
+/** What a part weighs on the wire: a string part is written as UTF-8. */
+const partLength = (part: BodyPart): number => (typeof part === "string" ? Buffer.byteLength(part) : part.length)
 
 /**
  * The most of an unread body drained so that the connection stays for the answer: the largest JSON body a route takes
@@ -298,7 +303,7 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   if (res.headersSent) return
   const parts = bodyParts(response.body)
   let length = 0
-  for (const part of parts) length += part.length
+  for (const part of parts) length += partLength(part)
   // Copied with Object.assign, not `{ ...response.headers }`: on Node 20 (V8 11.3) an object made by spread and then
   // given a key its source lacks leaves about 45 bytes per object that outlive two scavenges, so every answer grew
   // the old generation and, under load, the work of each scavenge with it (docs/architecture.md "Memory").
@@ -317,6 +322,9 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
     }, drainMs).unref()
   }
   res.writeHead(response.status, headers)
+  // node:http sends a first write that is a string in one chunk with the status line and headers (OutgoingMessage
+  // `_send`), a Buffer as a chunk of its own beside them: a string body, or a string first part, spares the socket
+  // write one chunk, and the part its own Buffer.
   if (parts.length === 1) {
     res.end(parts[0])
     return
@@ -354,7 +362,7 @@ const sendStream = (res: Http.ServerResponse, response: HttpResponse, stream: No
 /** A plain HTTP response on a connection that asked to be upgraded, then closed (RFC 6455 §4.2.2). */
 export const refuseUpgrade = (socket: Duplex, response: HttpResponse): void => {
   if (socket.destroyed) return
-  const body = Buffer.concat(bodyParts(response.body))
+  const body = Buffer.concat(bodyParts(response.body).map((part) => (typeof part === "string" ? Buffer.from(part) : part)))
   const head = [`HTTP/1.1 ${response.status} ${Http.STATUS_CODES[response.status] ?? ""}`]
   for (const [name, value] of Object.entries(response.headers ?? {})) head.push(`${name}: ${value}`)
   head.push(`content-length: ${body.length}`, "connection: close", "", "")

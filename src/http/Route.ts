@@ -41,9 +41,11 @@ export interface HttpResponse {
   readonly headers?: Readonly<Record<string, string>>
   /**
    * Parts are written in order without being joined: a large answer kept encoded (tools/list's ~54 KB) goes out as
-   * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request.
+   * it is, with only its small per-request part new, rather than copied into a fresh buffer for every request. A
+   * string part is written as UTF-8; a string first part (an answer's few bytes that carry the request id) leaves in
+   * the same chunk as the status line and headers (HttpServer `send`).
    */
-  readonly body?: string | Buffer | ReadonlyArray<Buffer>
+  readonly body?: string | Buffer | ReadonlyArray<string | Buffer>
   /**
    * Instead of `body`, an answer too large to hold (Settings › Export): written chunk by chunk, each once the client
    * has taken the one before, without a content-length. A failure mid-way cuts the connection, so the client sees an

@@ -143,10 +143,13 @@ export const toolsListResultJson: { readonly [S in ToolScope]: string } = {
   "read-write": JSON.stringify({ tools: toolListEntries })
 }
 
-// The ~54 KB list is UTF-8 encoded once, at load, and a response is that buffer behind a few
-// bytes that carry the request id: re-encoding the list per request, or copying it into a new
-// buffer with the id spliced in, was a visible share of tools/list time (and of its GC).
-const RESPONSE_SUFFIX: { readonly [S in ToolScope]: Buffer } = {
+/**
+ * What follows the request id in a tools/list response, per scope (McpDispatcher writes it behind the id). The ~54 KB
+ * list is UTF-8 encoded once, at load, and a response is that buffer behind a few bytes that carry the request id:
+ * re-encoding the list per request, or copying it into a new buffer with the id spliced in, was a visible share of
+ * tools/list time (and of its GC).
+ */
+export const toolsListResponseSuffix: { readonly [S in ToolScope]: Buffer } = {
   read: Buffer.from(`,"result":${toolsListResultJson.read}}`),
   "read-write": Buffer.from(`,"result":${toolsListResultJson["read-write"]}}`)
 }
@@ -154,7 +157,7 @@ const RESPONSE_SUFFIX: { readonly [S in ToolScope]: Buffer } = {
 /** A whole tools/list JSON-RPC response body, as the parts to write in order (HttpResponse.body). */
 export const toolsListResponseParts = (scope: ToolScope, id: JsonRpcId): readonly [Buffer, Buffer] => [
   Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)}`),
-  RESPONSE_SUFFIX[scope]
+  toolsListResponseSuffix[scope]
 ]
 
 // --- tools/call arguments ---

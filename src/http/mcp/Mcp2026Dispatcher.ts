@@ -23,7 +23,14 @@ import { isToolName, type ToolScope } from "../../schema/McpTools.js"
 import { toolsListResultJson } from "../../schema/ToolCatalog.js"
 import type { Principal } from "../../services/identity/Authenticator.js"
 import { mapNow } from "../Immediate.js"
-import { callResultBody, type DispatchOutcome, type McpDispatcher, type ResultEnds, SERVER_VERSION } from "./McpDispatcher.js"
+import {
+  callResultBody,
+  type DispatchOutcome,
+  type McpDispatcher,
+  responseHead,
+  type ResultEnds,
+  SERVER_VERSION
+} from "./McpDispatcher.js"
 
 /**
  * server/discover changes only with a new Belay release, and is the same for every caller: an hour, public
@@ -62,8 +69,6 @@ const CALL_ENDS: ResultEnds = {
   error: Buffer.from(`,"isError":true,${RESULT_TAIL}}}`)
 }
 
-const head = (request: JsonRpcRequest) => Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(request.id)}`)
-
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -72,13 +77,13 @@ export const makeMcp2026Dispatcher = (call: McpDispatcher["call"]) =>
 (principal: Principal, request: JsonRpcRequest): Effect.Effect<DispatchOutcome> => {
   switch (request.method) {
     case "server/discover":
-      return Effect.succeed({ _tag: "Result", body: [head(request), DISCOVER_SUFFIX] })
+      return Effect.succeed({ _tag: "Result", body: [responseHead(request.id), DISCOVER_SUFFIX] })
     case "tools/list":
       // Belay never pages the list, so it never issued a cursor (server/utilities/pagination: an invalid cursor is -32602).
       if (isPlainObject(request.params) && request.params["cursor"] !== undefined) {
         return Effect.succeed({ _tag: "Error", error: new InvalidParams({ message: "Invalid params: unknown cursor" }) })
       }
-      return Effect.succeed({ _tag: "Result", body: [head(request), TOOLS_LIST_SUFFIX[principal.scope]] })
+      return Effect.succeed({ _tag: "Result", body: [responseHead(request.id), TOOLS_LIST_SUFFIX[principal.scope]] })
     case "tools/call": {
       const params = decodeCallToolParams(request.params)
       if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })

@@ -30,7 +30,7 @@ import { isToolName, toolsByName, type ToolName } from "../../schema/McpTools.js
 import {
   type CallToolResult,
   toolFailureResult,
-  toolsListResponseParts,
+  toolsListResponseSuffix,
   toolSuccessResult
 } from "../../schema/ToolCatalog.js"
 import { AccountPaused, InsufficientScope, type ToolFailure } from "../../schema/ToolErrors.js"
@@ -81,17 +81,23 @@ const LEGACY_ENDS: ResultEnds = { ok: Buffer.from("}}"), error: Buffer.from(`,"i
 const PING_RESULT = Buffer.from(`,"result":{}}`)
 
 /**
- * The JSON-RPC response to a tools/call, as the buffers to write: the result's two texts
+ * The opening of a response to request `id`, up to its id: a string, so that it leaves with the HTTP head (Route.ts
+ * HttpResponse `body`) rather than as a Buffer made for every request.
+ */
+export const responseHead = (id: JsonRpcId): string => `{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(id)}`
+
+/**
+ * The JSON-RPC response to a tools/call, as the parts to write: the result's two texts
  * (ToolCatalog's CallToolResult), each encoded once, where the MCP result carries them — the
  * text item and structuredContent — around a few bytes that carry the request id. For a page of
  * 100 messages, serializing the payload a second time was about a third of the cost of the
  * answer, escaping it into the text item another sixth, and encoding the whole answer again
  * for every poll of an unchanged page a tenth.
  */
-export const callResultBody = (id: JsonRpcId, result: CallToolResult, ends: ResultEnds = LEGACY_ENDS): ReadonlyArray<Buffer> => {
+export const callResultBody = (id: JsonRpcId, result: CallToolResult, ends: ResultEnds = LEGACY_ENDS): ReadonlyArray<string | Buffer> => {
   const [escaped, json] = result.bytes()
   return [
-    Buffer.from(`{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`),
+    `{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`,
     escaped,
     RESULT_MIDDLE,
     json,
@@ -144,9 +150,9 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
             body: JSON.stringify(jsonRpcSuccessResponse(request.id, initializeResult(request.params, SERVER_VERSION)))
           })
         case "tools/list":
-          return Effect.succeed({ _tag: "Result", body: toolsListResponseParts(principal.scope, request.id) })
+          return Effect.succeed({ _tag: "Result", body: [responseHead(request.id), toolsListResponseSuffix[principal.scope]] })
         case "ping":
-          return Effect.succeed({ _tag: "Result", body: [Buffer.from(`{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(request.id)}`), PING_RESULT] })
+          return Effect.succeed({ _tag: "Result", body: [responseHead(request.id), PING_RESULT] })
         case "tools/call": {
           const params = decodeCallToolParams(request.params)
           if (Either.isLeft(params)) return Effect.succeed({ _tag: "Error", error: params.left })

@@ -30,13 +30,21 @@ const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n"
 const labelKey = (labels: Labels) =>
   Object.keys(labels).sort().map((k) => `${k}="${escapeLabel(labels[k]!)}"`).join(",")
 
+interface HttpSeries {
+  readonly key: string
+  readonly buckets: Array<number>
+  sum: number
+  count: number
+}
+
 export type GaugeCollector = () => Effect.Effect<ReadonlyArray<readonly [Labels, number]>>
 
 export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
   sync: () => {
     const families = new Map<string, Family>()
     const collectors = new Map<string, { help: string; collect: GaugeCollector }>()
-    const http = new Map<string, { key: string; buckets: Array<number>; sum: number; count: number }>()
+    /** The HTTP latency series, in the order they were first seen (how `render` lists them). */
+    const http: Array<HttpSeries> = []
 
     const family = (name: string, type: Family["type"], help: string) => {
       let f = families.get(name)
@@ -53,14 +61,33 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
       f.values.set(key, (f.values.get(key) ?? 0) + by)
     }
 
-    // Hot path (every HTTP request): series are found by a cheap composite key, and
+    /**
+     * One series of a counter, its label string built once: what a hot path that counts a few fixed series calls
+     * instead of `increment`, whose label key (sorting, escaping, joining) is made on every call. The series appears
+     * in `render` at its first count, as with `increment`.
+     */
+    const counter = (name: string, help: string, labels: Labels = {}): (by?: number) => void => {
+      const values = family(name, "counter", help).values
+      const key = labelKey(labels)
+      return (by = 1) => {
+        values.set(key, (values.get(key) ?? 0) + by)
+      }
+    }
+
+    // Hot path (every HTTP request): series are found by route, then status, with no key made per request, and
     // their Prometheus label string is built once, when the series is created.
+    const byRoute = new Map<string, Map<number, HttpSeries>>()
     const observeHttp = (route: string, status: number, seconds: number) => {
-      const id = `${route}\u0000${status}`
-      let h = http.get(id)
+      let statuses = byRoute.get(route)
+      if (statuses === undefined) {
+        statuses = new Map()
+        byRoute.set(route, statuses)
+      }
+      let h = statuses.get(status)
       if (!h) {
         h = { key: labelKey({ route, status: String(status) }), buckets: HTTP_BUCKETS.map(() => 0), sum: 0, count: 0 }
-        http.set(id, h)
+        statuses.set(status, h)
+        http.push(h)
       }
       for (let i = 0; i < HTTP_BUCKETS.length; i++) if (seconds <= HTTP_BUCKETS[i]!) h.buckets[i]!++
       h.sum += seconds
@@ -113,7 +140,7 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
         "# HELP belay_http_request_duration_seconds HTTP request latency by route and status.",
         "# TYPE belay_http_request_duration_seconds histogram"
       )
-      for (const h of http.values()) {
+      for (const h of http) {
         const key = h.key
         HTTP_BUCKETS.forEach((le, i) => out.push(`belay_http_request_duration_seconds_bucket{${key},le="${le}"} ${h.buckets[i]}`))
         out.push(`belay_http_request_duration_seconds_bucket{${key},le="+Inf"} ${h.count}`)
@@ -123,6 +150,6 @@ export class Metrics extends Effect.Service<Metrics>()("belay/Metrics", {
       return out.join("\n") + "\n"
     })
 
-    return { increment, observeHttp, registerGauge, render } as const
+    return { increment, counter, observeHttp, registerGauge, render } as const
   }
 }) {}

@@ -49,6 +49,13 @@ describe(`POST /mcp protocol on ${describeMode}`, () => {
       const ping = yield* post(app.url, rpc("ping", undefined, 6), { ...auth, "mcp-protocol-version": "2025-11-25" })
       expect(ping.status).toBe(200)
       expect(ping.json).toEqual({ jsonrpc: "2.0", id: 6, result: {} })
+      // The id's few bytes leave as text beside the kept list (HttpServer `send`): one outside ASCII is counted in
+      // bytes, so the whole answer arrives and parses.
+      const wide = yield* post(app.url, rpc("tools/list", {}, "списка-✓-1"), auth)
+      expect(wide.status).toBe(200)
+      expect(wide.json.id).toBe("списка-✓-1")
+      expect(wide.json.result.tools).toHaveLength(23)
+      expect(Number(wide.headers.get("content-length"))).toBe(Buffer.byteLength(wide.text))
       for (const method of ["resources/list", "server/discover", "logging/setLevel"]) {
         const r = yield* post(app.url, rpc(method, {}, 7), auth)
         expect(r.status).toBe(200)
