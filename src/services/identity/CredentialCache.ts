@@ -15,12 +15,17 @@
  * they were being read. A short TTL bounds the life of a change made by hand in psql, which
  * announces nothing.
  *
+ * Misses of one key share one lookup: when an entry expires under load every connection misses at once, and each
+ * would read the database for the same answer. A miss joins a lookup of its key only if that started in the current
+ * epoch (nothing was dropped since), so a request that begins after a revocation never takes an answer read before
+ * it; one that joins began, as the lookup did, before any revocation it could miss.
+ *
  * Concurrency: single-threaded JS, no locks. Notices wait in the cache's own subscriptions
  * and are applied, in order, at the start of the next lookup, so no fiber and no timing is
  * involved: a lookup that begins after a notice was published (here, or as the LISTEN
  * connection read it) sees it.
  */
-import { Chunk, Effect, Option, Queue } from "effect"
+import { Cause, Chunk, Deferred, Effect, Exit, Option, Queue } from "effect"
 import { CredentialRevocations, type CredentialRevoked } from "./CredentialRevocations.js"
 
 const TTL_MS = 5_000
@@ -92,6 +97,9 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
       return state.listening
     })
 
+    /** Lookups under way, by key, with the epoch each started in. At most one per key; gone when it ends. */
+    const underWay = new Map<string, { readonly epoch: number; readonly done: Deferred.Deferred<Option.Option<CachedCredential>, unknown> }>()
+
     const waiting = (queue: Queue.Dequeue<unknown>) => Option.getOrElse(queue.unsafeSize(), () => 0) > 0
 
     /**
@@ -131,8 +139,20 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
         const hit = entries.get(key)
         // Only `lookup` of this same key stored it, so the value has its type.
         if (hit !== undefined && hit.expiresAt > now) return hit.value as Option.Option<A>
+        const joined = underWay.get(key)
+        if (joined !== undefined && joined.epoch === epoch) {
+          // Its failure is this request's too; only its interruption (the request that started it went away) sends
+          // this one to the database itself. Only `lookup` of this same key completes it, so the value has its type.
+          const exit = (yield* Effect.exit(Deferred.await(joined.done))) as Exit.Exit<Option.Option<A>, E>
+          return yield* (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? lookup : exit)
+        }
         const started = epoch
-        const value = yield* lookup
+        const done = yield* Deferred.make<Option.Option<CachedCredential>, unknown>()
+        underWay.set(key, { epoch: started, done })
+        const value = yield* Effect.onExit(lookup, (exit) => {
+          if (underWay.get(key)?.done === done) underWay.delete(key)
+          return Deferred.done(done, exit)
+        })
         const listening = yield* applyNotices
         if (listening && started === epoch) {
           if (entries.size >= MAX_ENTRIES) clear()

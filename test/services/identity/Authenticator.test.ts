@@ -2,11 +2,12 @@
  * Authenticator and CredentialCache against a real database, with TestClock standing still (so no cached answer
  * ever expires by itself): a credential's revocation — API token, OAuth token, account recovery — takes effect at
  * the very next request, and a pause narrows every credential of the account at once. CredentialCache alone: it
- * answers from memory, and never stores an answer read while a revocation was announced.
+ * answers from memory, never stores an answer read while a revocation was announced, and lets concurrent misses of
+ * a key share one lookup unless a revocation came between them.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { Accounts } from "../../../src/services/identity/Accounts.js"
 import { ApiTokens } from "../../../src/services/identity/ApiTokens.js"
 import { Authenticator, type Principal } from "../../../src/services/identity/Authenticator.js"
@@ -168,5 +169,67 @@ describe("CredentialCache", () => {
         return Option.none()
       }))
       expect(lookups).toBe(2)
+    }).pipe(Effect.provide(cacheLayer)))
+
+  /** A lookup that counts its runs and holds until `release`, with a way to wait until `n` have started. */
+  const heldLookup = Effect.gen(function*() {
+    const release = yield* Deferred.make<void>()
+    let lookups = 0
+    const lookup = Effect.gen(function*() {
+      lookups++
+      yield* Deferred.await(release)
+      return Option.some(answer)
+    })
+    const started = (n: number) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 1_000 && lookups < n; i++) yield* Effect.yieldNow()
+        return lookups
+      })
+    return { lookup, release, started, count: () => lookups } as const
+  })
+
+  it.scoped("concurrent misses of one key share one lookup", () =>
+    Effect.gen(function*() {
+      const cache = yield* CredentialCache
+      const held = yield* heldLookup
+      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      expect(yield* held.started(1)).toBe(1)
+      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      yield* Deferred.succeed(held.release, undefined)
+      expect(yield* Fiber.join(first)).toEqual(Option.some(answer))
+      expect(yield* Fiber.join(second)).toEqual(Option.some(answer))
+      expect(held.count()).toBe(1)
+    }).pipe(Effect.provide(cacheLayer)))
+
+  it.scoped("a miss after a revocation does not take the answer of a lookup that began before it", () =>
+    Effect.gen(function*() {
+      const cache = yield* CredentialCache
+      const revocations = yield* CredentialRevocations
+      const held = yield* heldLookup
+      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      expect(yield* held.started(1)).toBe(1)
+      yield* revocations.publish([answer])
+      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      expect(yield* held.started(2)).toBe(2)
+      yield* Deferred.succeed(held.release, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect(held.count()).toBe(2)
+    }).pipe(Effect.provide(cacheLayer)))
+
+  it.scoped("when the request that began a lookup goes away, one that joined it looks up itself", () =>
+    Effect.gen(function*() {
+      const cache = yield* CredentialCache
+      const held = yield* heldLookup
+      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      expect(yield* held.started(1)).toBe(1)
+      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      expect(held.count()).toBe(1)
+      yield* Fiber.interrupt(first)
+      expect(yield* held.started(2)).toBe(2)
+      yield* Deferred.succeed(held.release, undefined)
+      expect(yield* Fiber.join(second)).toEqual(Option.some(answer))
     }).pipe(Effect.provide(cacheLayer)))
 })
