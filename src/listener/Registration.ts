@@ -3,9 +3,9 @@
  * (AUTHENTICATE, payload at most SASL_PAYLOAD_BYTES), `BOUNCER BIND` — and its completion: the sign-in (SignIn.ts)
  * and the network it binds to, named in the user name (`account/network@client`), by BIND, or none (a control
  * connection). Failures answer as IRCv3 sasl-3.1 and RFC 2812 say: 904 for SASL (the client may retry), 905 for a
- * payload chunk over 400 bytes, 464 for a
- * wrong PASS, `FAIL * ACCOUNT_REQUIRED` without credentials when SASL was negotiated; a sign-in refused by the limiter
- * ends the connection (docs/contract.md "The IRC client listener").
+ * payload chunk over 400 bytes, 906 when registration completes during an exchange, 461 for an empty USER name or
+ * real name, 464 for a wrong PASS, `FAIL * ACCOUNT_REQUIRED` without credentials when SASL was negotiated; a sign-in
+ * refused by the limiter ends the connection (docs/contract.md "The IRC client listener").
  *
  * Concurrency rule: runs on the connection's session fiber only (DownstreamSession.ts).
  */
@@ -67,8 +67,10 @@ export const onRegistering = (deps: ListenerDeps, d: Downstream, line: IrcLine):
         }
         break
       case "USER":
-        if (p.length < 4 && p[0] === undefined) numeric(d, "461", "USER", "Not enough parameters")
-        else {
+        // Modern IRC (USER): an empty user name or real name is ERR_NEEDMOREPARAMS, as a missing one is.
+        if ((p.length < 4 && p[0] === undefined) || p[0] === "" || p[3] === "") {
+          numeric(d, "461", "USER", "Not enough parameters")
+        } else {
           d.userSeen = true
           d.user = parseSignInName(p[0]!)
         }
@@ -190,6 +192,13 @@ const authenticate = (deps: ListenerDeps, d: Downstream, param: string): Effect.
  */
 export const complete = (deps: ListenerDeps, d: Downstream): Effect.Effect<Step> =>
   Effect.gen(function*() {
+    if (d.sasl !== undefined || d.saslTooLong) {
+      // sasl-3.1: registration completed while an exchange is under way aborts it with 906; the client then
+      // registers without it (PASS), or is refused below as any client without credentials.
+      d.sasl = undefined
+      d.saslTooLong = false
+      numeric(d, "906", "SASL authentication aborted")
+    }
     if (d.signedIn === undefined) {
       if (d.pass === undefined) {
         if (d.caps.enabled.has("sasl")) fail(d, "*", "ACCOUNT_REQUIRED", [], "Sign in with SASL PLAIN or PASS")

@@ -141,10 +141,10 @@ class _Belay:
                 raise RuntimeError("belay serve did not become healthy")
             time.sleep(0.2)
         self.passwords: Dict[str, str] = {}
-        self.add_account(ACCOUNT, PASSWORD)
-        _wait_port(self.listen_port, self.proc, "Belay's IRC listener")
         self._controls: Dict[str, _Control] = {}
         self._controls_lock = threading.Lock()
+        self.add_account(ACCOUNT, PASSWORD)
+        _wait_port(self.listen_port, self.proc, "Belay's IRC listener")
 
     def cli(self, args: List[str], stdin: str = "") -> subprocess.CompletedProcess:
         return subprocess.run(["node", "bin/belay", *args], cwd=REPO, env=self.env, input=stdin.encode(),
@@ -159,6 +159,9 @@ class _Belay:
         if done.returncode != 0:
             raise RuntimeError(f"belay account add {name}: {done.stderr.decode()}")
         self.passwords[name] = password
+        # A recovery ends the account's password sign-ins, the control connection among them: the next one signs in.
+        with self._controls_lock:
+            self._controls.pop(name, None)
 
     def control(self, account: str) -> "_Control":
         with self._controls_lock:
@@ -358,6 +361,7 @@ class _Relay:
         nick: Optional[str] = None
         nick_at = 0.0
         user: Optional[List[str]] = None
+        negotiating = False  # between the client's CAP LS/REQ and its CAP END, when Belay does not register it
         pending = b""
         self.client.settimeout(0.2)
         try:
@@ -378,12 +382,23 @@ class _Relay:
                         nick, nick_at = params[0], time.time()
                     if cmd == "USER" and user is None:
                         user = params
-                    # SASL goes through at once (the sign-in to add depends on its outcome); so does all before NICK/USER.
-                    if (nick is None and user is None) or cmd == "AUTHENTICATE":
+                    sub = params[0].upper() if cmd == "CAP" and params else ""
+                    if sub in ("LS", "REQ"):
+                        negotiating = True
+                    if sub == "END":
+                        negotiating = False
+                        if self.sasl_data:
+                            # Registration completed mid-exchange: Belay aborts it (906, sasl-3.1) and the client
+                            # registers without SASL, so it gets the PASS a client without SASL gets.
+                            self.sasl_data = False
+                    # CAP and SASL go through at once (the sign-in to add depends on SASL's outcome, which a client
+                    # sending NICK and USER first negotiates after them); so does all before NICK/USER.
+                    if (nick is None and user is None) or cmd in ("AUTHENTICATE", "CAP"):
                         self.belay.sendall(b"".join(line + b"\r\n" for line in out))
                     else:
                         held.extend(out)
-                if nick is not None and (user is not None or time.time() - nick_at > 1.0) and not self.sasl_data:
+                if nick is not None and (user is not None or time.time() - nick_at > 1.0) and not self.sasl_data \
+                        and not negotiating:
                     break
             # What the network is made with only; the client's own USER line still reaches Belay as it sent it.
             username = user[0] if user and re.fullmatch(r"[A-Za-z0-9._-]{1,20}", user[0]) else "irctest"

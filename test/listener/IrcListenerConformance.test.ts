@@ -4,7 +4,8 @@
  * chunk bound (sasl-3.1: 905), AUTHENTICATE after registration (907 after SASL, 462 after PASS), the passthrough
  * capabilities the upstream lacks withdrawn before 001, draft/read-marker's MARKREAD before RPL_ENDOFNAMES after
  * every JOIN, the welcome burst's and a live one's, a DM to oneself delivered to a client without echo-message, and
- * an empty PRIVMSG answered 412 (RFC 2812 §3.3.1), NAMES and WHO narrowed to the client's multi-prefix and
+ * an empty PRIVMSG answered 412 (RFC 2812 §3.3.1), an empty USER name or real name answered 461, CAP END during SASL
+ * answered 906 (sasl-3.1), NAMES and WHO narrowed to the client's multi-prefix and
  * userhost-in-names, CHATHISTORY's INVALID_TARGET, and SETNAME (IRCv3 setname).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -45,6 +46,33 @@ describe(`the IRC client listener against the IRCv3 specifications on ${describe
       yield* p.until("366")
       yield* p.send("AUTHENTICATE PLAIN")
       expect((yield* p.next((l) => /^\d{3}$/.test(l.command))).command).toBe("462")
+    }), 60_000)
+
+  it.scopedLive("registration: an empty USER name or real name is 461; CAP END during SASL aborts it with 906", () =>
+    Effect.gen(function*() {
+      const { port } = yield* start
+      const e = yield* connectClient(port)
+      yield* e.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone * * :")
+      const answer = yield* e.next((l) => /^\d{3}$/.test(l.command))
+      expect([answer.command, answer.params[1]]).toEqual(["461", "USER"])
+      // The registration waits for a valid USER.
+      yield* e.send("USER someone * * :Real")
+      yield* e.until("001")
+
+      // Registration completed mid-exchange: 906, then the client registers without SASL (here with PASS).
+      const c = yield* connectClient(port)
+      yield* c.send("CAP LS 302", "CAP REQ :sasl", "AUTHENTICATE PLAIN")
+      yield* c.next("AUTHENTICATE")
+      yield* c.send(`PASS :alice/fake:${PASSWORD}`, "NICK someone", "USER someone 0 * :Real", "CAP END")
+      const welcome = yield* c.until("001")
+      expect(welcome.map((l) => l.command).filter((command) => /^9\d\d$/.test(command))).toEqual(["906"])
+      // Without other credentials, 906 and then the refusal.
+      const n = yield* connectClient(port)
+      yield* n.send("CAP LS 302", "CAP REQ :sasl", "AUTHENTICATE PLAIN")
+      yield* n.next("AUTHENTICATE")
+      yield* n.send("NICK someone", "USER someone 0 * :Real", "CAP END")
+      const refused = (yield* n.closed()).map((l) => l.command)
+      expect(refused.filter((command) => command === "906" || command === "FAIL")).toEqual(["906", "FAIL"])
     }), 60_000)
 
   it.scopedLive("welcome: missing passthrough caps the client enabled withdrawn before 001, MARKREAD before 366; a live JOIN's MARKREAD before its 366", () =>
