@@ -70,12 +70,15 @@ export const sendStored = (d: Downstream, row: StoredRow, batch?: string, client
   const toSelf = row.self && row.bufferKind === "dm" && equalsFolded(d.caseMapping, row.target, d.nick)
   if (own !== undefined && !echo && !toSelf) return
   if (own === undefined && row.self && row.bufferKind === "dm" && !toSelf && !echo && !d.caps.enabled.has("znc.in/self-message")) return
-  write(d, storedLine(row, d.view, {
-    ...(own?.label !== undefined ? { label: own.label } : {}),
+  const extra = {
     ...(batch !== undefined ? { batch } : {}),
     ...(d.selfSource !== undefined ? { selfSource: d.selfSource } : {}),
     ...(client !== undefined ? { client } : {})
-  }))
+  }
+  write(d, storedLine(row, d.view, own?.label !== undefined ? { ...extra, label: own.label } : extra))
+  // The sender with echo-message gets both copies a server sends of a DM to its own nick: the echo, which carries the
+  // label, and the delivery, which does not (labeled-response §"Usage": only one response is the label's).
+  if (own !== undefined && echo && toSelf) write(d, storedLine(row, d.view, extra))
 }
 
 /**

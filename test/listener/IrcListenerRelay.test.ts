@@ -4,7 +4,9 @@
  *   4094 bytes of message-tags §"Size limit" dropped whole), none for a client without;
  * - the member's multiline message reaches their other clients with draft/multiline as one batch, others as lines;
  * - WHO with WHOX fields is passed through and its 354 replies come back with the client's label;
- * - a DM to the member's own nick is seen once by each client and stored once, with or without echo-message.
+ * - a DM to the member's own nick is stored once; the sender with echo-message sees it twice, as a server sends it
+ *   (its labelled echo, then the delivery without the label), every other client once; with or without echo-message
+ *   upstream.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -131,7 +133,7 @@ describe(`what the listener relays on ${describeMode}`, () => {
       expect(answer.some((l) => l.command === "315")).toBe(true)
     }), 90_000)
 
-  it.scopedLive("a DM to the member's own nick: each client sees it once, it is stored once", () =>
+  it.scopedLive("a DM to the member's own nick: echo and delivery to its sender, once to another client, stored once", () =>
     Effect.gen(function*() {
       const app = yield* startListenerApp({ upstreamCaps: ["message-tags"] })
       const { port, upstream } = app
@@ -143,12 +145,12 @@ describe(`what the listener relays on ${describeMode}`, () => {
       yield* upstream.send(":alice!a@host PRIVMSG alice :note to self", ":bob!b@host PRIVMSG #belay :fence")
       const mine = yield* echoing.until(fence, WAIT)
       const notes = mine.filter((l) => l.params[1] === "note to self")
-      expect(notes.map((l) => [l.params[0], l.tags.label])).toEqual([["alice", "n1"]])
+      expect(notes.map((l) => [l.params[0], l.tags.label])).toEqual([["alice", "n1"], ["alice", undefined]])
       expect(texts(yield* other.until(fence, WAIT))).toEqual(["note to self", "fence"])
       expect((yield* storedOf(app)).filter((m) => m.text === "note to self").length).toBe(1)
     }), 90_000)
 
-  it.scopedLive("a DM to the member's own nick with echo-message upstream: the one copy, once to each client", () =>
+  it.scopedLive("a DM to the member's own nick with echo-message upstream: the one copy, echo and delivery to its sender", () =>
     Effect.gen(function*() {
       const app = yield* startListenerApp({ upstreamCaps: ["message-tags", "echo-message"] })
       const { port, upstream } = app
@@ -158,7 +160,8 @@ describe(`what the listener relays on ${describeMode}`, () => {
       yield* upstream.waitFor((l) => l.command === "PRIVMSG" && l.params[1] === "echoed note", WAIT)
       yield* upstream.send("@msgid=self1 :alice!a@host PRIVMSG alice :echoed note", ":bob!b@host PRIVMSG #belay :fence")
       const mine = yield* echoing.until(fence, WAIT)
-      expect(mine.filter((l) => l.params[1] === "echoed note").map((l) => [l.params[0], l.tags.msgid])).toEqual([["alice", "self1"]])
+      expect(mine.filter((l) => l.params[1] === "echoed note").map((l) => [l.params[0], l.tags.msgid, l.tags.label]))
+        .toEqual([["alice", "self1", "n2"], ["alice", "self1", undefined]])
       expect(texts(yield* other.until(fence, WAIT))).toEqual(["echoed note", "fence"])
       expect((yield* storedOf(app)).filter((m) => m.text === "echoed note").length).toBe(1)
     }), 90_000)
