@@ -171,8 +171,12 @@ describe("CredentialCache", () => {
       expect(lookups).toBe(2)
     }).pipe(Effect.provide(cacheLayer)))
 
-  /** A lookup that counts its runs and holds until `release`, with a way to wait until `n` have started. */
+  /**
+   * A lookup of key "k" that counts its runs and holds until `release`: `miss` forks a request that misses with it,
+   * `started(n)` waits until `n` lookups began, `settle` lets forked requests run as far as they can.
+   */
   const heldLookup = Effect.gen(function*() {
+    const cache = yield* CredentialCache
     const release = yield* Deferred.make<void>()
     let lookups = 0
     const lookup = Effect.gen(function*() {
@@ -185,17 +189,20 @@ describe("CredentialCache", () => {
         for (let i = 0; i < 1_000 && lookups < n; i++) yield* Effect.yieldNow()
         return lookups
       })
-    return { lookup, release, started, count: () => lookups } as const
+    const miss = Effect.fork(cache.getOrLookup("k", lookup))
+    const settle = Effect.gen(function*() {
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+    })
+    return { miss, release, started, settle, count: () => lookups } as const
   })
 
   it.scoped("concurrent misses of one key share one lookup", () =>
     Effect.gen(function*() {
-      const cache = yield* CredentialCache
       const held = yield* heldLookup
-      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      const first = yield* held.miss
       expect(yield* held.started(1)).toBe(1)
-      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      const second = yield* held.miss
+      yield* held.settle
       yield* Deferred.succeed(held.release, undefined)
       expect(yield* Fiber.join(first)).toEqual(Option.some(answer))
       expect(yield* Fiber.join(second)).toEqual(Option.some(answer))
@@ -204,13 +211,12 @@ describe("CredentialCache", () => {
 
   it.scoped("a miss after a revocation does not take the answer of a lookup that began before it", () =>
     Effect.gen(function*() {
-      const cache = yield* CredentialCache
       const revocations = yield* CredentialRevocations
       const held = yield* heldLookup
-      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      const first = yield* held.miss
       expect(yield* held.started(1)).toBe(1)
       yield* revocations.publish([answer])
-      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      const second = yield* held.miss
       expect(yield* held.started(2)).toBe(2)
       yield* Deferred.succeed(held.release, undefined)
       yield* Fiber.join(first)
@@ -220,12 +226,11 @@ describe("CredentialCache", () => {
 
   it.scoped("when the request that began a lookup goes away, one that joined it looks up itself", () =>
     Effect.gen(function*() {
-      const cache = yield* CredentialCache
       const held = yield* heldLookup
-      const first = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
+      const first = yield* held.miss
       expect(yield* held.started(1)).toBe(1)
-      const second = yield* Effect.fork(cache.getOrLookup("k", held.lookup))
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
+      const second = yield* held.miss
+      yield* held.settle
       expect(held.count()).toBe(1)
       yield* Fiber.interrupt(first)
       expect(yield* held.started(2)).toBe(2)
