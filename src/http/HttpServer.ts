@@ -258,6 +258,9 @@ class NodeRequest implements HttpRequest {
     const v = this.req.headers[name]
     return Array.isArray(v) ? v.join(", ") : v
   }
+  get connection(): object {
+    return this.req.socket
+  }
 }
 
 const makeRequest = (

@@ -34,6 +34,11 @@ export interface HttpRequest {
    */
   readonly bodyStream?: (limit: number) => Stream.Stream<Uint8Array, BodyTooLarge | BodyReadFailed | BodyTimedOut>
   readonly header: (name: string) => string | undefined
+  /**
+   * The connection the request came on, as an identity only: a key for what is kept per connection (a WeakMap's, so
+   * that it goes with the connection). Optional so that test doubles of a request need not provide it.
+   */
+  readonly connection?: object
 }
 
 export interface HttpResponse {

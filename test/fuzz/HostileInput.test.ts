@@ -3,7 +3,8 @@
  * each for `POST /mcp` (every one of the 23 tools, the other methods, broken envelopes, raw byte mutations) and for
  * the OAuth register, token and revoke endpoints; a quarter as many for the JSON bodies of the member's routes
  * (`/api/auth/login/token`, `/api/networks`, `/api/push/subscriptions`, the passkey routes), and a tenth as many
- * frames on the browser WebSocket. Every one of them also carries JSON nested at every depth up to its limit in each
+ * frames on the browser WebSocket, and a fifth as many polls sent again under other id literals (`POST /mcp` does not
+ * parse those again: src/http/mcp/RequestTemplates.ts). Every one of them also carries JSON nested at every depth up to its limit in each
  * member (test/fuzz/support/*Cases.ts say what is generated and what each answer is held to). Requests go a few at a
  * time over keep-alive connections, frames one at a time. Then: no 5xx and no malformed answer;
  * the process alive; nothing changed by any of it (client, code and token rows; the kept code still redeems, the live
@@ -39,7 +40,7 @@ import { type MemoryFigures, inspectorUrl, measureAfterGc, mib } from "./support
 import { destinationCase, judgeDestination } from "./support/DestinationCases.js"
 import { badLimitRequest, judgeLimit, limitCase, type LimitedMember } from "./support/LimitCases.js"
 import { jsonBodyCase, type JsonBodyTarget, judgeJsonBody } from "./support/JsonBodyCases.js"
-import { judgeMcp, type McpCase, mcpCase } from "./support/McpCases.js"
+import { judgeMcp, type McpCase, mcpCase, sentAgainCase } from "./support/McpCases.js"
 import { judgeSocket, socketCase } from "./support/SocketCases.js"
 import { judgeOAuth, type OAuthCase, type OAuthTarget, registerCase, revokeCase, tokenCase } from "./support/OAuthCases.js"
 import { type RawOutcome, type RawRequest, storm } from "./support/RawHttp.js"
@@ -56,6 +57,8 @@ const SOCKET_RUNS = Math.ceil(RUNS / 10)
 const BATCH = 500
 /** Requests in flight at once: enough to interleave handlers on a 2-core machine without queueing most of the time. */
 const CONCURRENCY = 6
+/** Polls sent again under other ids (McpCases `sentAgainCase`): a fifth of the other storms'. */
+const AGAIN_RUNS = Math.max(100, Math.floor(RUNS / 5))
 /**
  * Growth of the child's heap (after full collections) allowed from the warmed-up baseline to after the storm.
  * The in-memory state the storm may legitimately leave is bounded and small (metrics series are per route and tool,
@@ -330,6 +333,18 @@ layer(TargetLive, { timeout: "3 minutes", excludeTestServices: true })("hostile 
       // Every tool was reached often enough to mean something: about 1 in 60 bodies each reaches a result.
       expect(tally.answered.size).toBe(23)
       for (const [, n] of tally.answered) expect(n).toBeGreaterThanOrEqual(RUNS / 200)
+    }))
+
+  it.effect(`POST /mcp: ${AGAIN_RUNS} polls sent again under other id literals`, () =>
+    Effect.gen(function*() {
+      const target = yield* Target
+      const cases = sentAgainCase({ token: target.apiToken, networkId: target.networkId })
+      const tally = yield* runStorm(target.url, "/mcp sent again", cases, AGAIN_RUNS, SEED + 500_000, judgeMcp, toolAnswered)
+      summary.push(`/mcp sent again: ${tally.sent} inputs, 5xx ${tally.fiveXx}, ${(tally.ms / 1000).toFixed(1)} s`)
+      expectClean(tally, AGAIN_RUNS)
+      expect(target.alive()).toBe(true)
+      // Both tools were answered, each under many ids.
+      for (const tool of ["recent_messages", "list_networks"]) expect(tally.answered.get(tool) ?? 0).toBeGreaterThanOrEqual(AGAIN_RUNS / 20)
     }))
 
   it.effect(`POST /api/oauth/register: ${RUNS} refused bodies`, () =>

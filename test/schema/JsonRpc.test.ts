@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import {
   ALL_PROTOCOL_VERSIONS,
+  CallToolParams,
   decodeCallToolParams,
   decodeIncoming,
   HeaderMismatch,
@@ -205,5 +206,27 @@ describe("decodeCallToolParams", () => {
     if (Either.isRight(result)) throw new Error("accepted")
     expect(result.left).toBeInstanceOf(InvalidParams)
     expect(result.left.message).toContain(text)
+  })
+
+  // Written out for well-formed params (JsonRpc.ts), it answers as the CallToolParams Schema does.
+  it.each([
+    { name: "x" },
+    { name: "x", arguments: { a: [1] } },
+    { name: "x", arguments: null },
+    { name: "x", arguments: undefined },
+    { name: "x", arguments: [1] },
+    { name: "x", _meta: undefined },
+    { name: "x", _meta: null, arguments: {} },
+    { name: "x", extra: 1, arguments: {}, _meta: { a: 1 } },
+    { name: "", arguments: {} }
+  ])("%j decodes as the Schema does", (params) => {
+    const schema = Schema.decodeUnknownEither(CallToolParams)(params)
+    const result = decodeCallToolParams(params)
+    if (Either.isRight(schema)) {
+      expect(result).toEqual(Either.right(schema.right))
+      if (Either.isRight(result)) expect(Object.keys(result.right)).toEqual(Object.keys(schema.right))
+    } else {
+      expect(Either.isLeft(result)).toBe(true)
+    }
   })
 })

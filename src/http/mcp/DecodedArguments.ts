@@ -84,20 +84,36 @@ export interface DecodedArguments {
 
 export const makeDecodedArguments = (): DecodedArguments => {
   const kept = new Map<string, unknown>()
+  /**
+   * Inputs decoded from arguments that cannot change: the frozen values of requests sent again (RequestTemplates, which
+   * freezes what it keeps deeply). Found by the value itself, without making its key; gone with the value.
+   */
+  const byValue = new WeakMap<object, { readonly name: ToolName; readonly input: unknown }>()
 
   const decode = <N extends ToolName>(name: N, args: unknown): Either.Either<ToolInput<N>, InvalidArguments> => {
     // Read-only tools alone (what agents poll): a write's arguments (a message's text, a raw line that may identify to
     // NickServ) are not kept past the call, nor do one-off writes push the polls out.
-    const json = toolsByName[name].hints.readOnlyHint ? argumentsKey(args) : undefined
+    if (!toolsByName[name].hints.readOnlyHint) return decodeToolArguments(name, args)
+    const frozen = typeof args === "object" && args !== null && Object.isFrozen(args) ? args : undefined
+    if (frozen !== undefined) {
+      const same = byValue.get(frozen)
+      // Only decoded inputs of this tool are kept under its name.
+      if (same !== undefined && same.name === name) return Either.right(same.input as ToolInput<N>)
+    }
+    const json = argumentsKey(args)
     if (json === undefined) return decodeToolArguments(name, args)
     const key = `${name}\u0000${json}`
     const hit = kept.get(key)
-    // Only decoded inputs of this tool are kept under its name.
-    if (hit !== undefined) return Either.right(hit as ToolInput<N>)
+    if (hit !== undefined) {
+      if (frozen !== undefined) byValue.set(frozen, { name, input: hit })
+      return Either.right(hit as ToolInput<N>)
+    }
     const decoded = decodeToolArguments(name, args)
     if (Either.isRight(decoded)) {
       if (kept.size >= ENTRIES) kept.delete(kept.keys().next().value!)
-      kept.set(key, Object.freeze(decoded.right))
+      const input = Object.freeze(decoded.right)
+      kept.set(key, input)
+      if (frozen !== undefined) byValue.set(frozen, { name, input })
     }
     return decoded
   }

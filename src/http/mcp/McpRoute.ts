@@ -11,7 +11,8 @@
  * Hot path: a request is two asynchronous steps (authentication, then the body) and the
  * dispatcher's answer; everything between them is plain synchronous code. They are joined with Immediate.ts, so when
  * all three are at hand (a cached credential, a body read ahead, an answer from memory such as tools/list) the
- * handler returns the response itself, which HttpServer sends without a fiber.
+ * handler returns the response itself, which HttpServer sends without a fiber. A body the connection sent before
+ * under another id is not parsed again (RequestTemplates); the era and its checks are made for every request.
  */
 import { Effect, Either, Option } from "effect"
 import {
@@ -25,7 +26,7 @@ import {
 } from "../../schema/JsonRpc.js"
 import { checkModernRequest, eraOf } from "../../schema/McpRequestMeta.js"
 import { MCP_BODY_LIMIT_BYTES } from "../../schema/Limits.js"
-import { McpTools, type ToolName } from "../../schema/McpTools.js"
+import { isToolName, McpTools, type ToolName, toolsByName } from "../../schema/McpTools.js"
 import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
 import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator, type Principal } from "../../services/identity/Authenticator.js"
@@ -35,11 +36,26 @@ import { isAllowedOrigin, issuerFor } from "../Issuer.js"
 import { type HttpRequest, type HttpResponse, json, type Route } from "../HttpServer.js"
 import { makeMcp2026Dispatcher } from "./Mcp2026Dispatcher.js"
 import { type DispatchOutcome, McpDispatcher } from "./McpDispatcher.js"
+import { makeRequestTemplates } from "./RequestTemplates.js"
 
 const JSON_HEADERS = { "content-type": "application/json" } as const
 const ACCEPTED: HttpResponse = { status: 202 }
 
 const rpcError = (status: number, body: unknown): HttpResponse => ({ status, headers: JSON_HEADERS, body: JSON.stringify(body) })
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Requests whose content may be kept past the call (RequestTemplates): the list, discovery, and calls of read-only
+ * tools, which agents poll. A write's arguments (a message's text, a raw line that may identify to NickServ) are not.
+ */
+const mayKeep = (rpc: JsonRpcRequest): boolean => {
+  if (rpc.method === "tools/list" || rpc.method === "server/discover") return true
+  if (rpc.method !== "tools/call" || !isPlainObject(rpc.params)) return false
+  const name = rpc.params["name"]
+  return typeof name === "string" && isToolName(name) && toolsByName[name].hints.readOnlyHint === true
+}
 
 export const mcpRoutes = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -47,6 +63,7 @@ export const mcpRoutes = Effect.gen(function*() {
   const dispatcher = yield* McpDispatcher
   const metrics = yield* Metrics
   const modern = makeMcp2026Dispatcher(dispatcher.call)
+  const templates = makeRequestTemplates()
   // Each series' label key made once, here, rather than on every call (Metrics.counter).
   const callCounter = (tool: ToolName, outcome: "ok" | "error") =>
     metrics.counter("belay_mcp_calls_total", "MCP tools/call by tool and outcome.", { tool, outcome })
@@ -67,9 +84,12 @@ export const mcpRoutes = Effect.gen(function*() {
   // docs/decisions/http-and-mcp.md "Slow and abandoned connections": a body not sent in time; the connection closes with it.
   const timedOut = rpcError(408, jsonRpcErrorResponse(null, new InvalidRequest({ message: "the request body did not arrive in time" })))
 
-  /** After authentication and the body: decode, check, dispatch. */
+  /** After authentication and the body: decode (or know a request sent before: RequestTemplates), check, dispatch. */
   const answer = (request: HttpRequest, principal: Principal, body: Buffer): Effect.Effect<HttpResponse> => {
-    const parsed = parseJsonBody(body.toString("utf8"))
+    const known = templates.match(request.connection, body)
+    if (known !== undefined) return dispatch(request, principal, known)
+    const text = body.toString("utf8")
+    const parsed = parseJsonBody(text)
     if (Either.isLeft(parsed)) return Effect.succeed(rpcError(400, jsonRpcErrorResponse(null, parsed.left)))
     const incoming = decodeIncoming(parsed.right)
     if (Either.isLeft(incoming)) {
@@ -78,6 +98,12 @@ export const mcpRoutes = Effect.gen(function*() {
     // Notifications (any method) and client responses are accepted without a body.
     if (incoming.right._tag !== "Request") return Effect.succeed(ACCEPTED)
     const rpc = incoming.right.request
+    if (mayKeep(rpc)) templates.learn(request.connection, body, text, rpc)
+    return dispatch(request, principal, rpc)
+  }
+
+  /** The era, its checks, and the dispatcher's answer. */
+  const dispatch = (request: HttpRequest, principal: Principal, rpc: JsonRpcRequest): Effect.Effect<HttpResponse> => {
     const version = request.header("mcp-protocol-version")
     if (eraOf(rpc.method, rpc.params, version) === "2025") {
       return mapNow(dispatcher.handle(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfProtocolError))

@@ -354,6 +354,65 @@ export const mcpCase = (target: McpTarget): fc.Arbitrary<McpCase> =>
       }
     })
 
+/**
+ * Requests agents poll, sent again under another id literal: a connection's body that differs from one it sent before
+ * only in its id is not parsed again (src/http/mcp/RequestTemplates.ts). The literal is a valid id, or one JSON.parse
+ * reads as another value or refuses (leading zeros, a fraction, an exponent, escapes, non-ASCII, past 2^53, not an id,
+ * cut short, with spaces, or any text). Each is judged as a body parsed afresh would be: where the body is a request
+ * with a valid id, `id` is that id, so the answer must carry it; otherwise it counts as mutated.
+ */
+export const sentAgainCase = (target: McpTarget): fc.Arbitrary<McpCase> => {
+  const MARK = "\u0000id\u0000"
+  const recent = { name: "recent_messages", arguments: { networkId: target.networkId, target: "#belay", limit: 5 } }
+  const polls = [
+    { label: "tools/list", tool: undefined, method: "tools/list", params: {} },
+    { label: "recent_messages", tool: "recent_messages" as const, method: "tools/call", params: recent },
+    { label: "list_networks, id last", tool: "list_networks" as const, method: "tools/call", params: { name: "list_networks" }, idLast: true }
+  ].flatMap((poll) => [false, true].map((era2026) => {
+    const params = era2026 ? { ...poll.params, _meta: MODERN_META } : poll.params
+    const body = poll.idLast === true
+      ? { method: poll.method, params, jsonrpc: "2.0", id: MARK }
+      : { jsonrpc: "2.0", id: MARK, method: poll.method, params }
+    const [prefix, suffix] = JSON.stringify(body).split(JSON.stringify(MARK)) as [string, string]
+    const name = "name" in poll.params ? { "mcp-name": poll.params.name } : {}
+    const headers: Record<string, string> = era2026
+      ? { "mcp-protocol-version": "2026-07-28", "mcp-method": poll.method, ...name }
+      : { "mcp-protocol-version": "2025-11-25" }
+    return { label: `${era2026 ? "2026-07-28 " : ""}${poll.label}`, tool: poll.tool, prefix, suffix, headers }
+  }))
+  const literal = fc.oneof(
+    { weight: 4, arbitrary: requestId.map((id) => JSON.stringify(id)) },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom("01", "-0", "-01", "1.0", "1e2", "-", "+1", "9007199254740992", "-9007199254740992",
+        "123456789012345678", "true", "null", "[1]", "{}", "\"a\\\"b\"", "\"\\u0041\"", "\"\u00e9\"", "\"a", "a\"", "1,\"x\":2", "",
+        " 1", "1 ", "\"\\\\\"", "\"\t\"", "\"\u007f\"")
+    },
+    { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }
+  )
+  return fc.tuple(fc.constantFrom(...polls), literal).map(([poll, idText]): McpCase => {
+    const text = `${poll.prefix}${idText}${poll.suffix}`
+    let id: string | number | undefined
+    try {
+      const value: unknown = JSON.parse(text)
+      const parsed = isObject(value) ? value["id"] : undefined
+      if (typeof parsed === "string" || (typeof parsed === "number" && Number.isSafeInteger(parsed))) id = parsed
+    } catch {
+      id = undefined
+    }
+    return {
+      path: "/mcp",
+      headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${target.token}`, ...poll.headers },
+      body: Buffer.from(text),
+      label: `${poll.label} sent again, id ${JSON.stringify(idText)}`,
+      mutated: id === undefined,
+      credential: "valid",
+      ...(id === undefined ? {} : { id }),
+      ...(id === undefined || poll.tool === undefined ? {} : { tool: poll.tool })
+    }
+  })
+}
+
 // --- The judge ---
 
 const PROTOCOL_CODES = new Set([-32700, -32600, -32601, -32602, -32020, -32022])

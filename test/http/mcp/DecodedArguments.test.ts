@@ -38,6 +38,25 @@ describe("DecodedArguments", () => {
     expect(memo.size()).toBe(1)
   })
 
+  it("finds a frozen value's decoding by the value (a request sent again), under its own tool only", () => {
+    const memo = makeDecodedArguments()
+    const args = Object.freeze({ networkId: 1, target: "#a" })
+    const expected = decodeToolArguments("recent_messages", args)
+    const first = memo.decode("recent_messages", args)
+    const again = memo.decode("recent_messages", args)
+    expect(first).toEqual(expected)
+    expect(Either.isRight(first) && Either.isRight(again) && first.right === again.right).toBe(true)
+    // The same frozen value for another tool is decoded for that tool.
+    expect(memo.decode("list_networks", args)).toEqual(decodeToolArguments("list_networks", args))
+    expect(memo.decode("recent_messages", args)).toEqual(expected)
+    // A frozen value that does not decode is refused each time; a write tool's is decoded and not kept.
+    const bad = Object.freeze({ networkId: 1, target: "#a", limit: 0 })
+    for (let i = 0; i < 2; i++) expect(memo.decode("recent_messages", bad)).toEqual(decodeToolArguments("recent_messages", bad))
+    const write = Object.freeze({ networkId: 1, target: "#a", text: "identify hunter2" })
+    for (let i = 0; i < 2; i++) expect(memo.decode("send_message", write)).toEqual(decodeToolArguments("send_message", write))
+    expect(memo.size()).toBe(1)
+  })
+
   it("makes no key for what is not exactly JSON or is too long", () => {
     const table: ReadonlyArray<readonly [string, unknown, string | undefined]> = [
       ["object", { b: 1, a: "x" }, `{"b":1,"a":"x"}`],
