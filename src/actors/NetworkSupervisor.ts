@@ -12,7 +12,7 @@
  * `Sharder.ts`: catch every cause, log, go on). One network's failure stays in its own fiber. One fiber follows
  * `Networks.changes`; one more starts the stored networks at boot, in batches, and ends.
  */
-import { Effect, FiberMap, Layer, PubSub, Queue } from "effect"
+import { Effect, FiberId, FiberMap, Layer, PubSub, Queue } from "effect"
 import { AppConfig } from "../services/AppConfig.js"
 import { E2eKeys } from "../services/networks/E2eKeys.js"
 import { ClusterEvents } from "../services/nodes/ClusterEvents.js"
@@ -31,6 +31,17 @@ import { NetworkControl, type NetworkControlService } from "./NetworkApi.js"
 const BOOT_BATCH = 25
 
 /**
+ * A network already supervised is not started again. `interruptAs` is not an option of FiberMap.run, which sets it
+ * itself on a copy of the options it keeps for the fiber's life (`{ ...options, interruptAs }`): given here, the copy
+ * only overwrites a field, so it shares one hidden class in V8. A spread followed by a new field gets one of its own,
+ * some 200 bytes a network (bench/results/memory-breakdown.md "At 10,000 networks, per-network objects").
+ */
+const ONLY_IF_MISSING: { readonly onlyIfMissing: true; readonly interruptAs: FiberId.FiberId } = {
+  onlyIfMissing: true,
+  interruptAs: FiberId.none
+}
+
+/**
  * Lets the event loop run (I/O, timers) before the fiber goes on: `setImmediate` runs after the pending I/O, where
  * Effect.yieldNow may resume within the same microtask run. Not a sleep, so it takes no time on any Clock (TestClock
  * included).
@@ -46,8 +57,7 @@ export const make = Effect.gen(function*() {
   const local = yield* LocalActors.make()
   const supervised = yield* FiberMap.make<number>()
 
-  const start = (networkId: number) =>
-    FiberMap.run(supervised, networkId, local.supervise(networkId), { onlyIfMissing: true })
+  const start = (networkId: number) => FiberMap.run(supervised, networkId, local.supervise(networkId), ONLY_IF_MISSING)
   const stop = (networkId: number) => FiberMap.remove(supervised, networkId)
 
   // Shutdown: registered after the FiberMap, so it runs before the FiberMap interrupts the actors (each QUITs with

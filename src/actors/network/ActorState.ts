@@ -48,8 +48,11 @@ export interface Session {
   host: string | undefined
   isupport: ISupport
   caps: Set<string>
-  /** The values the server gave its capabilities in CAP LS or NEW (`draft/multiline` → `max-bytes=…,max-lines=…`). */
-  capValues: Map<string, string>
+  /**
+   * The values the server gave its capabilities in CAP LS or NEW (`draft/multiline` → `max-bytes=…,max-lines=…`); made
+   * on the first value, as a server offering none leaves an empty Map of 184 bytes (docs/architecture.md "Memory").
+   */
+  capValues: Map<string, string> | undefined
   /** Channels, members, topics and away state (ChannelState.ts), replaced on every line. */
   channels: Channels.ChannelState
   /** get_mode_list queries in flight on this connection; their waiters are in `modeListWaiters`. */

@@ -65,8 +65,14 @@ const upstreamFace = (a: Actor): Pick<TransportOptions, "ident" | "localAddress"
   return "error" in source ? source : { ident, localAddress: source.address }
 }
 
+/**
+ * Field by field, not `{ ...face, host, … }`: V8 gives every object made by a spread followed by more properties a
+ * hidden class of its own (about 450 bytes), and the transport keeps this one for as long as the connection lives
+ * (bench/results/memory-breakdown.md "At 10,000 networks, per-network objects").
+ */
 const transportOptions = (a: Actor, face: Pick<TransportOptions, "ident" | "localAddress">): TransportOptions => ({
-  ...face,
+  ident: face.ident,
+  localAddress: face.localAddress,
   host: a.config.host,
   port: a.config.port,
   tls: a.config.tls,
@@ -152,7 +158,7 @@ const startAttempt = (a: Actor) =>
       host: undefined,
       isupport: defaultISupport,
       caps: new Set(),
-      capValues: new Map(),
+      capValues: undefined,
       channels: Channels.emptyChannelState(DEFAULT_CASE_MAPPING),
       modeLists: ModeLists.emptyModeListRequests,
       lastModeChannel: null,

@@ -25,7 +25,7 @@
  * network), one inbox and its state. Every Effect fiber costs kilobytes (its FiberRefs are copied at fork), so
  * nothing here forks a fiber that lives while the network idles.
  */
-import { Cause, Data, Deferred, Effect, Exit, Option, Scope } from "effect"
+import { Cause, Data, Deferred, Effect, Exit, FiberId, Option, Scope } from "effect"
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
@@ -165,7 +165,22 @@ const release = (a: Actor) =>
  * would cost every network a closure, its context and an Effect per method for as long as it lives.
  */
 class Handle implements NetworkActor {
-  constructor(private readonly a: Actor, private readonly died: Deferred.Deferred<never, unknown>) {}
+  /**
+   * Made by the first `await`, which callers only do while they wait on the actor: a Deferred has a hidden class of its
+   * own in V8 (Effect builds it as a spread followed by more fields: some 570 bytes a network for as long as it lives,
+   * bench/results/memory-breakdown.md "At 10,000 networks, per-network objects").
+   */
+  private died: Deferred.Deferred<never, unknown> | undefined = undefined
+  /** How the actor's scope closed, once it has. */
+  private ended: Cause.Cause<unknown> | undefined = undefined
+
+  constructor(private readonly a: Actor) {}
+
+  /** The actor's scope closed: `await` fails with `cause`, now and from now on. */
+  end(cause: Cause.Cause<unknown>): void {
+    this.ended = cause
+    if (this.died !== undefined) Deferred.unsafeDone(this.died, Exit.failCause(cause))
+  }
 
   get networkId() {
     return this.a.networkId
@@ -191,7 +206,7 @@ class Handle implements NetworkActor {
         host: s.host ?? null,
         isupport: Array.from(s.isupport.tokens, ([key, value]) => formatISupportToken(key, value)),
         caps: [...s.caps],
-        capValues: Object.fromEntries(s.capValues),
+        capValues: Object.fromEntries(s.capValues ?? []),
         away: a.awayMessage !== null
       })
     })
@@ -210,7 +225,11 @@ class Handle implements NetworkActor {
   }
 
   get await() {
-    return Effect.orDie(Deferred.await(this.died))
+    return Effect.orDie(Effect.suspend(() => {
+      if (this.ended !== undefined) return Effect.failCause(this.ended)
+      this.died ??= Deferred.unsafeMake<never, unknown>(FiberId.none)
+      return Deferred.await(this.died)
+    }))
   }
 
   get sever() {
@@ -303,14 +322,14 @@ export const make = (deps: ActorDeps): Effect.Effect<NetworkActor, NetworkGone, 
     // as long as the network lives), and as one closure that builds its effects when it runs: built up front, the
     // drain's timeout, log annotation and error handler cost an idle network a dozen closures (heap snapshots).
     // It runs in the fiber that closes the scope, the supervising one, with the same log annotations.
-    const died = yield* Deferred.make<never, unknown>()
+    const handle = new Handle(a)
     yield* Scope.addFinalizerExit(a.scope, (exit) =>
       Effect.zipRight(
-        Deferred.failCause(died, Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped")),
+        Effect.sync(() => handle.end(Exit.isFailure(exit) ? exit.cause : Cause.die("the network actor stopped"))),
         Effect.ensuring(drainUnsaved(a), release(a))
       ))
     inbox.unsafeOffer({ _tag: "Start" })
-    return new Handle(a, died)
+    return handle
   })
 
 /** `make`, with the dispatcher forked into the same scope (tests; the supervisor runs `run` itself). */

@@ -116,8 +116,10 @@ export const onCap = (a: Actor, s: Session, p: ReadonlyArray<string>) => {
     for (const cap of caps) {
       const eq = cap.indexOf("=")
       if (eq <= 0 || cap.length > CAP_VALUE_BYTES) continue
-      if (s.capValues.size >= CAP_VALUES && !s.capValues.has(cap.slice(0, eq))) continue
-      s.capValues.set(cap.slice(0, eq), cap.slice(eq + 1))
+      const values = s.capValues ?? new Map<string, string>()
+      if (values.size >= CAP_VALUES && !values.has(cap.slice(0, eq))) continue
+      values.set(cap.slice(0, eq), cap.slice(eq + 1))
+      s.capValues = values
     }
     return Effect.void
   }

@@ -213,8 +213,12 @@ export class Networks extends Effect.Service<Networks>()("belay/Networks", {
       enabled: row.enabled
     })
 
+    // publicFields' fields written out, not spread: V8 gives every object made by a spread followed by more properties
+    // a hidden class of its own (~450 bytes), kept with the actor's config (bench/results/memory-breakdown.md "At
+    // 10,000 networks, per-network objects").
     const toConfig = (row: NetworkRow): NetworkConfig => ({
-      ...publicFields(row),
+      id: row.id, accountId: row.accountId, name: row.name, host: row.host, port: row.port, tls: row.tls,
+      tlsInsecure: row.tlsInsecure, nick: row.nick, enabled: row.enabled,
       username: row.username,
       realname: row.realname,
       serverPassword: row.serverPasswordEnc ? box.open("server-password", row.serverPasswordEnc) : null,
