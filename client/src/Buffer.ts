@@ -4,6 +4,7 @@
 //
 // Concurrency rule: the browser's one event loop; a Buffer is plain mutable data, changed only by the Store.
 import { isChannel } from "./Casemap.js"
+import { mergeById } from "./MergeById.js"
 import type { BufferKind, Member, MessageRecord } from "./Protocol.js"
 
 export const UNREAD_CAP = 999
@@ -58,6 +59,15 @@ export const withRedaction = (messages: ReadonlyArray<MessageRecord>, messageId:
 }
 
 /** A buffer nothing is known of yet: no messages, history still to load, nothing unread. */
+/** The newest page of `limit` lines asked, merged under what the buffer holds; a full page may have more before it. */
+export const takeNewestPage = (buffer: Buffer, messages: ReadonlyArray<MessageRecord>, limit: number): void => {
+  buffer.messages = mergeById(buffer.messages, messages)
+  buffer.loaded = true
+  buffer.hasOlder = messages.length === limit
+  const newest = buffer.messages[buffer.messages.length - 1]
+  if (newest !== undefined && (buffer.lastMessageId === null || newest.id > buffer.lastMessageId)) buffer.lastMessageId = newest.id
+}
+
 export const newBuffer = (key: string, networkId: number, target: string, kind: BufferKind): Buffer => ({
   key,
   networkId,

@@ -45,6 +45,11 @@ export class Connection {
   /** The newest message id this tab has seen: the `since` of the next opening. */
   lastMessageId: number | null = null
   private helloLastMessageId = 0
+  /**
+   * The buffer the tab opens first, asked with the first opening (`?first=`, src/http/ws/FirstView.ts): its hello
+   * then carries the buffer list and that buffer's newest page. Null once a hello came.
+   */
+  first: string | null = null
   phase: ConnectionPhase = { phase: "connecting", attempt: 0 }
 
   constructor(private readonly events: ConnectionEvents) {
@@ -119,8 +124,12 @@ export class Connection {
 
   private open() {
     this.setPhase({ phase: "connecting", attempt: this.attempt })
-    const since = this.lastMessageId === null ? "" : `?since=${this.lastMessageId}`
-    const ws = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/api/ws${since}`)
+    const query = this.lastMessageId !== null
+      ? `?since=${this.lastMessageId}`
+      : this.first !== null
+      ? `?${new URLSearchParams({ first: this.first })}`
+      : ""
+    const ws = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/api/ws${query}`)
     this.ws = ws
     ws.onmessage = (e) => {
       if (this.ws !== ws) return
@@ -135,6 +144,7 @@ export class Connection {
         // An account with no message yet resumes from 0: what arrives while this tab is away is still replayed.
         if (this.lastMessageId === null) this.lastMessageId = frame.lastMessageId ?? 0
         this.helloLastMessageId = frame.lastMessageId ?? 0
+        this.first = null
         this.setPhase({ phase: "open" })
       }
       if (frame.type === "message") this.saw(frame.message.id)

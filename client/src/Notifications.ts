@@ -6,7 +6,9 @@ import type { MessageRecord } from "./Protocol.js"
 
 export type Permission = "unsupported" | NotificationPermission
 
-export const permission = (): Permission => ("Notification" in window ? Notification.permission : "unsupported")
+export const notificationsSupported = (): boolean => "Notification" in window
+
+export const permission = (): Permission => (notificationsSupported() ? Notification.permission : "unsupported")
 
 const PUSH_ID = "belay.pushSubscription"
 

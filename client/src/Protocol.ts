@@ -1,7 +1,13 @@
 // Protocol: the shapes the client exchanges with the server. The socket's frames and the MCP records are the
 // server's own types (src/schema), imported as types only, so the two cannot drift; the REST bodies of the web
 // client's routes are written out here from their description (docs/architecture.md "The web client").
-import type { ChannelView, MessageRecord as StoredRecord, NetworkView, ServerFrame } from "../../src/schema/SocketFrame.js"
+import type {
+  ChannelView,
+  FirstView as StoredFirstView,
+  MessageRecord as StoredRecord,
+  NetworkView,
+  ServerFrame
+} from "../../src/schema/SocketFrame.js"
 import type { Member } from "../../src/schema/Member.js"
 import type { NetworkState } from "../../src/schema/Network.js"
 
@@ -43,13 +49,23 @@ export const featuresOf = (view: object): NetworkFeatures => {
   return { tags: flag("tags"), redaction: flag("redaction"), multiline: flag("multiline") }
 }
 
+/** The hello's first view (src/http/ws/FirstView.ts), its page's records read as every message record is. */
+export type FirstView = Omit<StoredFirstView, "open"> & {
+  readonly open:
+    | (Omit<NonNullable<StoredFirstView["open"]>, "page"> & { readonly page: { readonly messages: ReadonlyArray<MessageRecord> } })
+    | null
+}
+
+type Hello = Extract<ServerFrame, { readonly type: "hello" }>
+
 /**
  * Frames the server sends that the client acts on beyond SocketFrame.ts's list: the read markers, someone typing
  * (live only, never stored) and a stored message redacted upstream.
  */
 export type ClientServerFrame =
-  | Exclude<ServerFrame, { readonly type: "message" }>
+  | Exclude<ServerFrame, { readonly type: "message" } | { readonly type: "hello" }>
   | { readonly type: "message"; readonly message: MessageRecord }
+  | Omit<Hello, "first"> & { readonly first?: FirstView }
   | { readonly type: "read-marker"; readonly networkId: number; readonly target: string; readonly messageId: number }
   | {
     readonly type: "typing"

@@ -2,6 +2,7 @@
 // the browser's Back button: `#/b/<networkId>/<target>`, `#/networks`, `#/networks/<id>` (editing one), `#/search`,
 // `#/mentions`.
 // Pure.
+import { fold } from "./Casemap.js"
 
 export type Route =
   | { readonly view: "buffer"; readonly networkId: number; readonly target: string }
@@ -25,4 +26,12 @@ export const parseHash = (hash: string): Route | null => {
   if (hash === "#/search") return { view: "search" }
   if (hash === "#/mentions") return { view: "mentions" }
   return null
+}
+
+/** Whether two fragments name the same view (a buffer's target compared folded). */
+export const sameRoute = (a: string, b: string) => {
+  const x = parseHash(a)
+  const y = parseHash(b)
+  if (x === null || y === null || x.view !== y.view) return false
+  return x.view !== "buffer" || y.view !== "buffer" || x.networkId === y.networkId && fold(x.target) === fold(y.target)
 }

@@ -3,6 +3,8 @@
 // expandable row, as chat clients do so that conversation stays readable in busy channels. Reactions (kind `react`)
 // are no rows: they are drawn under the message they name (Reactions.ts). Pure.
 
+import { dayLabelOf } from "./Times.js"
+
 export interface LineMessage {
   readonly id: number
   readonly time: string
@@ -23,9 +25,6 @@ const dayOf = (time: string) => {
   const d = new Date(time)
   return `${d.getFullYear()}-${d.getMonth()}-${d.getDate()}`
 }
-
-const dayLabel = (time: string) =>
-  new Date(time).toLocaleDateString(undefined, { weekday: "long", year: "numeric", month: "long", day: "numeric" })
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
@@ -57,7 +56,7 @@ export const rows = <M extends LineMessage>(messages: ReadonlyArray<M>, readMark
     if (d !== day) {
       flush()
       day = d
-      out.push({ kind: "day", key: `d${m.id}`, label: dayLabel(m.time) })
+      out.push({ kind: "day", key: `d${m.id}`, label: dayLabelOf(m.time) })
     }
     if (!markerPlaced && readMarker !== null && m.id > readMarker) {
       flush()

@@ -11,14 +11,15 @@
 // Concurrency rule: the browser's one event loop; no method awaits while holding a half-made change.
 import { api } from "./Api.js"
 import { preferences } from "./Preferences.js"
-import { type Buffer, countsAsUnread, kindOf, newBuffer, UNREAD_CAP, withRedaction } from "./Buffer.js"
+import { type Buffer, countsAsUnread, kindOf, newBuffer, takeNewestPage, UNREAD_CAP, withRedaction } from "./Buffer.js"
 import { bufferKey, fold, serverBuffer } from "./Casemap.js"
 import { Connection, type ConnectionPhase } from "./Connection.js"
+import { firstWish } from "./FirstView.js"
 import { mentions } from "./Highlight.js"
 import { mergeById } from "./MergeById.js"
-import { bufferHash, parseHash, type Route } from "./Route.js"
+import { bufferHash, parseHash, type Route, sameRoute } from "./Route.js"
 import { featuresOf, NO_FEATURES } from "./Protocol.js"
-import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, MessageRecord, NetworkDetails, NetworkFeatures, NetworkState } from "./Protocol.js"
+import type { BufferKind, BufferSummary, CallResult, ClientServerFrame, FirstView, MessageRecord, NetworkDetails, NetworkFeatures, NetworkState } from "./Protocol.js"
 import { Typing } from "./Typing.js"
 
 export const PAGE = 150
@@ -46,13 +47,6 @@ export interface Notice {
   readonly text: string
 }
 
-const sameRoute = (a: string, b: string) => {
-  const x = parseHash(a)
-  const y = parseHash(b)
-  if (x === null || y === null || x.view !== y.view) return false
-  return x.view !== "buffer" || y.view !== "buffer" || x.networkId === y.networkId && fold(x.target) === fold(y.target)
-}
-
 export class Store {
   readonly connection: Connection
   account: { name: string; paused: boolean } | null = null
@@ -77,6 +71,8 @@ export class Store {
   private noticeId = 0
   private refreshTimer: number | null = null
   private readTimer: number | null = null
+  /** Settles the first buffer list (the hello's first view, else REST); null once it came. */
+  private buffersListed: (() => void) | null = null
   onLiveMessage: (buffer: Buffer, message: MessageRecord, highlight: boolean) => void = () => undefined
 
   constructor() {
@@ -84,6 +80,7 @@ export class Store {
       frame: (frame) => this.onFrame(frame),
       phase: (phase) => {
         this.phase = phase
+        if (phase.phase !== "connecting" && phase.phase !== "open") this.listBuffers()
         this.changed()
       }
     })
@@ -103,12 +100,37 @@ export class Store {
     })
   }
 
-  /** Opens the socket and, at the same time, reads networks and buffers over REST (they need no socket). */
+  /**
+   * Opens the socket, naming the buffer the tab opens first: its hello carries the networks, the buffers and that
+   * buffer's page (FirstView.ts), drawn at once. Network details and preferences come over REST meanwhile, and the
+   * buffers when the hello has no first view or the socket failed before one.
+   */
   start(): void {
+    const listed = new Promise<void>((resolve) => (this.buffersListed = resolve))
+    this.connection.first = firstWish()
     this.connection.start()
     preferences.bind(() => this.changed())
     void preferences.load()
-    void Promise.all([this.refreshNetworks(), this.refreshBuffers()]).then(() => this.chooseInitialView())
+    void Promise.all([this.refreshNetworks(), listed]).then(() => this.chooseInitialView())
+  }
+
+  /** The first buffer list, over REST (`first` absent) or from the hello's first view, drawn at once with its page. */
+  private listBuffers(first?: FirstView) {
+    const listed = this.buffersListed
+    this.buffersListed = null
+    if (first === undefined) {
+      if (listed !== null) void this.refreshBuffers().then(listed)
+      return
+    }
+    for (const n of first.networks) Object.assign(this.ensureNetwork(n.id), { name: n.name, state: n.state, nick: n.nick })
+    for (const s of first.buffers) this.applySummary(s)
+    const open = first.open
+    if (open !== null) {
+      // The buffer chooseInitialView picks: the one the tab named (FirstView.ts), else the server's pick, made as it is.
+      takeNewestPage(this.ensureBuffer(open.networkId, open.target), open.page.messages, open.limit)
+      this.chooseInitialView()
+    }
+    listed?.()
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -193,7 +215,7 @@ export class Store {
           void preferences.load()
           void this.refreshNetworks()
           void this.refreshBuffers()
-        }
+        } else this.listBuffers(frame.first)
         this.started = true
         const active = this.activeBuffer
         if (active !== undefined && !active.loaded) void this.loadLatest(active)
@@ -421,11 +443,7 @@ export class Store {
         target: buffer.target,
         limit: PAGE
       })
-      buffer.messages = mergeById(buffer.messages, page.messages)
-      buffer.loaded = true
-      buffer.hasOlder = page.messages.length === PAGE
-      const newest = buffer.messages[buffer.messages.length - 1]
-      if (newest !== undefined && (buffer.lastMessageId === null || newest.id > buffer.lastMessageId)) buffer.lastMessageId = newest.id
+      takeNewestPage(buffer, page.messages, PAGE)
     } catch (e) {
       this.notify(`Could not load ${buffer.target}: ${(e as Error).message}`)
     } finally {

@@ -6,6 +6,7 @@ import { notifyLocally, onWorkerOpen, permission } from "./Notifications.js"
 import { preferences } from "./Preferences.js"
 import { parseHash } from "./Route.js"
 import { Store } from "./Store.js"
+import { prepareTimes } from "./Times.js"
 import "./styles.css"
 
 const store = new Store()
@@ -26,8 +27,18 @@ store.onLiveMessage = (buffer, message, highlight) => {
 }
 onWorkerOpen((networkId, target) => store.openBuffer(networkId, target))
 
-render(<App store={store} />, document.getElementById("app")!)
+// The socket first: it opens while the page draws its frame and the time formats load (Times.ts).
 store.start()
+render(<App store={store} />, document.getElementById("app")!)
+prepareTimes()
 // The worker keeps the offline shell besides showing pushes (sw/ServiceWorker.ts): registered at every start, not only
-// when push is turned on, so an installed Belay opens without a network.
-if ("serviceWorker" in navigator) void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined)
+// when push is turned on, so an installed Belay opens without a network. Not before the first view is chosen (or the
+// socket failed): its install fetches the shell and the bundle again, which would compete with the first draw.
+const registerWorker = () => {
+  if ("serviceWorker" in navigator) void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(() => undefined)
+}
+const untilFirstView = store.subscribe(() => {
+  if (store.view.view === "none" && (store.phase.phase === "connecting" || store.phase.phase === "open")) return
+  untilFirstView()
+  setTimeout(registerWorker, 1000)
+})

@@ -79,12 +79,39 @@ export type NetworkEvent =
   | { readonly type: "away"; readonly networkId: number; readonly away: boolean }
   | TypingEvent
 
+/**
+ * What a new tab draws first (src/http/ws/FirstView.ts): the member's networks (their `network` events follow, with
+ * `features`), every buffer as `GET /api/buffers` lists them, and the buffer it opens first with its newest page
+ * (`limit` lines asked, `page` as `recent_messages` answers), or null.
+ */
+export interface FirstView {
+  readonly networks: ReadonlyArray<Omit<NetworkView, "features">>
+  readonly buffers: ReadonlyArray<{
+    readonly networkId: number
+    readonly target: string
+    readonly kind: "channel" | "query" | "server"
+    readonly lastMessageId: number | null
+    readonly lastMessageAt: string | null
+    readonly readMessageId: number | null
+    readonly unread: number
+    readonly highlights: number
+  }>
+  readonly open: {
+    readonly networkId: number
+    readonly target: string
+    readonly limit: number
+    readonly page: { readonly messages: ReadonlyArray<MessageRecord> }
+  } | null
+}
+
 /** Every frame the server sends. */
 export type ServerFrame =
   | {
     readonly type: "hello"
     readonly account: { readonly name: string; readonly paused: boolean }
     readonly lastMessageId: number | null
+    /** With `?first=` only: the tab's first view (src/http/ws/FirstView.ts). */
+    readonly first?: FirstView
   }
   | { readonly type: "message"; readonly message: MessageRecord }
   /** The stored message `messageId` was redacted upstream: its text is gone (docs/contract.md "Message ids, replies, reactions and redaction"). */

@@ -4,7 +4,7 @@
 // apps keep settings and sign-out one tap away in an overflow menu rather than wrapping the bar above the channel.
 import { useEffect, useState } from "preact/hooks"
 import { api, signInAgain } from "../Api.js"
-import { disablePush, enableNotifications, permission, pushEnabled } from "../Notifications.js"
+import { disablePush, enableNotifications, notificationsSupported, permission, pushEnabled } from "../Notifications.js"
 import type { Store } from "../Store.js"
 import { BufferView } from "./BufferView.js"
 import { NetworksPage } from "./NetworksPage.js"
@@ -41,8 +41,9 @@ const ConnectionStatus = ({ store }: { readonly store: Store }) => {
 }
 
 const NotificationsButton = ({ store }: { readonly store: Store }) => {
-  const [on, setOn] = useState(permission() === "granted")
-  if (permission() === "unsupported") return null
+  // Read once a mount, not at each draw: every read of Notification.permission asks the browser's permission service.
+  const [on, setOn] = useState(() => permission() === "granted")
+  if (!notificationsSupported()) return null
   if (on) {
     return pushEnabled()
       ? <button type="button" class="small" onClick={() => void disablePush().then(() => setOn(false))}>Turn off push</button>

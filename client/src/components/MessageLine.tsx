@@ -10,6 +10,7 @@ import { previewUrlOf } from "../Previews.js"
 import type { MessageRecord } from "../Protocol.js"
 import { type ReactionGroup, sameReactions } from "../Reactions.js"
 import { type Quote, sameQuote } from "../Replies.js"
+import { clockOf } from "../Times.js"
 import { type LineAction, LineActions } from "./LineActions.js"
 import { LinkPreview } from "./LinkPreview.js"
 import { ReactionChips } from "./ReactionChips.js"
@@ -31,8 +32,6 @@ export interface MessageLineProps {
   readonly ownNick?: string | null
   readonly onAction?: (action: LineAction) => void
 }
-
-const clock = (time: string) => new Date(time).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
 
 const Nick = ({ nick, onNick }: { readonly nick: string; readonly onNick: (nick: string) => void }) => (
   <button type="button" class={`nick ${nickColorClass(nick)}`} onClick={() => onNick(nick)}>
@@ -104,7 +103,7 @@ export class MessageLine extends Component<MessageLineProps> {
       : null
     const line = (
       <div class={classes} data-id={m.id}>
-        <time dateTime={m.time} title={new Date(m.time).toLocaleString()}>{clock(m.time)}</time>
+        <time dateTime={m.time} title={new Date(m.time).toLocaleString()}>{clockOf(m.time)}</time>
         {body}
         {m.relayBot === undefined ? null : <span class="via">via {m.relayBot}</span>}
         {m.encrypted === undefined ? null : <span class="via">{m.encrypted ? "encrypted" : "could not decrypt"}</span>}

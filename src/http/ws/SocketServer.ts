@@ -10,7 +10,8 @@
  *   3. the credential (MemberCredential): a Bearer OAuth or password-sign-in token, else the session cookie; an API
  *      token, a dead token or none → 401 `{error: "invalid_token"}`;
  *   4. a cookie-carried socket needs `Origin` to be the service's own (it can write; docs/contract.md, Credentials) → 403;
- *   5. `since`, when given, a message id → else 400.
+ *   5. `since`, when given, a message id → else 400. (`first`, the tab's first view, is a preference and never
+ *      refused: FirstView.ts.)
  *
  * Then each socket runs in SocketSession.ts. It ends:
  *   - with 4001 when the credential it was opened with ends — CredentialRevocations (token revoke, logout,
@@ -51,6 +52,7 @@ import { isAllowedOrigin, resolveIssuer } from "../Issuer.js"
 import { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 import { foreignOrigin, noStore } from "../oauth/OAuthHttp.js"
+import { type FirstWish, parseFirst } from "./FirstView.js"
 import { CloseCode, MAX_BUFFERED, runSocket, type SocketServices } from "./SocketSession.js"
 
 /** docs/contract.md: the server pings every 30 s and closes a peer silent for 60 s. */
@@ -144,7 +146,13 @@ export const make = Effect.gen(function*() {
     }))
   }
 
-  const start = (ws: WebSocket, member: Member, authorization: string | undefined, since: Option.Option<number>) => {
+  const start = (
+    ws: WebSocket,
+    member: Member,
+    authorization: string | undefined,
+    since: Option.Option<number>,
+    first: Option.Option<FirstWish>
+  ) => {
     const now = clock.unsafeCurrentTimeMillis()
     const credential = member._tag === "Bearer"
       ? { kind: "oauth" as const, id: member.principal.tokenId }
@@ -168,6 +176,7 @@ export const make = Effect.gen(function*() {
       runSocket(services, ws, {
         accountId: member.accountId,
         since,
+        first,
         caller: callerOf(member, authorization),
         close: (code, reason) => close(ws, code, reason)
       }).pipe(
@@ -196,7 +205,8 @@ export const make = Effect.gen(function*() {
       if (Either.isLeft(since)) return refuseUpgrade(socket, badRequest(since.left))
       const admitted = member.right
       const authorization = request.header("authorization")
-      wss.handleUpgrade(raw, socket, head, (ws) => start(ws, admitted, authorization, since.right))
+      const first = parseFirst(request.query.get("first"))
+      wss.handleUpgrade(raw, socket, head, (ws) => start(ws, admitted, authorization, since.right, first))
     })
 
   // Revocations: every socket opened with the credential closes at once.

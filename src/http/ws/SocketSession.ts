@@ -4,7 +4,7 @@
  *
  *   1. subscribe to the account's events (MemberEvents) — before anything is read, so nothing published from now on
  *      can be missed;
- *   2. `hello`, with the account and the newest message id;
+ *   2. `hello`, with the account and the newest message id, and with `?first=` the tab's first view (FirstView.ts);
  *   3. with `?since=<id>`: every message after it, oldest first, from the database, and the redactions since of
  *      the messages up to it, at most REPLAY_LIMIT frames, else one `resync`; live `message` events are then sent
  *      only past the last one replayed (or past hello's `lastMessageId` without `since`), so the tab gets each
@@ -41,6 +41,7 @@ import type { NickNotes } from "../../services/networks/NickNotes.js"
 import type { ReadMarkers } from "../../services/history/ReadMarkers.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
+import { firstView, type FirstWish } from "./FirstView.js"
 import { onTagFrame, type TypingLimiter } from "./TagFrames.js"
 
 /** docs/contract.md: `?since=` replays at most this many messages, else one `resync`. */
@@ -77,6 +78,8 @@ export interface SocketOptions {
   readonly accountId: number
   /** The tab's `?since=`, if it gave one. */
   readonly since: Option.Option<number>
+  /** The tab's `?first=`, if it gave one: `hello` then carries its first view (FirstView.ts). */
+  readonly first: Option.Option<FirstWish>
   /** The caller as it is now (the account may have been paused); None when the credential no longer works. */
   readonly caller: Effect.Effect<Option.Option<ToolCaller>>
   readonly close: (code: number, reason: string) => void
@@ -246,11 +249,18 @@ export const runSocket = (services: SocketServices, ws: WebSocket, options: Sock
     const account = yield* services.accounts.findById(options.accountId)
     if (Option.isNone(account)) return options.close(CloseCode.revoked, "the account is gone")
     const lastMessageId = Option.getOrNull(yield* services.history.lastId(options.accountId))
-    ws.send(frame({
+    const hello = frame({
       type: "hello",
       account: { name: account.value.name, paused: account.value.status === "paused" },
       lastMessageId
-    }))
+    })
+    // The first view is read after lastMessageId: what is stored later comes live (or in both, merged by id), never in
+    // neither.
+    if (Option.isSome(options.first)) {
+      const first = yield* firstView(services, options.accountId, yield* options.caller, options.first.value)
+      if (ws.readyState !== ws.OPEN) return
+      ws.send(`${hello.slice(0, -1)},"first":${first}}`)
+    } else ws.send(hello)
     yield* helloSent.open
 
     let floor = lastMessageId ?? 0
