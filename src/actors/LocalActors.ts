@@ -54,6 +54,7 @@ import {
 } from "../schema/ToolErrors.js"
 import * as ActorTimers from "./ActorTimers.js"
 import * as ConnectThrottle from "./ConnectThrottle.js"
+import { makeLineRows } from "./LineRows.js"
 import { E2eKeyTable, encryptedTargetOfRaw as keyedTargetOfRaw } from "./network/E2eCodec.js"
 import { hasLineBreakingChars } from "../irc/Safety.js"
 import { IrcTransport } from "./IrcTransport.js"
@@ -183,13 +184,14 @@ export const make = (options: LocalActorsOptions = {}) =>
       },
       publish: clusterEvents.actorEvents.publish,
       line: (accountId, networkId, line, time) => {
-        if (feed.listening()) feed.publishLine({ accountId, networkId, line, time, after: lastConversation.get(networkId) ?? 0 })
+        const place = lineRows.published(networkId, line)
+        if (feed.listening()) feed.publishLine({ accountId, networkId, line, time, ...place })
       }
     }
-    // The newest conversation row (PRIVMSG, NOTICE, ACTION) each network appended, in the writer's append order. A line
-    // the network publishes to the feed carries it, so that the IRC listener sends the line only after that row
-    // (docs/decisions/irc-listener.md "Live lines in the upstream's order"). The actor appends in the order it reads its lines.
-    const lastConversation = new Map<number, number>()
+    // Where each line a network publishes to the feed stands among the rows it appended (LineRows.ts), so that the IRC
+    // listener sends it after the stored messages before it, and a stored channel event with its row's msgid
+    // (docs/decisions/irc-listener.md "Live lines in the upstream's order"). The actor appends in the order it reads.
+    const lineRows = makeLineRows()
     // One writer for every actor (each message names its network), not one per network: an idle network costs
     // no closures here.
     const actorStore: MessageWriter = MessageWriter.make({
@@ -203,12 +205,7 @@ export const make = (options: LocalActorsOptions = {}) =>
       redact: store.redact,
       redacted: store.redacted,
       redactedElsewhere: store.redactedElsewhere,
-      append: (message) =>
-        message.kind === "privmsg" || message.kind === "notice" || message.kind === "action"
-          ? Effect.map(store.append(message), () => {
-            lastConversation.set(message.networkId, store.appended())
-          })
-          : store.append(message)
+      append: (message) => Effect.map(store.append(message), () => lineRows.appended(message, store.appended()))
     })
 
     const actors = new Map<number, NetworkActor.NetworkActor>()

@@ -36,7 +36,7 @@ import { onBouncer } from "./BouncerNetworks.js"
 import { METADATA_CAP, offeredCaps, onCap } from "./CapNegotiation.js"
 import { onChatHistory } from "./ChatHistory.js"
 import { type Downstream, fail, numeric, OWN_SENDS, refreshView, reply, replyLine, SERVER_NAME, UPSTREAM_LABELS } from "./Downstream.js"
-import { timeTag } from "./MessageLines.js"
+import { timeTag, whoxRequest } from "./MessageLines.js"
 import type { ListenerDeps } from "./ListenerDeps.js"
 import { isupportNow } from "./IsupportReply.js"
 import { onMarkRead } from "./MarkRead.js"
@@ -274,7 +274,8 @@ const passUpstream = (
     const ours = (yield* labelsUpstream(deps, networkId)) ? deps.labels.mint(d.id, line.command === "JOIN") : undefined
     if (ours !== undefined) {
       if (d.upstreamLabels.size >= UPSTREAM_LABELS) d.upstreamLabels.delete(d.upstreamLabels.keys().next().value!)
-      d.upstreamLabels.set(ours, label ?? null)
+      const whox = line.command === "WHO" ? whoxRequest(line.params) : undefined
+      d.upstreamLabels.set(ours, { client: label ?? null, ...(whox !== undefined ? { whox } : {}) })
     }
     const tags = new Map(clientTags)
     if (ours !== undefined) tags.set("label", ours)

@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../irc/CaseMapping.js"
 import type { IrcLineInput } from "../irc/IrcLine.js"
 import { ALL_PASSTHROUGH, type CapState, initialCapState } from "./CapNegotiation.js"
-import { type ClientView, ownLine } from "./MessageLines.js"
+import { type ClientView, ownLine, type WhoxRequest } from "./MessageLines.js"
 import type { OpenMultiline, PendingMultilineEcho } from "./MultilineState.js"
 import type { SessionHandle } from "./SessionHub.js"
 import type { SignInName } from "./SignInName.js"
@@ -114,9 +114,10 @@ export interface Downstream {
   collecting: Array<string> | undefined
   /**
    * Belay's labels on commands this client passed upstream (UpstreamLabels.ts) → the client's own label, or null when
-   * it sent none; at most UPSTREAM_LABELS, oldest dropped. Removed when the answer is complete.
+   * it sent none, and for a WHOX request its fields (MessageLines.whoxRequest: where a 354's flags are); at
+   * most UPSTREAM_LABELS, oldest dropped. Removed when the answer is complete.
    */
-  readonly upstreamLabels: Map<string, string | null>
+  readonly upstreamLabels: Map<string, { readonly client: string | null; readonly whox?: WhoxRequest }>
   /** The labelled command being handled went upstream with a label: the upstream answers it, not an empty ACK. */
   labelPassed: boolean
   batchSeq: number

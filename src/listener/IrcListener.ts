@@ -75,7 +75,8 @@ const make = Effect.gen(function*() {
       Runtime.runFork(runtime)(FiberSet.run(sessions, effect))
     },
     // In a cluster, what brings another node's lines of this network here (ClusterEvents).
-    bound: (networkId, first) => feed.bind(networkId, first ? 1 : -1)
+    bound: (networkId, first) => feed.bind(networkId, first ? 1 : -1),
+    arrived: () => order.arrived()
   })
   const labels = makeUpstreamLabels()
   const deps: ListenerDeps = {
@@ -121,11 +122,14 @@ const make = Effect.gen(function*() {
   const clock = yield* Effect.clock
   const order = makeLiveOrder({
     rows: (networkId, rows) => toAll(hub.ofNetwork(networkId), { _tag: "Stored", rows }),
-    line: (line) => {
+    // To the sessions bound before the line reached the listener (SessionHub `boundAt`): held lines go to no later one.
+    line: (line, arrival) => {
       const reply = labels.route(line)
-      const bound = hub.ofNetwork(line.networkId)
-      if (reply === undefined) return toAll(bound, { _tag: "Line", line })
-      for (const s of bound) if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
+      for (const s of hub.ofNetwork(line.networkId)) {
+        if (!hub.boundBefore(s, arrival)) continue
+        if (reply === undefined) s.offer({ _tag: "Line", line })
+        else if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
+      }
     },
     holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
   }, () => clock.unsafeCurrentTimeMillis())

@@ -2,7 +2,8 @@
  * LiveEvents: what a registered client is told as it happens (SessionHub routes each event to the sessions it
  * concerns): stored messages of its network (MessageWriter.stored, with msgid and time, and the client-only tags they
  * were sent or delivered with; echo rules below; another client's multiline message as its batch), the
- * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine), read
+ * upstream's other lines (NetworkFeed, narrowed to the client's capabilities by MessageLines.relayedLine; a stored
+ * channel event with its row's msgid and time, LiveOrder.ts), read
  * markers moved anywhere (`MARKREAD`, draft/read-marker; and a channel's marker after the member's JOIN of it, before
  * its RPL_ENDOFNAMES, as the extension requires; with no-implicit-names the NAMES after that JOIN is not sent, the
  * marker still is), its own nick changing upstream, for bouncer-networks-notify the
@@ -22,6 +23,7 @@ import { Effect, Option } from "effect"
 import { equalsFolded, foldCase } from "../irc/CaseMapping.js"
 import { formatLine, parseLine } from "../irc/IrcLine.js"
 import { MULTILINE_CAP } from "../irc/TaggedMessages.js"
+import type { FeedLine } from "../services/events/NetworkFeed.js"
 import type { StoredRow } from "../services/history/MessageRow.js"
 import { notifyNetwork } from "./BouncerNetworks.js"
 import { onCredentialEvent } from "./CredentialCheck.js"
@@ -103,7 +105,8 @@ const otherClientsMultiline = (deps: ListenerDeps, d: Downstream, row: StoredRow
  */
 const labelledExtra = (d: Downstream, raw: string, reply: LabelledReply): RelayExtra | undefined => {
   if (reply.session !== d.id) return { dropBatch: reply.batch !== undefined }
-  const clientLabel = d.upstreamLabels.get(reply.label) ?? null
+  const passed = d.upstreamLabels.get(reply.label)
+  const clientLabel = passed?.client ?? null
   if (reply.done) d.upstreamLabels.delete(reply.label)
   const keepsBatch = clientLabel !== null && d.caps.enabled.has("batch") && d.caps.enabled.has("labeled-response")
   const command = raw.slice(raw.startsWith("@") ? raw.indexOf(" ") + 1 : 0).replace(/^:\S+ /, "").split(" ", 1)[0]
@@ -113,7 +116,8 @@ const labelledExtra = (d: Downstream, raw: string, reply: LabelledReply): RelayE
   return {
     ...(reply.carriesLabel && clientLabel !== null && (reply.batch === undefined || keepsBatch) ? { label: clientLabel } : {}),
     dropBatch: reply.batch !== undefined && !keepsBatch,
-    answer: true
+    answer: true,
+    ...(passed?.whox !== undefined ? { whox: passed.whox } : {})
   }
 }
 
@@ -147,12 +151,14 @@ const onUpstreamCap = (d: Downstream, raw: string): boolean => {
   return true
 }
 
-const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, raw: string, time: number, reply: LabelledReply | undefined) =>
+const onLine = (deps: ListenerDeps, d: Downstream, networkId: number, feed: FeedLine, reply: LabelledReply | undefined) =>
   Effect.gen(function*() {
+    const raw = feed.line
     if (reply === undefined && raw.includes(" CAP ") && onUpstreamCap(d, raw)) return
     const extra = reply === undefined ? {} : labelledExtra(d, raw, reply)
     if (extra === undefined) return
-    const line = relayedLine(raw, time, d.view, extra)
+    // A stored channel event goes with its row's msgid and time (LiveOrder.ts), as CHATHISTORY shows it.
+    const line = relayedLine(raw, feed.time, d.view, feed.stamp === undefined ? extra : { ...extra, stamp: feed.stamp })
     if (line === undefined) return
     const implicitNames = wantsImplicitNames(d.caps.enabled)
     const parsed = raw.includes(" NICK ") || raw.includes(" JOIN ") || raw.includes(" 366 ") ||
@@ -234,7 +240,7 @@ export const onHubEvent = (deps: ListenerDeps, d: Downstream, event: HubEvent) =
         }
         return
       case "Line":
-        if (event.line.networkId === network?.id) yield* onLine(deps, d, network.id, event.line.line, event.line.time, event.reply)
+        if (event.line.networkId === network?.id) yield* onLine(deps, d, network.id, event.line, event.reply)
         return
       case "Marker": {
         const { marker } = event

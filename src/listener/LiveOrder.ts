@@ -19,11 +19,26 @@
  * goes out in the order the lines came; another node's rows waiting for a mark that does not come go after
  * HOLD_LIMIT too, and its rows then pass at once until its next mark.
  *
+ * A channel event Belay stores (JOIN, PART, QUIT, KICK, NICK, MODE, TOPIC without an upstream msgid) goes out with
+ * the msgid and time of its own row, the ones CHATHISTORY shows for it under draft/event-playback (EventStamps.ts):
+ * its line names its rows (`rows`, append numbers; the actor publishes it once they are appended) and waits for them
+ * as for the row before it, then takes the first one's stamp; another node's line comes stamped by that node
+ * (ClusterLines). Why here: this is where lines already wait for rows, so an event line simply waits for one more
+ * (its own, appended right after the conversation row it waited for, and stored in the same batch or the next), and
+ * keeps its place; it goes with the batch that stores it, as a message does (up to 100 ms after it arrived), so it
+ * moves no further relative to messages than those already move. A line with an upstream msgid keeps it (it is its
+ * row's msgid) and does not wait; a line whose row never comes goes unstamped after HOLD_LIMIT, as any line. Rejected:
+ * stamping lines from the stored rows' raw text (the rows do not carry it, and a line Belay stored as no row would wait
+ * HOLD_LIMIT); relaying the event from its stored row as messages are (a second renderer for lines the upstream
+ * already sent whole, with their account, user and host). Since lines now wait longer, each goes only to the sessions
+ * bound before it arrived here (`arrival`, SessionHub): a client that binds meanwhile has it in its welcome already.
+ *
  * Concurrency rule: `stored`, `line`, `mark` and `releaseOverdue` are synchronous steps (JavaScript runs one at a time);
  * the listener calls the first three from its follower fibers, the last from one timer fiber that runs only while
  * something is held (`holding`).
  */
 import { Duration } from "effect"
+import { makeEventStamps, waitsFor } from "../services/events/EventStamps.js"
 import type { StoredRow } from "../services/history/MessageRow.js"
 import type { FeedLine, FeedMark } from "../services/events/NetworkFeed.js"
 
@@ -39,7 +54,11 @@ interface Held {
 export interface LiveRoutes {
   /** Stored rows of one network, in id order. */
   readonly rows: (networkId: number, rows: ReadonlyArray<StoredRow>) => void
-  readonly line: (line: FeedLine) => void
+  /**
+   * A line, with the `stamp` of its stored row when it is a stored channel event whose row came, and its `arrival`: it
+   * was the arrival-th line to reach `line` (see `arrived`).
+   */
+  readonly line: (line: FeedLine, arrival: number) => void
   /** Something is held (true) or nothing is any more (false): the timer runs only meanwhile. */
   readonly holding: (any: boolean) => void
 }
@@ -57,7 +76,16 @@ interface Remote {
 export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
   /** Every row numbered at most this was announced or dropped. */
   let settled = 0
-  /** Held lines per network, in arrival order (their `after` never decreases). */
+  const stamps = makeEventStamps()
+  /** How many lines reached `line`; each line's number among them. */
+  let arrived = 0
+  const arrivals = new WeakMap<FeedLine, number>()
+  /** The line as it goes out: stamped with its row's msgid and time when it has them. */
+  const send = (line: FeedLine) => {
+    const stamp = stamps.of(line)
+    routes.line(stamp === undefined || stamp === line.stamp ? line : { ...line, stamp }, arrivals.get(line) ?? arrived)
+  }
+  /** Held lines per network, in arrival order: each waits behind the ones before it, whatever it waits for. */
   const held = new Map<number, Array<Held>>()
   const remote = new Map<number, Remote>()
   /** Per network, the newest stored id sent: what another node's lines wait for. */
@@ -91,7 +119,7 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
       const row = r.rows[0]
       if (line !== undefined && ((line.afterId ?? 0) <= (sentIds.get(networkId) ?? 0) || (overdue && row === undefined))) {
         flush()
-        routes.line(line)
+        send(line)
         r.lines.shift()
       } else if (row !== undefined && (overdue || row.id <= Math.max(r.upTo ?? 0, line?.afterId ?? 0))) {
         // A row goes once no line can come before it: the mark covers it, or a line after it came (lines keep order).
@@ -112,7 +140,7 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
     let n = 0
     while (n < queue.length && (queue[n]!.after <= upTo || queue[n]!.since <= overdueSince)) n++
     if (n === 0) return
-    for (const h of queue.splice(0, n)) routes.line(h.line)
+    for (const h of queue.splice(0, n)) send(h.line)
     if (queue.length === 0) held.delete(networkId)
   }
 
@@ -133,6 +161,7 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
         }
       }
       const remoteTouched = new Set<number>()
+      if (seqs !== undefined) stamps.stored(rows, seqs)
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!
         const seq = seqs?.[i]
@@ -174,14 +203,15 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
     },
     /** A line from NetworkFeed. */
     line: (line: FeedLine): void => {
+      arrivals.set(line, ++arrived)
       if (line.afterId !== undefined) {
         remoteOf(line.networkId).lines.push(line)
         drain(line.networkId, false)
         return syncHolding()
       }
       const queue = held.get(line.networkId)
-      const after = line.after ?? 0
-      if (queue === undefined && after <= settled) return routes.line(line)
+      const after = waitsFor(line)
+      if (queue === undefined && after <= settled) return send(line)
       const entry: Held = { line, after, since: now() }
       if (queue !== undefined) return void queue.push(entry)
       held.set(line.networkId, [entry])
@@ -195,7 +225,9 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
       syncHolding()
     },
     /** Whether anything waits. */
-    holdingAny: (): boolean => holdingNow
+    holdingAny: (): boolean => holdingNow,
+    /** How many lines reached `line` so far: a session bound now gets those numbered higher (SessionHub `boundAt`). */
+    arrived: (): number => arrived
   }
 }
 

@@ -8,13 +8,16 @@
  *   upstream's up; docs/contract.md "Message ids, replies, reactions and redaction"). The `+draft/reply` client tag
  *   goes with it to a client with message-tags, and a stored reaction is a TAGMSG, sent only to such a client;
  * - any other line from the upstream server (NetworkFeed) is relayed as received, its tags narrowed to what the
- *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name), and
+ *   client enabled (IRCv3 message-tags: a client without it gets no tags beyond those its capabilities name; a
+ *   channel event Belay stored takes its row's msgid and time, `RelayExtra.stamp`, as CHATHISTORY shows it), and
  *   the lines only a capability asks for (AWAY, ACCOUNT, CHGHOST, SETNAME, others' INVITE, TAGMSG, BATCH, REDACT)
  *   dropped without it; the extended JOIN, the multi-prefix and userhost-in-names NAMES and the multi-prefix WHO
- *   flags are narrowed for a client without those.
+ *   flags (352, and a WHOX 354's `f` field when the request it answers is known) are narrowed for a client without
+ *   those.
  * Pure; no state.
  */
 import { formatLine, type IrcLine, type IrcLineInput, parseLine } from "../irc/IrcLine.js"
+import type { FeedStamp } from "../services/events/NetworkFeed.js"
 import type { StoredMessage } from "../services/history/MessageHistory.js"
 
 /** What rendering needs of one client connection. */
@@ -335,6 +338,63 @@ export interface RelayExtra {
   readonly dropBatch?: boolean
   /** The line answers this client's own command (labeled-response): relayed even if it is of the welcome burst. */
   readonly answer?: boolean
+  /** The msgid and time of the row the line became (a stored channel event, LiveOrder.ts): in place of its own. */
+  readonly stamp?: FeedStamp
+  /** The line answers this client's WHOX request (whoxRequest): where a 354's flags are. */
+  readonly whox?: WhoxRequest
+}
+
+/** A client's WHOX request, as far as its 354 replies need it. */
+export interface WhoxRequest {
+  /** The standard fields asked for, each once, in the order a 354 returns them (`tcuihsnfdlaor`). */
+  readonly fields: string
+  /** A token was given (`%<fields>,<token>`). */
+  readonly token: boolean
+}
+
+/** IRCv3 WHOX: a 354 carries the requested fields in this fixed order (`t` is the token). */
+const WHOX_ORDER = "tcuihsnfdlaor"
+
+/**
+ * The WHOX request a WHO's params make (`WHO <mask> [flags]%<fields>[,<token>]`, IRCv3 WHOX); undefined for a WHO
+ * that is none, and for one with a non-standard field, whose place in the reply the server chooses (or which it
+ * ignores), so that no field of its 354 can be found with certainty.
+ */
+export const whoxRequest = (params: ReadonlyArray<string>): WhoxRequest | undefined => {
+  const arg = params[1]
+  const percent = arg === undefined ? -1 : arg.indexOf("%")
+  if (arg === undefined || percent === -1) return undefined
+  const comma = arg.indexOf(",", percent)
+  const letters = arg.slice(percent + 1, comma === -1 ? undefined : comma)
+  if (letters === "" || [...letters].some((l) => !WHOX_ORDER.includes(l))) return undefined
+  return { fields: [...WHOX_ORDER].filter((l) => letters.includes(l)).join(""), token: comma !== -1 && comma < arg.length - 1 }
+}
+
+/**
+ * Where the flags are among a 354's params (after the client's nick) for `request`; undefined when `f` was not asked
+ * for or the reply does not carry the fields asked for (it answers something else). A `t` without a token, which the
+ * spec forbids a client, leaves the server to send some token or none: the count of params says which.
+ */
+const whoxFlagsIndex = (request: WhoxRequest, paramCount: number): number | undefined => {
+  const f = request.fields.indexOf("f")
+  if (f === -1) return undefined
+  if (paramCount === request.fields.length + 1) return f + 1
+  const tokenOmitted = !request.token && request.fields.startsWith("t") && paramCount === request.fields.length
+  return tokenOmitted ? f : undefined
+}
+
+/**
+ * WHO flags (`H`/`G`, `*`, then the member's prefixes, then any others a server adds) at `at`, narrowed to the highest
+ * prefix as IRCv3 multi-prefix has a server send them to a client without the capability.
+ */
+const narrowWhoFlags = (params: ReadonlyArray<string>, at: number, prefixSymbols: string): ReadonlyArray<string> => {
+  const flags = params[at]
+  if (flags === undefined) return params
+  let i = 0
+  while (i < flags.length && !prefixSymbols.includes(flags[i]!)) i++
+  let j = i
+  while (j < flags.length && prefixSymbols.includes(flags[j]!)) j++
+  return j - i > 1 ? [...params.slice(0, at), flags.slice(0, i + 1) + flags.slice(j), ...params.slice(at + 1)] : params
 }
 
 const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, extra: RelayExtra): Record<string, string> => {
@@ -349,6 +409,10 @@ const relayedTags = (line: IrcLine, time: number, caps: ReadonlySet<string>, ext
     } else if (key === "batch") {
       if (caps.has("batch") && extra.dropBatch !== true) out.batch = value
     } else if (caps.has("message-tags")) out[key] = value
+  }
+  if (extra.stamp !== undefined) {
+    if (caps.has("server-time")) out.time = timeTag(extra.stamp.time)
+    if (caps.has("message-tags")) out.msgid = extra.stamp.msgid
   }
   if (out.time === undefined && caps.has("server-time")) out.time = timeTag(time)
   return out
@@ -383,14 +447,10 @@ export const relayedLine = (raw: string, time: number, view: ClientView, extra: 
     }).join(" ")
     params = [...params.slice(0, -1), narrowed]
   }
-  if (line.command === "352" && !view.caps.has("multi-prefix") && params.length > 6) {
-    // RPL_WHOREPLY's flags (`H`/`G`, `*`, then the member's prefixes): without multi-prefix, the highest prefix alone.
-    const flags = params[6]!
-    let i = 0
-    while (i < flags.length && !view.prefixSymbols.includes(flags[i]!)) i++
-    let j = i
-    while (j < flags.length && view.prefixSymbols.includes(flags[j]!)) j++
-    if (j - i > 1) params = [...params.slice(0, 6), flags.slice(0, i + 1) + flags.slice(j), ...params.slice(7)]
+  if (line.command === "352" && !view.caps.has("multi-prefix")) params = narrowWhoFlags(params, 6, view.prefixSymbols)
+  if (line.command === "354" && !view.caps.has("multi-prefix") && extra.whox !== undefined) {
+    const at = whoxFlagsIndex(extra.whox, params.length)
+    if (at !== undefined) params = narrowWhoFlags(params, at, view.prefixSymbols)
   }
   try {
     return formatLine({

@@ -65,7 +65,15 @@ export const makeSessionHub = (deps: {
   readonly fork: (effect: Effect.Effect<void>) => void
   /** A network gained its first bound session here (true) or lost its last (false): NetworkFeed.bind. */
   readonly bound?: (networkId: number, first: boolean) => void
+  /** How many upstream lines had reached the listener so far (LiveOrder.arrived); 0 when not told. */
+  readonly arrived?: () => number
 }) => {
+  /**
+   * Per bound session, how many upstream lines had reached the listener when it bound: it gets only the later ones.
+   * The earlier ones are in the state its welcome is drawn from (the actor publishes a line once it has read it), even
+   * when LiveOrder still holds them for the rows they wait for.
+   */
+  const boundAt = new WeakMap<SessionHandle, number>()
   const unregistered = new Map<string, number>()
   const byNetwork = new Map<number, Set<SessionHandle>>()
   const byAccount = new Map<number, Set<SessionHandle>>()
@@ -115,6 +123,7 @@ export const makeSessionHub = (deps: {
     attach: (s: SessionHandle, awayComing = false): void => {
       add(byAccount, s.accountId, s)
       if (s.networkId === null) return
+      boundAt.set(s, deps.arrived?.() ?? 0)
       if (add(byNetwork, s.networkId, s) === 1) deps.bound?.(s.networkId, true)
       if (s.present) {
         if (add(presentByNetwork, s.networkId, s) === 1 && !awayComing) deps.fork(autoAway(s.networkId, false))
@@ -145,6 +154,8 @@ export const makeSessionHub = (deps: {
     },
     /** The sessions bound to a network. */
     ofNetwork: (networkId: number): ReadonlySet<SessionHandle> => byNetwork.get(networkId) ?? new Set(),
+    /** Whether the upstream line that reached the listener as number `arrival` came after `s` bound (see `boundAt`). */
+    boundBefore: (s: SessionHandle, arrival: number): boolean => (boundAt.get(s) ?? 0) < arrival,
     /** Every session of an account, control connections included. */
     ofAccount: (accountId: number): ReadonlySet<SessionHandle> => byAccount.get(accountId) ?? new Set(),
     /** Every registered session. */

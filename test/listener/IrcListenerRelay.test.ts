@@ -3,10 +3,11 @@
  * - others' PRIVMSGs and NOTICEs keep their client-only tags for a client with message-tags (a tag that would pass the
  *   4094 bytes of message-tags §"Size limit" dropped whole), none for a client without;
  * - the member's multiline message reaches their other clients with draft/multiline as one batch, others as lines;
- * - WHO with WHOX fields is passed through and its 354 replies come back with the client's label;
+ * - WHO with WHOX fields is passed through and its 354 replies come back with the client's label; without
+ *   multi-prefix, their `f` field narrowed to the highest prefix;
  * - a DM to the member's own nick is stored once; the sender with echo-message sees it twice, as a server sends it
  *   (its labelled echo, then the delivery without the label), every other client once; with or without echo-message
- *   upstream.
+ *   upstream, whether the upstream sends it back once or twice (echo and delivery).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -103,7 +104,8 @@ describe(`what the listener relays on ${describeMode}`, () => {
   it.scopedLive("WHO with WHOX fields is passed through; its 354 replies come back labelled, fields as sent", () =>
     Effect.gen(function*() {
       const { port, upstream } = yield* startListenerApp({
-        upstreamCaps: ["batch", "message-tags", "labeled-response"],
+        // multi-prefix upstream, so that the client keeps it (a passthrough capability) and gets the flags whole.
+        upstreamCaps: ["batch", "message-tags", "labeled-response", "multi-prefix"],
         isupport: [...DEFAULT_ISUPPORT, "WHOX"]
       })
       const c = yield* welcomedClient(port, "alice/fake@weechat", PASSWORD, "batch labeled-response message-tags multi-prefix")
@@ -131,6 +133,31 @@ describe(`what the listener relays on ${describeMode}`, () => {
         ["alice", "42", "#belay", "b", "192.0.2.2", "host", "irc.fake.test", "bob", "G*@+", "1", "5", "bobacct", "n/a", "Bob"]
       ])
       expect(answer.some((l) => l.command === "315")).toBe(true)
+    }), 90_000)
+
+  it.scopedLive("a WHOX reply's flags reach a client without multi-prefix narrowed to the highest prefix", () =>
+    Effect.gen(function*() {
+      const { port, upstream } = yield* startListenerApp({
+        upstreamCaps: ["batch", "message-tags", "labeled-response"],
+        isupport: [...DEFAULT_ISUPPORT, "WHOX"]
+      })
+      const c = yield* welcomedClient(port, "alice/fake@irssi", PASSWORD, "batch labeled-response message-tags")
+      yield* upstream.waitFor((l) => l.command === "WHO" && l.tags.label === undefined, WAIT)
+      yield* upstream.send(":irc.fake.test 315 alice #belay :End of /WHO list.")
+      yield* c.send("@label=w2 WHO #belay %tcnf,7")
+      const ours = (yield* upstream.waitFor((l) => l.command === "WHO" && l.tags.label !== undefined, WAIT)).tags.label!
+      yield* upstream.send(
+        `@label=${ours} :irc.fake.test BATCH +w labeled-response`,
+        "@batch=w :irc.fake.test 354 alice 7 #belay alice H@",
+        "@batch=w :irc.fake.test 354 alice 7 #belay bob G*@+",
+        "@batch=w :irc.fake.test 315 alice #belay :End of /WHO list.",
+        ":irc.fake.test BATCH -w"
+      )
+      const answer = yield* c.until(batchEnd, WAIT)
+      expect(answer.filter((l) => l.command === "354").map((l) => l.params)).toEqual([
+        ["alice", "7", "#belay", "alice", "H@"],
+        ["alice", "7", "#belay", "bob", "G*@"]
+      ])
     }), 90_000)
 
   it.scopedLive("a DM to the member's own nick: echo and delivery to its sender, once to another client, stored once", () =>
@@ -164,5 +191,27 @@ describe(`what the listener relays on ${describeMode}`, () => {
         .toEqual([["alice", "self1", "n2"], ["alice", "self1", undefined]])
       expect(texts(yield* other.until(fence, WAIT))).toEqual(["echoed note", "fence"])
       expect((yield* storedOf(app)).filter((m) => m.text === "echoed note").length).toBe(1)
+    }), 90_000)
+
+  it.scopedLive("a DM to the member's own nick that an echo-message upstream sends back twice is stored once", () =>
+    Effect.gen(function*() {
+      const app = yield* startListenerApp({ upstreamCaps: ["message-tags", "echo-message"] })
+      const { port, upstream } = app
+      const echoing = yield* welcomedClient(port, "alice/fake@echo", PASSWORD, "echo-message message-tags labeled-response batch")
+      const other = yield* welcomedClient(port, "alice/fake@other", PASSWORD, "server-time")
+      // As InspIRCd does: the delivery and the echo, one message with one msgid; and a server without msgids.
+      for (const [n, text, tags] of [[3, "twice over", "@msgid=self3 "], [4, "twice again", ""]] as const) {
+        yield* echoing.send(`@label=n${n} PRIVMSG alice :${text}`)
+        yield* upstream.waitFor((l) => l.command === "PRIVMSG" && l.params[1] === text, WAIT)
+        yield* upstream.send(
+          `${tags}:alice!a@host PRIVMSG alice :${text}`,
+          `${tags}:alice!a@host PRIVMSG alice :${text}`,
+          ":bob!b@host PRIVMSG #belay :fence"
+        )
+        const mine = yield* echoing.until(fence, WAIT)
+        expect(mine.filter((l) => l.params[1] === text).map((l) => [l.params[0], l.tags.label])).toEqual([["alice", `n${n}`], ["alice", undefined]])
+        expect(texts(yield* other.until(fence, WAIT))).toEqual([text, "fence"])
+        expect((yield* storedOf(app)).filter((m) => m.text === text).length).toBe(1)
+      }
     }), 90_000)
 })

@@ -1,14 +1,14 @@
 /**
  * The listener's pure parts, as tables: the sign-in name and PASS forms, line splitting with its bound, the CAP state
  * machine, CHATHISTORY parsing (to requests or FAIL codes) and its targets, and rendering (stored rows and relayed
- * upstream lines per capability).
+ * upstream lines per capability, a WHOX 354's flags by the request it answers).
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { ALL_PASSTHROUGH, initialCapState, offeredCaps, onCap, passthroughChange } from "../../src/listener/CapNegotiation.js"
 import { isHistoryTarget, parseChatHistory } from "../../src/listener/ChatHistoryRequest.js"
 import { LineReader, MAX_CLIENT_LINE_BYTES } from "../../src/listener/LineReader.js"
-import { arrivesStored, type ClientView, relayedLine, storedLine } from "../../src/listener/MessageLines.js"
+import { arrivesStored, type ClientView, relayedLine, storedLine, whoxRequest } from "../../src/listener/MessageLines.js"
 import { parseModeChanges } from "../../src/listener/ModeRequest.js"
 import { parsePass, parseSignInName } from "../../src/listener/SignInName.js"
 import { applyISupport, defaultISupport } from "../../src/irc/ISupport.js"
@@ -219,6 +219,61 @@ describe("rendering", () => {
     ["another's INVITE needs invite-notify", ":bob!b@h INVITE carol #c", [], undefined],
     ["an INVITE to the member", ":bob!b@h INVITE alice #c", [], ":bob!b@h INVITE alice #c"]
   ])("%s", (_name, raw, caps, expected) => expect(relayedLine(raw, 1000, view(caps))).toBe(expected))
+})
+
+describe("WHOX requests and their 354 flags", () => {
+  it.each([
+    ["%tcnf,5", { fields: "tcnf", token: true }],
+    ["%nf", { fields: "nf", token: false }],
+    ["%f", { fields: "f", token: false }],
+    ["%cuhsnfdlaor,123", { fields: "cuhsnfdlaor", token: true }],
+    // Asked in any order, each once: the reply's order is the spec's.
+    ["%fnnc", { fields: "cnf", token: false }],
+    // Non-standard flags before the percent sign.
+    ["o%nf", { fields: "nf", token: false }],
+    ["%tnf", { fields: "tnf", token: false }],
+    ["%tnf,", { fields: "tnf", token: false }],
+    ["%nfS", undefined],
+    ["%NF", undefined],
+    ["%", undefined],
+    ["%,5", undefined],
+    ["o", undefined]
+  ])("WHO #c %s", (arg, expected) => expect(whoxRequest(["#c", arg])).toEqual(expected))
+  it("a WHO without a second param is no WHOX request", () => expect(whoxRequest(["#c"])).toBeUndefined())
+
+  const view = (caps: ReadonlyArray<string>): ClientView => ({
+    caps: new Set(caps),
+    selfNick: "alice",
+    channelTypes: "#&",
+    prefixSymbols: "~@+"
+  })
+  const relayed = (raw: string, arg: string | undefined, caps: ReadonlyArray<string>) => {
+    const whox = arg === undefined ? undefined : whoxRequest(["#c", arg])
+    return relayedLine(raw, 1000, view(caps), { answer: true, ...(whox !== undefined ? { whox } : {}) })
+  }
+  it.each([
+    ["%tcnf,5", "%tcnf,5", ":irc 354 alice 5 #c bob H*~@+", ":irc 354 alice 5 #c bob H*~"],
+    ["%tcnf, the server making up a token (InspIRCd: 0)", "%tcnf", ":irc 354 alice 0 #c bob H@+", ":irc 354 alice 0 #c bob H@"],
+    ["%tcnf, the server sending no token", "%tcnf", ":irc 354 alice #c bob G@+", ":irc 354 alice #c bob G@"],
+    ["%nf", "%nf", ":irc 354 alice bob H@+", ":irc 354 alice bob H@"],
+    ["%f", "%f", ":irc 354 alice G@+", ":irc 354 alice G@"],
+    [
+      "%cuhsnfdlaor,123",
+      "%cuhsnfdlaor,123",
+      ":irc 354 alice #c b h irc bob H@+ 0 5 acct n/a :Bob +@",
+      ":irc 354 alice #c b h irc bob H@ 0 5 acct n/a :Bob +@"
+    ],
+    ["a reply without f", "%nr", ":irc 354 alice bob :@+ real name", ":irc 354 alice bob :@+ real name"],
+    ["a reply of other fields than asked", "%nf", ":irc 354 alice #c bob H@+", ":irc 354 alice #c bob H@+"],
+    ["a non-standard field", "%nfS", ":irc 354 alice bob H@+ 001", ":irc 354 alice bob H@+ 001"],
+    ["an unknown request", undefined, ":irc 354 alice bob H@+", ":irc 354 alice bob H@+"]
+  ])("without multi-prefix, %s", (_name, arg, raw, expected) => expect(relayed(raw, arg, [])).toBe(expected))
+  it.each([
+    ["%tcnf,5", ":irc 354 alice 5 #c bob H*~@+"],
+    ["%nf", ":irc 354 alice bob H@+"],
+    ["%f", ":irc 354 alice G@+"],
+    ["%cuhsnfdlaor,123", ":irc 354 alice #c b h irc bob H@+ 0 5 acct n/a Bob"]
+  ])("with multi-prefix, %s is relayed as sent", (arg, raw) => expect(relayed(raw, arg, ["multi-prefix"])).toBe(raw))
 })
 
 describe("feed lines that arrive stored", () => {

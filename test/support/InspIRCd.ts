@@ -2,7 +2,7 @@
  * A real IRCv3 server (InspIRCd 3: Debian's /usr/sbin/inspircd, or BELAY_TEST_INSPIRCD) on a free loopback port for
  * system tests, started and stopped by the test only (its own child process, never Debian's service), with the
  * modules that give message tags (`ircv3`, `ircv3_ctctags`, `ircv3_msgid`, `ircv3_servertime`, `ircv3_echomessage`,
- * `ircv3_batch`, `ircv3_labeledresponse`, `cap`); and a bare-socket client that negotiates capabilities to play the
+ * `ircv3_batch`, `ircv3_labeledresponse`, `cap`) and multi-prefix (`namesx`); and a bare-socket client that negotiates capabilities to play the
  * other person. Without InspIRCd the tests skip, except under CI=true, where they fail (SystemBinary). Modelled on
  * Ngircd.ts; InspIRCd throttles nothing here (`fakelag="off"`), so waits are short.
  *
@@ -39,7 +39,9 @@ const MODULES = [
   "ircv3_servertime",
   "ircv3_echomessage",
   "ircv3_batch",
-  "ircv3_labeledresponse"
+  "ircv3_labeledresponse",
+  // multi-prefix (every prefix of a member in NAMES and in WHO's flags, 352 and 354).
+  "namesx"
 ]
 
 const writeConfig = (dir: string, port: number) => {

@@ -2,8 +2,9 @@
  * The IRC client listener on a cluster (docs/decisions/irc-listener.md "Upstream lines across nodes"): two `belay serve` nodes on
  * one PostgreSQL, the network's connection on one of them, an IRC client signed in on the other. The client is
  * welcomed with the network's channel as the owner sees it (JOIN, topic, NAMES, through the entity's RPCs), hears the
- * upstream's JOIN, MODE and TOPIC lines among its messages in the order the server sent them, and its own labelled raw
- * command reaches the upstream through the owner, its answer coming back under the client's label.
+ * upstream's JOIN, MODE and TOPIC lines among its messages in the order the server sent them, with the client-only
+ * tags (`+draft/reply`) others' messages came with, and its own labelled raw command reaches the upstream through the
+ * owner, its answer coming back under the client's label.
  */
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
@@ -68,7 +69,7 @@ describe(`the IRC client listener on a cluster on ${describeMode}`, () => {
       expect(owner).toBeDefined()
       const other = owner === one ? two : one
 
-      const c = yield* welcomedClient(other.ircPort, "alice/fake", PASSWORD, "server-time batch labeled-response")
+      const c = yield* welcomedClient(other.ircPort, "alice/fake", PASSWORD, "server-time batch labeled-response message-tags")
       // The welcome burst, drawn by the owner: the channel, its topic and members.
       const burst = c.burst.map((l) => `${l.command} ${l.params.slice(1).join(" ")}`)
       expect(burst).toContain("332 #belay Belay talk")
@@ -103,6 +104,22 @@ describe(`the IRC client listener on a cluster on ${describeMode}`, () => {
         "TOPIC a new topic",
         "PRIVMSG after the topic"
       ])
+
+      // A peer's reply, as the upstream delivered it: the row the owner stored is read back on this node with the
+      // client-only tags of its line (docs/contract.md "The IRC client listener"). `+draft/reply` would come from the
+      // row's reply column alone; `+vendor/x` only from the line. A line with only the server's tags carries none.
+      yield* upstream.send(
+        "@msgid=up-1;account=bob :bob!b@host PRIVMSG #belay :the question",
+        "@msgid=up-2;+draft/reply=up-1;+vendor/x=yes :carol!c@host PRIVMSG #belay :the answer"
+      )
+      const replies = yield* c.until((l) => l.command === "PRIVMSG" && l.params[1] === "the answer", "15 seconds")
+      const clientTags = (text: string) => {
+        const line = replies.find((l) => l.command === "PRIVMSG" && l.params[1] === text)
+        expect(line, text).toBeDefined()
+        return Object.entries(line?.tags ?? {}).filter(([key]) => key.startsWith("+"))
+      }
+      expect(clientTags("the question")).toEqual([])
+      expect(clientTags("the answer")).toEqual([["+draft/reply", "up-1"], ["+vendor/x", "yes"]])
 
       // A labelled raw command of this client reaches the upstream through the owner under Belay's label, and the
       // answer comes back to it under its own.

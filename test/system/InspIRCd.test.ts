@@ -7,7 +7,11 @@
  * (`recent_messages`), to the listener client live and in CHATHISTORY (where a `msgid=` reference may name it); the
  * listener client's `+draft/reply` PRIVMSG and `+draft/react` TAGMSG reach the peer with their tags; the peer's
  * `+typing` TAGMSG reaches the listener client, and its PRIVMSG's client tags too; a WHOX WHO is answered by 354
- * replies with the token and fields asked for.
+ * replies with the token and fields asked for, their flags (every prefix upstream, InspIRCd's multi-prefix) narrowed
+ * to the highest for a listener client without multi-prefix and whole for one with it; a DM to the member's own nick,
+ * which InspIRCd (echo-message on Belay's upstream connection) sends back twice, the delivery and the echo, is stored
+ * once (`recent_messages`), reaches the sending client with echo-message twice (its labelled echo, then the delivery)
+ * and a client without echo-message once (docs/contract.md "Echoes").
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -133,6 +137,46 @@ describe("message tags through Belay on InspIRCd", () => {
         expect.soft(whox.map((l) => l.params.slice(1, 3)).sort(), "354 token and nick per member")
           .toEqual([["77", "alice"], ["77", "bob"]])
         expect.soft(whox.every((l) => /^[HG]/.test(l.params[3] ?? "")), "the flags field").toBe(true)
+
+        // 5b. multi-prefix (InspIRCd's namesx): Belay's upstream gets every prefix in a 354's flags; a client without
+        // multi-prefix gets the highest alone, one with it all of them (step 6).
+        yield* client.send("JOIN #whox")
+        yield* client.next((l) => l.command === "366" && l.params[1] === "#whox", WAIT)
+        yield* client.send("MODE #whox +v alice")
+        yield* client.next((l) => l.command === "MODE" && l.params[0] === "#whox" && l.params[1] === "+v", WAIT)
+        yield* client.send("@label=who2 WHO #whox %tnf,78")
+        const narrowed = yield* client.until((l) => l.command === "BATCH" && l.params[0]?.startsWith("-") === true, WAIT)
+        expect.soft(narrowed.filter((l) => l.command === "354").map((l) => l.params.slice(1)),
+          "the flags narrowed for a client without multi-prefix").toEqual([["78", "alice", "H@"]])
+
+        // 6. A DM to the member's own nick from the listener client, with a second client without echo-message (but with
+        // multi-prefix, for 5b).
+        const plain = yield* connectClient(listenerPort)
+        yield* plain.send("CAP LS 302", "CAP REQ :server-time multi-prefix", `PASS :alice/inspircd@plain:${PASSWORD}`,
+          "NICK alice", "USER alice 0 * :alice", "CAP END")
+        yield* plain.next("001", WAIT)
+        yield* plain.next((l) => l.command === "366" && l.params[1] === "#whox", WAIT)
+        yield* plain.send("WHO #whox %tnf,79")
+        const whole = yield* plain.until((l) => l.command === "315", WAIT)
+        expect.soft(whole.filter((l) => l.command === "354").map((l) => l.params.slice(1)),
+          "every prefix for a client with multi-prefix").toEqual([["79", "alice", "H@+"]])
+        const note = "a note to self"
+        yield* client.send(`@label=self1 PRIVMSG alice :${note}`)
+        const echo = yield* client.next((l) => l.command === "PRIVMSG" && l.params[1] === note, WAIT)
+        expect.soft([echo.params[0], echo.tags["label"]], "the sender's first copy, its labelled echo").toEqual(["alice", "self1"])
+        // The fence comes after both copies: InspIRCd sends them together, and Belay keeps the server's order.
+        yield* bob.send(`PRIVMSG ${CHANNEL} :fence`)
+        const fence = (l: ClientLine) => inChannel("PRIVMSG", "bob")(l) && l.params[1] === "fence"
+        const sent = (yield* client.until(fence, WAIT)).filter((l) => l.command === "PRIVMSG" && l.params[1] === note)
+        const plainSaw = (yield* plain.until(fence, WAIT)).filter((l) => l.command === "PRIVMSG" && l.params[1] === note)
+        const dm = yield* callTool(belay.url, token, "recent_messages", { networkId, target: "alice", limit: 10 })
+        const rows = ((dm?.structuredContent as { messages?: ReadonlyArray<McpMessage> } | undefined)?.messages ?? [])
+          .filter((m) => m.text === note)
+        expect.soft(rows.length, "the self-DM is stored once").toBe(1)
+        // The echo was read above: the sender then gets the delivery, without the label.
+        expect.soft(sent.map((l) => [l.params[0], l.tags["label"]]), "the sender's second copy, the delivery")
+          .toEqual([["alice", undefined]])
+        expect.soft(plainSaw.map((l) => l.params[0]), "a client without echo-message gets it once").toEqual(["alice"])
       }),
     { timeout: 90_000 }
   )

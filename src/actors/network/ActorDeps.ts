@@ -53,7 +53,8 @@ export interface ActorEvents {
   readonly publish: (accountId: number, events: ReadonlyArray<NetworkEvent>) => void
   /**
    * Every line the server sent that is not the answer to one of Belay's own queries, as received, with its receive
-   * time (services/events/NetworkFeed.ts: the IRC client listener relays them). Absent in tests that do not look.
+   * time (services/events/NetworkFeed.ts: the IRC client listener relays them), once the history rows it became were
+   * appended (LineRows.ts places it by them). Absent in tests that do not look.
    */
   readonly line?: (accountId: number, networkId: number, line: string, time: number) => void
 }

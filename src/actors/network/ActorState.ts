@@ -33,6 +33,16 @@ import type { StatusCell } from "./StatusCell.js"
 import type * as ModeLists from "./ModeListRequests.js"
 import type { Outbound } from "./OutboundState.js"
 
+/** A message we sent our own nick, by what identifies it among the copies the server sends back (Persistence). */
+export interface SelfDelivery {
+  /** The command and text (`PRIVMSG hi`). */
+  readonly key: string
+  /** It is history: stored as sent, or from the first copy back (echo-message). */
+  stored: boolean
+  /** The msgid of the copy it was stored from, when that had one. */
+  msgid: string | undefined
+}
+
 /** Mutable per-connection state: one per socket, forgotten when it closes. */
 export interface Session {
   readonly id: number
@@ -80,10 +90,10 @@ export interface Session {
   /** The text of the server's ERROR line, if one came. */
   serverError: string | null
   /**
-   * Our own PRIVMSG/NOTICE lines to our own nick, stored as sent (no echo-message), whose delivery back to us by the
-   * server is not history again (Persistence.storeOwn, isOwnDelivery); at most SELF_DELIVERIES, oldest first.
+   * Our own PRIVMSG/NOTICE lines to our own nick, whose copies back from the server (the delivery, and the echo with
+   * echo-message) are history once (Persistence.storeOwn, isOwnDelivery); at most SELF_DELIVERIES, oldest first.
    */
-  selfDeliveries: Array<string>
+  selfDeliveries: Array<SelfDelivery>
 }
 
 /** A get_mode_list caller, with what its timeout message names. */

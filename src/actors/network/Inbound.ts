@@ -84,7 +84,6 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
     // History first, from the state before this line.
     const context = historyContext(a, s, time)
     const stored = raw.replace(/[\r\n]+$/, "")
-    a.deps.events?.line?.(a.config.accountId, a.networkId, stored, time)
     // Our own message to our own nick was stored as sent (Persistence.storeOwn): its delivery to us is that message.
     if (!isOwnDelivery(s, line)) {
       yield* append(
@@ -92,6 +91,9 @@ const onLine = (a: Actor, s: Session, line: IrcLine, raw: string) =>
         E2e.historyOfInbound(a.e2eKeys, s.isupport, s.nick, line, (l) => messagesFor(context, l, stored))
       )
     }
+    // Published once its rows are appended, so that it can name them (LineRows.ts: a stored channel event goes to IRC
+    // clients with its row's msgid).
+    a.deps.events?.line?.(a.config.accountId, a.networkId, stored, time)
     // After the rows appended before it (MessageRedactions.ts); the writer only queues it.
     const redaction = redactionFor(context, line)
     if (redaction !== undefined) yield* a.deps.store.redact(redaction)

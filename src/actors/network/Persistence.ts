@@ -95,33 +95,45 @@ const selfDeliveryKey = (s: Session, line: IrcLine | undefined): string | undefi
 
 /**
  * Our own lines as history, unless the server echoes them (echo-message), which are then stored from the echo. A
- * message to our own nick is stored as sent too; the server then delivers it to us (RFC 2812 §3.3.1), and that copy
- * is the same message, not another (isOwnDelivery).
+ * message to our own nick is also delivered to us by the server (RFC 2812 §3.3.1), as well as echoed: whichever copy
+ * comes first is the message, the other is not another (isOwnDelivery).
  */
 export const storeOwn = (a: Actor, s: Session, lines: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    if (s.caps.has("echo-message")) return
+    const echoed = s.caps.has("echo-message")
     for (const raw of lines) {
       const key = selfDeliveryKey(s, parseLine(raw))
       if (key === undefined) continue
       if (s.selfDeliveries.length >= SELF_DELIVERIES) s.selfDeliveries.shift()
-      s.selfDeliveries.push(key)
+      s.selfDeliveries.push({ key, stored: !echoed, msgid: undefined })
     }
+    if (echoed) return
     yield* append(a, ownMessages(historyContext(a, s, yield* now), lines))
   })
 
 /**
- * Whether an inbound line is the server delivering to us a message we sent our own nick and stored as sent
- * (storeOwn): consumed, and not stored again. With echo-message the server's line is the only copy, and is stored.
+ * Whether an inbound line is a copy of a message we sent our own nick that is already history (storeOwn): consumed,
+ * and not stored again. Without echo-message the message was stored as sent and the server's delivery is that copy.
+ * With echo-message the server sends two, the delivery and the echo (IRCv3 echo-message; a server may also send one):
+ * the first is stored, remembered with its msgid, and the second is consumed, found by that msgid (message-tags: it
+ * names the message, so two sends of one text stay two) or, from a server without msgids, by its text. An entry whose
+ * copy came with a msgid consumes no other, so one that a server sending a single copy leaves behind takes nothing.
  */
 export const isOwnDelivery = (s: Session, line: IrcLine): boolean => {
-  if (s.caps.has("echo-message") || line.source === undefined) return false
+  if (s.selfDeliveries.length === 0 || line.source === undefined) return false
   if (!equalsFolded(s.isupport.caseMapping, line.source.nick, s.nick)) return false
   const key = selfDeliveryKey(s, line)
-  const i = key === undefined ? -1 : s.selfDeliveries.indexOf(key)
-  if (i === -1) return false
-  s.selfDeliveries.splice(i, 1)
-  return true
+  if (key === undefined) return false
+  const msgid = line.tags.get("msgid")
+  const take = (i: number) => i !== -1 && s.selfDeliveries.splice(i, 1).length === 1
+  if (msgid !== undefined && take(s.selfDeliveries.findIndex((d) => d.stored && d.msgid === msgid))) return true
+  const first = s.selfDeliveries.find((d) => !d.stored && d.key === key)
+  if (first !== undefined) {
+    first.stored = true
+    first.msgid = msgid
+    return false
+  }
+  return take(s.selfDeliveries.findIndex((d) => d.stored && d.msgid === undefined && d.key === key))
 }
 
 /** A note in the server buffer about the connection itself (lost, refused), so history explains the gaps. */

@@ -35,6 +35,21 @@ export interface FeedLine {
    * (0 for none), which that node had announced before it sent the line; the listener sends the line after that row.
    */
   readonly afterId?: number
+  /**
+   * The append numbers of the first and last history rows this line became, when it is a channel event Belay stores
+   * (EventStamps.CHANNEL_EVENT_KINDS) that came without an upstream msgid Belay keeps: the listener sends the line once
+   * they were announced, with the first one's msgid and time (EventStamps.ts). Absent otherwise, and on another
+   * process's line.
+   */
+  readonly rows?: readonly [first: number, last: number]
+  /** The msgid and time the line is sent with: of the row `rows` named, on the node that stored it (ClusterLines). */
+  readonly stamp?: FeedStamp
+}
+
+/** The msgid and time (epoch milliseconds) of the stored row a channel event became, as CHATHISTORY shows them. */
+export interface FeedStamp {
+  readonly msgid: string
+  readonly time: number
 }
 
 /**

@@ -7,8 +7,8 @@
  * with a heartbeat). What is sent, and how a receiving node puts it into the very sources its consumers (MemberEvents
  * and the browser sockets, Web Push, RecentPages, the IRC listener) already read:
  * - stored messages: the owner's batch statement NOTIFYs the batch's networks and id range (MessageBatches.ts); the
- *   receiver reads the rows back, shows them to RecentPages (`heard`) and hands them to MessageWriter.relay
- *   (RecentPages, then `stored`);
+ *   receiver reads the rows back with their lines' client-only tags (ClusterRows.ts), shows them to RecentPages
+ *   (`heard`) and hands them to MessageWriter.relay (RecentPages, then `stored`);
  * - nick notes and relay-bot marks (NickNotes.changedElsewhere), read markers (ReadMarkers.changes), redactions
  *   (MessageWriter.redactedElsewhere: kept pages, then tabs), network adds,
  *   edits and removals (Networks.changedElsewhere, flagged `elsewhere` so no second node acts on the actor), each
@@ -50,10 +50,10 @@ import { type NetworkEvent, NetworkFeatures } from "../../schema/SocketFrame.js"
 import { EventChannel, EVENTS_CHANNEL, MAX_PAYLOAD_BYTES } from "../storage/EventChannel.js"
 import { type ActorEventsSink, MemberEvents, type Presence } from "../events/MemberEvents.js"
 import type { RedactedMessage } from "../history/MessageRedactions.js"
-import type { StoredRow } from "../history/MessageRow.js"
 import { MessageWriter } from "../history/MessageWriter.js"
 import { isFeedLine, NetworkFeed } from "../events/NetworkFeed.js"
-import { LINE_HOLD_LIMIT, makeClusterLines } from "./ClusterLines.js"
+import { decodeLines, encodeLines, LINE_HOLD_LIMIT, makeClusterLines } from "./ClusterLines.js"
+import { makeClusterRows } from "./ClusterRows.js"
 import { type NetworkChange, Networks } from "../networks/Networks.js"
 import { type NickNoteChange, NickNotes } from "../networks/NickNotes.js"
 import { PushSubscriptions } from "../push/PushSubscriptions.js"
@@ -139,8 +139,9 @@ const Payload = Schema.parseJson(Schema.Union(
     t: Schema.Literal("l"),
     n: Int,
     up: Int,
-    // [account, line, receive time, afterId] each.
-    l: Schema.Array(Schema.Tuple(Int, Schema.String, Schema.Number, Int))
+    // [account, line, receive time, afterId] each; `s`, [index, msgid, time] of stored events (ClusterLines.encodeLines).
+    l: Schema.Array(Schema.Tuple(Int, Schema.String, Schema.Number, Int)),
+    s: Schema.optional(Schema.Array(Schema.Tuple(Int, Schema.String, Schema.Number)))
   })
 ))
 type Payload = typeof Payload.Type
@@ -150,9 +151,6 @@ const encodeStatus = Schema.encodeSync(NetworkStatus)
 type Inbound =
   | { readonly _tag: "CatchUp" }
   | { readonly _tag: "Apply"; readonly apply: Effect.Effect<void> }
-
-/** A row read back, as MessageWriter.relay takes it. */
-type ReadRow = StoredRow & { readonly targetFolded: string }
 
 /** `payload` cut into parts no longer than PART_CHARS, never between the two halves of a surrogate pair. */
 const cut = (payload: string): ReadonlyArray<string> => {
@@ -288,7 +286,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     // Upstream lines for the IRC clients of other nodes (ClusterLines.ts): the actors build them while anyone wants them.
     const lines = makeClusterLines(
       (networkId, out, upTo) =>
-        send({ t: "l", n: networkId, up: upTo, l: out.map(({ afterId, line }) => [line.accountId, line.line, line.time, afterId]) }),
+        send({ t: "l", n: networkId, up: upTo, ...encodeLines(out) }),
       now
     )
     let followingFeed = false
@@ -411,10 +409,10 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
           return followFeed()
         case "l": {
           // Through the inbox: after the rows of the batches whose notices came first were relayed.
-          const { l, n, up } = payload
+          const { l, n, up, s } = payload
           return apply(Effect.sync(() => {
             if (!feed.isBound(n)) return
-            for (const [a, line, time, afterId] of l) feed.publishLine({ accountId: a, networkId: n, line, time, afterId })
+            for (const line of decodeLines(n, l, s)) feed.publishLine(line)
             feed.publishMark({ networkId: n, upTo: up })
           }))
         }
@@ -437,15 +435,8 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
 
     // --- Messages of other nodes, and catching up after a loss
 
-    const rowColumns = sql`
-      m.id, b.network_id AS "networkId", b.target, b.target_folded AS "targetFolded", b.kind AS "bufferKind", m.time,
-      m.kind, m.nick, m.text, m.numeric, m.self, m.encryption, m.msgid, m.reply_to AS "replyTo", m.redacted`
-
-    const readBatch = (networkIds: ReadonlyArray<number>, first: number, last: number) =>
-      sql<ReadRow>`
-        SELECT ${rowColumns} FROM messages m JOIN buffers b ON b.id = m.buffer_id
-        WHERE m.id BETWEEN ${first} AND ${last}${networkIds.length === 0 ? sql`` : sql` AND ${sql.in("b.network_id", networkIds)}`}
-        ORDER BY m.id`
+    // With the client-only tags of their lines, as their node announced them (ClusterRows.ts).
+    const readBack = makeClusterRows(sql)
 
     /** Every row above `floor`, page by page, each relayed (rows already announced here are skipped there). */
     const readAfter = (floor: number) =>
@@ -453,9 +444,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
         let cursor = floor
         let relayedRows = 0
         for (;;) {
-          const rows = yield* sql<ReadRow>`
-            SELECT ${rowColumns} FROM messages m JOIN buffers b ON b.id = m.buffer_id
-            WHERE m.id > ${cursor} ORDER BY m.id LIMIT ${CATCH_UP_PAGE}`
+          const rows = yield* readBack.after(cursor, CATCH_UP_PAGE)
           if (rows.length === 0) return relayedRows
           pages.heard(rows)
           yield* writer.relay(rows)
@@ -503,7 +492,7 @@ export class ClusterEvents extends Effect.Service<ClusterEvents>()("belay/Cluste
     })
 
     const onBatch = (networkIds: ReadonlyArray<number>, first: number, last: number) =>
-      readBatch(networkIds, first, last).pipe(
+      readBack.batch(networkIds, first, last).pipe(
         // Shown to RecentPages first: a row out of order there may never be relayed (AnnouncedMarks; RecentPages.ts).
         Effect.flatMap((rows) => Effect.zipRight(Effect.sync(() => pages.heard(rows)), writer.relay(rows))),
         // The database did not answer: read everything from this batch on once it does (a catch-up, in order).

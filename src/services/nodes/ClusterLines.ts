@@ -13,13 +13,19 @@
  *   is missing between rows up to it. Lines of one network are sent in the order they came; a line whose row never
  *   comes (the database down) goes after LINE_HOLD_LIMIT, with the newest id of its network known then.
  * - PRIVMSG and NOTICE are not sent: the listener takes them from the stored rows.
+ * - A channel event stored here without an upstream msgid (FeedLine `rows`) also waits for its own rows, then goes
+ *   with their stamp (EventStamps.ts): the msgid and time CHATHISTORY shows for it, which the other node cannot know
+ *   (its listener has no append numbers). The stamps travel beside the lines (`s` of the notice, `encodeLines`), as
+ *   [index, msgid, time]: a node of an earlier build ignores the field and relays the lines unstamped, as before, and
+ *   a notice from one has none, so nodes of both builds work together through a rolling restart.
  *
  * Concurrency rule: every method is a synchronous step (JavaScript runs one at a time); ClusterEvents calls them from
  * its follower fibers and its presence timer.
  */
 import { Duration } from "effect"
-import type { StoredRow } from "../history/MessageRow.js"
-import type { FeedLine } from "../events/NetworkFeed.js"
+import { type StoredRow, upstreamMsgid } from "../history/MessageRow.js"
+import { makeEventStamps, waitsFor } from "../events/EventStamps.js"
+import type { FeedLine, FeedStamp } from "../events/NetworkFeed.js"
 
 /** The longest a line waits here for the stored row before it (a batch commits within about 100 ms). */
 export const LINE_HOLD_LIMIT = Duration.seconds(2)
@@ -31,10 +37,42 @@ interface Held {
   readonly since: number
 }
 
-/** A line to send, with the stored id of the row it came after. */
+/** A line to send, with the stored id of the row it came after, and its row's stamp when it is a stored event. */
 export interface OutLine {
   readonly line: FeedLine
   readonly afterId: number
+  readonly stamp?: FeedStamp
+}
+
+/** An `l` notice's lines: `l`, [account, line, receive time, afterId] each; `s`, the stamps (module comment). */
+export const encodeLines = (out: ReadonlyArray<OutLine>) => {
+  const s: Array<readonly [number, string, number]> = []
+  out.forEach((o, i) => o.stamp !== undefined && s.push([i, o.stamp.msgid, o.stamp.time]))
+  const l = out.map(({ afterId, line }) => [line.accountId, line.line, line.time, afterId] as const)
+  return s.length > 0 ? { l, s } : { l }
+}
+
+/** The largest time, in ms either side of 1970, a Date holds (ECMA-262 "Time Values and Time Range"). */
+const TIME_RANGE = 8.64e15
+
+/**
+ * The lines of another node's `l` notice for `networkId`, as this node's NetworkFeed takes them. A stamp is taken only
+ * as `stampOf` makes one (a msgid Belay keeps, a time a Date holds), so that no peer's notice can put a space or a
+ * line break into a tag, or a time no client line can show; any other is dropped and its line goes unstamped.
+ */
+export const decodeLines = (
+  networkId: number,
+  l: ReadonlyArray<readonly [number, string, number, number]>,
+  s: ReadonlyArray<readonly [number, string, number]> = []
+): ReadonlyArray<FeedLine> => {
+  const stamps = new Map<number, FeedStamp>()
+  for (const [i, msgid, time] of s) {
+    if (upstreamMsgid(msgid) === msgid && Number.isFinite(time) && Math.abs(time) <= TIME_RANGE) stamps.set(i, { msgid, time })
+  }
+  return l.map(([accountId, line, time, afterId], i) => {
+    const stamp = stamps.get(i)
+    return { accountId, networkId, line, time, afterId, ...(stamp !== undefined ? { stamp } : {}) }
+  })
 }
 
 /** The command of a raw line, upper-cased. */
@@ -60,6 +98,11 @@ export const makeClusterLines = (
   /** Per network, the newest stored id announced here. */
   const newest = new Map<number, number>()
   const held = new Map<number, Array<Held>>()
+  const stamps = makeEventStamps()
+  const out = (line: FeedLine): OutLine => {
+    const stamp = stamps.of(line)
+    return stamp === undefined ? { line, afterId: idOf(line) } : { line, afterId: idOf(line), stamp }
+  }
 
   const idOf = (line: FeedLine): number => {
     const after = line.after ?? 0
@@ -72,10 +115,10 @@ export const makeClusterLines = (
     const queue = held.get(networkId)
     if (queue === undefined) return []
     let n = 0
-    while (n < queue.length && ((queue[n]!.line.after ?? 0) <= settled || queue[n]!.since <= overdueSince)) n++
-    const out = queue.splice(0, n).map((h) => ({ line: h.line, afterId: idOf(h.line) }))
+    while (n < queue.length && (waitsFor(queue[n]!.line) <= settled || queue[n]!.since <= overdueSince)) n++
+    const released = queue.splice(0, n).map((h) => out(h.line))
     if (queue.length === 0) held.delete(networkId)
-    return out
+    return released
   }
 
   const wanted = (networkId: number): boolean => {
@@ -101,8 +144,8 @@ export const makeClusterLines = (
       const command = commandOf(line.line)
       if (command === "PRIVMSG" || command === "NOTICE") return
       const queue = held.get(line.networkId)
-      if (queue === undefined && (line.after ?? 0) <= settled) {
-        return send(line.networkId, [{ line, afterId: idOf(line) }], newest.get(line.networkId) ?? 0)
+      if (queue === undefined && waitsFor(line) <= settled) {
+        return send(line.networkId, [out(line)], newest.get(line.networkId) ?? 0)
       }
       const entry = { line, since: now() }
       if (queue !== undefined) queue.push(entry)
@@ -111,6 +154,7 @@ export const makeClusterLines = (
     /** A batch announced on MessageWriter.stored; `seqs` its rows' append numbers (undefined: another node's). */
     stored: (rows: ReadonlyArray<StoredRow>, seqs: ReadonlyArray<number> | undefined): void => {
       if (seqs === undefined) return
+      stamps.stored(rows, seqs)
       const networks = new Set<number>()
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!

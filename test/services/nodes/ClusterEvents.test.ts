@@ -1,10 +1,11 @@
 /**
  * Two complete service stacks (main.ts `Services`) on one database in cluster mode, as two nodes would be: two pools,
  * two LISTEN connections, two MemberEvents, two Web Push senders. What one node stores or changes reaches the other's
- * sources — `stored` (and so the tabs and the IRC listener), RecentPages, nick notes and relay bots, read markers,
- * network changes, actor statuses and channel events, revocations — once, in order; Web Push goes out once for the
- * cluster and not while a tab on either node has the member's attention. A LISTEN link that dies silently is noticed
- * by the heartbeat (caches off), and once it is back the node reads back what it missed without losing a line.
+ * sources — `stored` (and so the tabs and the IRC listener, each row with its line's client-only tags), RecentPages,
+ * nick notes and relay bots, read markers, network changes, actor statuses and channel events, revocations — once, in
+ * order; Web Push goes out once for the cluster and not while a tab on either node has the member's attention. A LISTEN
+ * link that dies silently is noticed by the heartbeat (caches off), and once it is back the node reads back what it
+ * missed without losing a line.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -167,6 +168,26 @@ describe(`cluster events on ${describeMode}`, () => {
       // Nothing arrives twice.
       yield* Effect.sleep("500 millis")
       expect(yield* announced(b)).toEqual([])
+    }), { timeout: 120_000 })
+
+  it.scopedLive("another node's rows come with the client-only tags of their lines, as that node announced them", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* twoNodes()
+      const m = yield* member(a)
+      const writer = a.get(MessageWriter)
+      const lines = [
+        ["server tags only", "@time=2025-01-31T12:00:00.000Z;msgid=up-1 :bob!b@h PRIVMSG #belay :server tags only"],
+        ["a reply", "@msgid=up-2;+draft/reply=up-1;+vendor/x=1 :bob!b@h PRIVMSG #belay :a reply"],
+        ["no tags", ":bob!b@h PRIVMSG #belay :no tags"]
+      ] as const
+      for (const [text, raw] of lines) yield* writer.append(message(m.networkId, "#belay", text, { nick: "bob", raw }))
+      yield* writer.flush
+      const onA: Array<StoredRow> = []
+      yield* eventually("A announces the rows", Effect.map(announced(a), (rows) => onA.push(...rows)), (n) => n >= 3)
+      const onB: Array<StoredRow> = []
+      yield* eventually("B relays the rows", Effect.map(announced(b), (rows) => onB.push(...rows)), (n) => n >= 3)
+      expect(onB.map((r) => r.clientTags)).toEqual([undefined, { "+draft/reply": "up-1", "+vendor/x": "1" }, undefined])
+      expect(onB).toEqual(onA)
     }), { timeout: 120_000 })
 
   it.scopedLive("a redaction on one node reaches the other's tabs and the page it keeps in memory", () =>

@@ -1,11 +1,13 @@
 /**
  * ClusterLines alone: a line is sent only to a network some other node wants (and never PRIVMSG or NOTICE), after the
  * batch of the row it came after, with that row's stored id; each own batch of a wanted network sends one group with a
- * mark, even without lines; a line whose row never comes goes after LINE_HOLD_LIMIT; interest expires.
+ * mark, even without lines; a line whose row never comes goes after LINE_HOLD_LIMIT; interest expires. A stored
+ * channel event also waits for its own rows and goes with their stamp, beside the lines on the wire, where a node of
+ * the earlier build (its `l` tuples of four) still reads the notice and one of this build reads a notice without it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
-import { LINE_HOLD_LIMIT, makeClusterLines } from "../../../src/services/nodes/ClusterLines.js"
+import { Duration, Effect, Either, Schema } from "effect"
+import { decodeLines, encodeLines, LINE_HOLD_LIMIT, makeClusterLines, type OutLine } from "../../../src/services/nodes/ClusterLines.js"
 import type { FeedLine } from "../../../src/services/events/NetworkFeed.js"
 import { storedRow } from "../../support/MessageFixtures.js"
 
@@ -70,5 +72,37 @@ describe("ClusterLines", () => {
       lines.announce("node-c", [1], now() + 60_000)
       lines.announce("node-c", [], now() + 60_000)
       expect(lines.anyInterest()).toBe(false)
+    }))
+
+  it.effect("a stored channel event waits for its own rows and goes with the first one's stamp", () =>
+    Effect.sync(() => {
+      const out: Array<ReadonlyArray<OutLine>> = []
+      const lines = makeClusterLines((_networkId, group) => void out.push(group), () => 0)
+      lines.announce("node-b", [1], 30_000)
+      lines.line({ ...line(":d TOPIC #c :new", 1), rows: [2, 2] })
+      lines.stored([row(10)], [1])
+      expect(out.flat()).toEqual([])
+      lines.stored([{ ...row(11), kind: "topic", time: new Date(5000) }], [2])
+      expect(out.flat().map((o) => [o.line.line, o.afterId, o.stamp])).toEqual([[":d TOPIC #c :new", 10, { msgid: "11", time: 5000 }]])
+    }))
+
+  it.effect("the stamps beside the lines: read back by this build, ignored by the earlier one", () =>
+    Effect.sync(() => {
+      const a = line(":d JOIN #c", 0)
+      const sent: ReadonlyArray<OutLine> = [{ line: a, afterId: 3 }, { line: a, afterId: 4, stamp: { msgid: "5", time: 9 } }]
+      const notice = { t: "l", n: 1, up: 5, ...encodeLines(sent) }
+      expect(notice.s).toEqual([[1, "5", 9]])
+      expect(decodeLines(1, notice.l, notice.s).map((l) => [l.afterId, l.stamp])).toEqual([[3, undefined], [4, { msgid: "5", time: 9 }]])
+      // A notice of the earlier build has no `s`: its lines come unstamped.
+      expect(decodeLines(1, notice.l).map((l) => l.stamp)).toEqual([undefined, undefined])
+      expect(encodeLines([{ line: a, afterId: 3 }])).toEqual({ l: [[7, ":d JOIN #c", 0, 3]] })
+      // The earlier build's schema of the notice (four-element tuples, no `s`) still decodes it.
+      const earlier = Schema.Struct({
+        t: Schema.Literal("l"),
+        n: Schema.Int,
+        up: Schema.Int,
+        l: Schema.Array(Schema.Tuple(Schema.Int, Schema.String, Schema.Number, Schema.Int))
+      })
+      expect(Either.isRight(Schema.decodeUnknownEither(earlier)(JSON.parse(JSON.stringify(notice))))).toBe(true)
     }))
 })
