@@ -1,6 +1,7 @@
 /**
  * Load owns HTTP load generation: autocannon 9 (the devDependency) run as its CLI on the load core with `--json`, or
- * LeanLoad (bench/lib/LeanLoad.ts, a generator light enough to keep a bare `node:http` server busy from one core); a
+ * LeanLoad (bench/lib/LeanLoad.ts, a generator light enough to keep a bare `node:http` server busy from one core),
+ * steady or taking turns between variants of a request in short slices (`alternatingLoad`); a
  * sequential client for latency percentiles (one keep-alive connection, one request at a time); and the bare
  * `node:http` baseline server (bench/bare-server.ts) run on the server core. Every autocannon run is bounded by its
  * duration (autocannon stops itself) plus a hard kill deadline.
@@ -88,26 +89,86 @@ export const autocannon = (request: LoadRequest): Promise<LoadResult> =>
   })
 
 /** LeanLoad (bench/lib/LeanLoad.ts) on the load core: the same request and the same result as `autocannon`. */
-export const leanLoad = (request: LoadRequest): Promise<LoadResult> =>
+export const leanLoad = (request: LoadRequest): Promise<LoadResult> => runLeanLoad<LoadResult>(JSON.stringify(request), request.seconds)
+
+const runLeanLoad = <A>(json: string, seconds: number): Promise<A> =>
   new Promise((resolve, reject) => {
     const script = Path.join(ROOT, "dist-bench/bench/lib/LeanLoad.js")
-    const [command, argv] = onCore(LOAD_CORE, [process.execPath, script, JSON.stringify(request)])
+    const [command, argv] = onCore(LOAD_CORE, [process.execPath, script, json])
     const child = Child.spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] })
     let out = ""
     let err = ""
     child.stdout.on("data", (c) => (out += c))
     child.stderr.on("data", (c) => (err += c))
-    const kill = setTimeout(() => child.kill("SIGKILL"), (request.seconds + 30) * 1000)
+    const kill = setTimeout(() => child.kill("SIGKILL"), (seconds + 30) * 1000)
     child.on("close", (code) => {
       clearTimeout(kill)
       if (code !== 0) return reject(new Error(`LeanLoad exited ${code}: ${err.slice(-2000)}`))
       try {
-        resolve(JSON.parse(out) as LoadResult)
+        resolve(JSON.parse(out) as A)
       } catch (e) {
         reject(new Error(`LeanLoad output is not JSON: ${String(e)}\n${out.slice(0, 500)}`))
       }
     })
   })
+
+/** One of the requests an alternating load takes turns with: its body and headers (the URL is the load's). */
+export interface Variant {
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Processes and a core whose CPU an alternating load reads from /proc at every slice's start and end. */
+export interface Watch {
+  /** The server answering the load. */
+  readonly server?: number
+  /** A PostgreSQL postmaster: its CPU with its children's, live and reaped. */
+  readonly database?: number
+  /** The core the server is pinned to. */
+  readonly core?: string
+}
+
+/**
+ * Variants of one request on the same `connections`, in turns of `sliceMs` (bench/lib/LeanLoad.ts): `warmupSlices` of
+ * each (at least one: the connections open during them), then `slices` of each, measured.
+ */
+export interface AlternatingRequest {
+  readonly url: string
+  readonly variants: ReadonlyArray<Variant>
+  readonly connections: number
+  readonly sliceMs: number
+  readonly warmupSlices: number
+  readonly slices: number
+  readonly watch: Watch
+}
+
+/** One measured slice: the variant, the answers that arrived in it, its length, and CPU seconds over it. */
+export interface Slice {
+  readonly variant: number
+  readonly requests: number
+  readonly seconds: number
+  readonly serverCpu?: number
+  readonly databaseCpu?: number
+  /** Seconds of the watched core: busy (neither idle, iowait nor steal), stolen by the hypervisor, and in all. */
+  readonly coreBusy?: number
+  readonly coreSteal?: number
+  readonly coreTotal?: number
+}
+
+/** Per variant, its slices together (requests/s = its answers ÷ its slices' seconds), and every measured slice. */
+export interface AlternatingResult {
+  readonly variants: ReadonlyArray<LoadResult & { readonly serverCores?: number }>
+  readonly slices: ReadonlyArray<Slice>
+}
+
+/** LeanLoad taking turns with `request.variants` on the load core (bench/lib/LeanLoad.ts). */
+export const alternatingLoad = (request: AlternatingRequest): Promise<AlternatingResult> => {
+  if (request.warmupSlices < 1 || request.slices < 1 || request.variants.length < 2) {
+    return Promise.reject(new Error("an alternating load needs two variants or more and a warm-up and measured slice of each"))
+  }
+  const seconds = ((request.warmupSlices + request.slices) * request.variants.length * request.sliceMs) / 1000
+  return runLeanLoad<AlternatingResult>(JSON.stringify(request), seconds)
+}
 
 /** Which load generator a measurement runs. */
 export type LoadGenerator = (request: LoadRequest) => Promise<LoadResult>

@@ -7,15 +7,17 @@
  *    read-write API token and a network on the fake, all through the `belay` CLI, and is stopped.
  * 2. 1,000,000 messages go into that network's `#bench` buffer by direct SQL (INSERT … SELECT over generate_series,
  *    100,000 rows a statement) through the application's own Database layer in the bench process (the embedded
- *    PostgreSQL of the data dir, started by the bench while Belay is down). No ANALYZE: statistics are autovacuum's.
+ *    PostgreSQL of the data dir, started by the bench while Belay is down), then VACUUM (ANALYZE) and CHECKPOINT.
  * 3. Belay starts again on the same data; 99 more networks are added through the admin socket, all on the fake, and
- *    the section waits until all 100 are connected and until autovacuum has analyzed and vacuumed `messages`
- *    (bounded; the report says if it had not), then until the server core has been quiet for a few seconds.
+ *    the section waits until all 100 are connected and the database has settled (bench/lib/Db.ts `settleDatabase`:
+ *    no autovacuum at work, then VACUUM (ANALYZE) and CHECKPOINT), then until the server core has been quiet.
  * 4. Throughput, LeanLoad (bench/lib/LeanLoad.ts) at 50 connections (warm-up, then the measured run), in BENCH_ROUNDS
  *    rounds; each round measures a bare server of each call's own bytes, tools/list (id 1, and id 1000) and
- *    recent_messages (limit 100) in both protocol eras, in an order rotated per round, so a change of machine load
- *    meets them all. Ratios are per round, then the median; against the bare server, the harder of requests/s and
- *    requests per CPU-second (bench/results/mcp-baseline.md says why). Then one match of POST /mcp by Belay's router
+ *    recent_messages (limit 100), in an order rotated per round, so a change of machine load meets them all; the two
+ *    protocol eras of tools/list and of recent_messages take turns in 1 s slices on the same connections (LeanLoad's
+ *    alternating load), so that both eras meet the same machine. Ratios are per round, then the median; against the
+ *    bare server, the harder of requests/s and requests per CPU-second (bench/results/mcp-baseline.md says why).
+ *    Then one match of POST /mcp by Belay's router
  *    (bench/lib/RouterCost.ts) is timed, beside Belay's CPU per tools/list request in each round: what the router
  *    costs /mcp.
  * 5. search_messages latency: one request at a time over a fixed set of queries (bench/lib/Corpus.ts
@@ -40,15 +42,24 @@ import {
   startBelay
 } from "../lib/Belay.js"
 import { averageLength, corpus, NICKS, searchCases } from "../lib/Corpus.js"
-import { autovacuumState, runningDatabaseUrl, withDatabase } from "../lib/Db.js"
-import { databaseMode, freshDatabase, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
-import { type LoadRequest, type LoadResult, leanLoad, measure as measureWith, sequentialClient, startBareServer } from "../lib/Load.js"
+import { embeddedPostmaster, maintenanceState, runningDatabaseUrl, settleDatabase, withDatabase } from "../lib/Db.js"
+import { databaseMode, freshDatabase, pinning, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
+import {
+  alternatingLoad,
+  type LoadRequest,
+  type LoadResult,
+  leanLoad,
+  measure as measureWith,
+  sequentialClient,
+  type Slice,
+  startBareServer
+} from "../lib/Load.js"
 import { callBody, checkAnswer, headers, modernCall, modernRpc, probe, rpc } from "../lib/McpCalls.js"
 import { captureRecent, captureSearches, direct, sqlThroughput } from "../lib/McpSql.js"
 import { serviceMemory, sum } from "../lib/Memory.js"
 import { type ProfileSummary, summarize, type Window } from "../lib/Profile.js"
 import { routerCost } from "../lib/RouterCost.js"
-import { cpuRatios, harder, rawRatios } from "../lib/Ratios.js"
+import { cpuRatios, harder, pairRatios, rawRatios, surroundings } from "../lib/Ratios.js"
 import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
@@ -60,13 +71,15 @@ const NETWORKS = Number(process.env.BENCH_MCP_NETWORKS ?? 100)
 /** Passes over the search queries per round and per path. */
 const SEARCH_PASSES = Number(process.env.BENCH_SEARCH_PASSES ?? 20)
 /**
- * How long to wait for autovacuum's first ANALYZE and VACUUM of `messages` after Belay started (its naptime is 1
- * minute), so that the measurements see the table as a service that has been running does.
+ * How long no autovacuum worker must have been at work before the database is vacuumed, analyzed and checkpointed for
+ * the rounds (bench/lib/Db.ts `settleDatabase`), and for how long to wait for that.
  */
-const AUTOVACUUM_WAIT_MS = 240_000
+const SETTLE = { quietMs: 5_000, timeoutMs: 240_000 } as const
 /** What "quiet" means for the server core before the throughput rounds, and how long to wait for it. */
 const QUIET_CORE = { maxBusy: 0.1, windowMs: 5_000, timeoutMs: 180_000 } as const
 const CONNECTIONS = 50
+/** How long each era's turn lasts in the alternating era loads (bench/lib/LeanLoad.ts). */
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 1000)
 /** Connections of Belay's pool on the embedded PostgreSQL (src/services/storage/Database.ts). */
 const POOL = 5
 const COUNT = MESSAGES.toLocaleString("en-US")
@@ -84,8 +97,12 @@ const olderPageBody = (networkId: number, before: number) =>
   callBody("recent_messages", { networkId, target: TARGET, limit: 100, before })
 const searchBody = (query: string) => callBody("search_messages", { query })
 
-/** 1,000,000 rows into one buffer, generated server-side from the corpus. */
-export const loadMessages = (env: Record<string, string>, networkId: number) =>
+/**
+ * 1,000,000 rows into one buffer, generated server-side from the corpus. With `settle`, then VACUUM (ANALYZE) of the
+ * whole database and a CHECKPOINT: the state autovacuum leaves a running service in (statistics, visibility map, hint
+ * bits set, the GIN pending list merged), reached before Belay starts rather than beside the measurements.
+ */
+export const loadMessages = (env: Record<string, string>, networkId: number, options: { readonly settle?: boolean } = {}) =>
   withDatabase(env, (sql) =>
     Effect.gen(function*() {
       const started = performance.now()
@@ -111,7 +128,14 @@ export const loadMessages = (env: Record<string, string>, networkId: number) =>
       }
       yield* sql`UPDATE buffers SET last_message_at = now() WHERE id = ${bufferId}`
       const rows = yield* sql<{ n: number }>`SELECT count(*)::int8 AS n FROM messages WHERE buffer_id = ${bufferId}`
-      return { seconds: (performance.now() - started) / 1000, stored: rows[0]!.n }
+      const seconds = (performance.now() - started) / 1000
+      if (options.settle !== true) return { seconds, stored: rows[0]!.n }
+      const settling = performance.now()
+      // VACUUM refuses a transaction block; each unsafe statement here is one simple query of its own.
+      yield* sql.unsafe("VACUUM (ANALYZE)")
+      // CHECKPOINT needs a superuser or pg_checkpoint: the embedded server's `postgres` is one; a DATABASE_URL role may not be.
+      const checkpoint = yield* sql.unsafe("CHECKPOINT").pipe(Effect.as("done"), Effect.catchAll((e) => Effect.succeed(String(e))))
+      return { seconds, stored: rows[0]!.n, settleSeconds: (performance.now() - settling) / 1000, checkpoint }
     }))
 
 type Measured = LoadResult & { readonly serverCores?: number }
@@ -131,6 +155,30 @@ const loadFigures = (label: string, rounds: ReadonlyArray<Measured>): Array<Figu
     ? [perRound(`${label}: CPU of the server's own process during the run`, rounds.map((r) => r.serverCores!), "cores")]
     : [])
 ]
+
+/**
+ * The era ratios of one call: per round (each era's requests over the seconds, or over Belay's CPU seconds, of its own
+ * slices), per pass of two neighbouring slices over all rounds (the spread the machine alone makes), and what ran
+ * beside Belay in each era's slices.
+ */
+const eraFigures = (call: string, perSecond: ReadonlyArray<number>, perCpu: ReadonlyArray<number>, rounds: ReadonlyArray<ReadonlyArray<Slice>>) => {
+  const beside = [0, 1].map((era) => rounds.map((slices) => surroundings(slices, era)))
+  const label = (era: number) => (era === 0 ? "2025 era" : "2026-07-28")
+  const figures = [
+    perRound(`ratio ${call}, 2026-07-28 ÷ 2025 era, interleaved: requests/s`, perSecond),
+    // Requests per second of Belay's CPU: what each era costs a request, less moved by the machine's other load.
+    perRound(`ratio ${call}, 2026-07-28 ÷ 2025 era, interleaved: requests per second of the server's CPU`, perCpu),
+    perRound(`… requests/s, each pass of two neighbouring slices (all rounds)`, rounds.flatMap((s) => pairRatios(s, "seconds"))),
+    perRound(`… requests per CPU-second, each pass of two neighbouring slices (all rounds)`, rounds.flatMap((s) => pairRatios(s, "cpu"))),
+    ...[0, 1].flatMap((era) => [
+      perRound(`${call} ${label(era)} slices: its PostgreSQL's CPU`, beside[era]!.map((b) => b.databaseCores), "cores"),
+      perRound(`${call} ${label(era)} slices: other processes' CPU on the server core`, beside[era]!.map((b) => b.otherCores), "cores"),
+      perRound(`${call} ${label(era)} slices: the server core's time stolen by the hypervisor`, beside[era]!.map((b) => 100 * b.stolenShare), "%")
+    ])
+  ]
+  // Without pinning (no core to read) or with DATABASE_URL (no postmaster of Belay's), those figures are not measured.
+  return figures.filter((f) => f.runs?.every(Number.isFinite) ?? true)
+}
 
 const rotate = <A>(items: ReadonlyArray<A>, by: number) => items.map((_, i) => items[(i + by) % items.length]!)
 
@@ -154,15 +202,17 @@ export const runMcp = async (): Promise<SectionResult> => {
     }
 
     // 2. 1,000,000 messages by direct SQL while the server is down.
-    const loaded = await loadMessages(db.env, networkId)
+    const loaded = await loadMessages(db.env, networkId, { settle: true })
     if (loaded.stored !== MESSAGES) throw new Error(`loaded ${loaded.stored} messages, expected ${MESSAGES}`)
     figures.push(
       { name: "messages in the buffer", value: loaded.stored },
       { name: "load time (direct SQL, 100k rows a statement)", value: loaded.seconds, unit: "s" },
+      { name: "then VACUUM (ANALYZE) and CHECKPOINT, Belay stopped", value: "settleSeconds" in loaded ? loaded.settleSeconds : Number.NaN, unit: "s" },
+      ...("checkpoint" in loaded && loaded.checkpoint !== "done" ? [{ name: "CHECKPOINT refused", value: loaded.checkpoint }] : []),
       { name: "average message text", value: averageLength(), unit: "chars" }
     )
 
-    // 3. Belay again, with NETWORKS idle networks connected, once autovacuum has analyzed the history.
+    // 3. Belay again, with NETWORKS idle networks connected, once the database has settled.
     belay = await startBelay(db.env)
     const belayStarted = performance.now()
     const bareRounds: Array<Measured> = []
@@ -173,6 +223,10 @@ export const runMcp = async (): Promise<SectionResult> => {
     const bareRecentRounds: Array<Measured> = []
     const tools2026Rounds: Array<Measured> = []
     const recent2026Rounds: Array<Measured> = []
+    /** Every measured slice of each round's alternating era loads. */
+    const toolsSlices: Array<ReadonlyArray<Slice>> = []
+    const recentSlices: Array<ReadonlyArray<Slice>> = []
+    let postmaster: number | undefined
     /** The lower of each round's two bare measurements (the higher is the round's baseline). */
     const bareLower: Array<number> = []
     let toolsBody: string
@@ -182,24 +236,26 @@ export const runMcp = async (): Promise<SectionResult> => {
       for (let i = 2; i <= NETWORKS; i++) await addNetworkWithAdmin(belay, `idle${i}`, fake.server.port)
       await waitUntil(`${NETWORKS} networks connected`, 120_000, async () =>
         connectedCount(await belay.metrics()) === NETWORKS || undefined, 200)
-      const settled = await waitUntil("autovacuum's ANALYZE and VACUUM of messages", AUTOVACUUM_WAIT_MS, async () => {
-        const state = await autovacuumState(db.env)
-        return state.analyzed !== null && state.vacuumed !== null ? state : undefined
-      }, 1000).catch(() => undefined)
-      const state = settled ?? (await autovacuumState(db.env))
+      const state = await maintenanceState(db.env)
+      if (state.analyzed === null || state.vacuumed === null) throw new Error("messages was not vacuumed and analyzed after the load")
+      // None of the database's upkeep may run on the server core beside a round: autovacuum (the load's VACUUM left it
+      // nothing to do on messages, but the networks just added can cross its thresholds) and the checkpoint of the
+      // pages it dirtied. The rounds start once the database has settled and the server core has been quiet a while.
+      const settled = await settleDatabase(db.env, SETTLE)
       figures.push(
         { name: "idle networks connected (to the fake IRC server)", value: connectedCount(await belay.metrics()) },
         {
-          name: "autovacuum had analyzed and vacuumed messages before the measurements (s after Belay started)",
-          value: settled === undefined
-            ? `not within ${AUTOVACUUM_WAIT_MS / 1000} s (analyzed: ${state.analyzed !== null}, vacuumed: ${state.vacuumed !== null})`
-            : (performance.now() - belayStarted) / 1000,
-          ...(settled === undefined ? {} : { unit: "s" })
-        }
+          name: `database settled (no autovacuum worker for ${SETTLE.quietMs / 1000} s, then VACUUM (ANALYZE) and CHECKPOINT), ${
+            Math.round((performance.now() - belayStarted) / 1000)
+          } s after Belay started; waited`,
+          value: settled.quiet ? settled.seconds : `not within ${SETTLE.timeoutMs / 1000} s`,
+          ...(settled.quiet ? { unit: "s" } : {})
+        },
+        { name: "… autovacuum seen at work meanwhile", value: settled.autovacuumOn.length === 0 ? "none" : settled.autovacuumOn.join("; ") },
+        ...(settled.vacuum === "done" ? [] : [{ name: "… VACUUM refused", value: settled.vacuum }]),
+        ...(settled.checkpoint === "done" ? [] : [{ name: "… CHECKPOINT refused", value: settled.checkpoint }])
       )
-
-      // Autovacuum's first pass over 1,000,000 rows may still be running, and the round measured right after it was
-      // seen starved: the rounds start once the server core has been quiet for a while.
+      postmaster = embeddedPostmaster(belay.pid)
       const quietAfter = await waitForQuietCore(SERVER_CORE, QUIET_CORE)
       figures.push({
         name: `server core quiet (≤ ${QUIET_CORE.maxBusy * 100} % busy over ${QUIET_CORE.windowMs / 1000} s) before the rounds, waited`,
@@ -242,23 +298,42 @@ export const runMcp = async (): Promise<SectionResult> => {
         const runs = {
           bare: () => measure({ ...request, url: bareServer.url, body: toolsListBody }, bareServer.pid),
           bareRecent: () => measure({ ...request, url: bareRecentServer.url, body: recentBody(networkId) }, bareRecentServer.pid),
-          tools2026: () =>
-            measure({ ...request, headers: modernTools.headers, url: `${belay.url}/mcp`, body: modernTools.body }, belay.pid),
-          recent2026: () =>
-            measure({ ...request, headers: modernRecent.headers, url: `${belay.url}/mcp`, body: modernRecent.body }, belay.pid),
-          tools: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListBody }, belay.pid),
           toolsLate: () => measure({ ...request, url: `${belay.url}/mcp`, body: toolsListLateBody }, belay.pid),
-          recent: () => measure({ ...request, url: `${belay.url}/mcp`, body: recentBody(networkId) }, belay.pid),
           older: () =>
             measure({ ...request, url: `${belay.url}/mcp`, body: olderPageBody(networkId, olderBefore) }, belay.pid)
         }
+        // The two eras of one call take turns on the same connections in short slices (LeanLoad's alternating load), so
+        // that both meet the same machine: measured one after the other, 13 s apart or minutes apart as the rotated order
+        // put them, their ratio swung from 0.75 to 0.97 with Belay's CPU at 0.97 cores in both.
+        const watch = { server: belay.pid, ...(postmaster === undefined ? {} : { database: postmaster }), ...(pinning ? { core: SERVER_CORE } : {}) }
+        const eras = (legacy: string, modern: { readonly body: string; readonly headers: Readonly<Record<string, string>> }) => () =>
+          alternatingLoad({
+            url: `${belay.url}/mcp`,
+            variants: [{ body: legacy, headers: headers(token) }, modern],
+            connections: CONNECTIONS,
+            sliceMs: SLICE_MS,
+            warmupSlices: Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS)),
+            slices: Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS)),
+            watch
+          })
+        const eraRuns = { toolsEras: eras(toolsListBody, modernTools), recentEras: eras(recentBody(networkId), modernRecent) }
         for (let round = 0; round < ROUNDS; round++) {
           const load0 = loadNow()
-          for (const which of rotate(["bare", "tools", "tools2026", "toolsLate", "bareRecent", "recent", "recent2026", "older"] as const, round)) {
+          for (const which of rotate(["bare", "toolsEras", "toolsLate", "bareRecent", "recentEras", "older"] as const, round)) {
+            if (which === "toolsEras" || which === "recentEras") {
+              const r = await eraRuns[which]()
+              r.variants.forEach((v, i) => checkClean(`${which} ${i === 0 ? "2025" : "2026-07-28"}`, v))
+              const [legacyRounds, modernRounds, slices] = which === "toolsEras"
+                ? [toolsRounds, tools2026Rounds, toolsSlices]
+                : [recentRounds, recent2026Rounds, recentSlices]
+              legacyRounds.push(r.variants[0]!)
+              modernRounds.push(r.variants[1]!)
+              slices.push(r.slices)
+              continue
+            }
             const r = await runs[which]()
             checkClean(which, r)
-            ;({ bare: bareRounds, bareRecent: bareRecentRounds, tools: toolsRounds, tools2026: tools2026Rounds,
-              toolsLate: toolsLateRounds, recent: recentRounds, recent2026: recent2026Rounds, older: olderRounds })[which].push(r)
+            ;({ bare: bareRounds, bareRecent: bareRecentRounds, toolsLate: toolsLateRounds, older: olderRounds })[which].push(r)
           }
           const againRecent = await runs.bareRecent()
           checkClean("bareRecent", againRecent)
@@ -412,9 +487,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio tools/list ÷ bare: requests per second of the server's CPU", toolsCpu),
       perRound("ratio tools/list ÷ bare (the harder of the two)", toolsRatios),
       perRound("ratio tools/list, 2026-07-28 ÷ bare (the harder of the two)", tools2026Ratios),
-      perRound("ratio tools/list, 2026-07-28 ÷ 2025 era: requests/s", eraTools),
-      // Requests per second of Belay's CPU: what each era costs a request, less moved by the machine's other load.
-      perRound("ratio tools/list, 2026-07-28 ÷ 2025 era: requests per second of the server's CPU", cpuRatios(tools2026Rounds, toolsRounds)),
+      ...eraFigures("tools/list", eraTools, cpuRatios(tools2026Rounds, toolsRounds), toolsSlices),
       perRound(
         "ratio tools/list with request id 1000 ÷ bare",
         toolsLateRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
@@ -423,8 +496,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio recent_messages ÷ bare of its own body: requests per second of the server's CPU", recentCpu),
       perRound("ratio recent_messages ÷ bare of its own body (the harder of the two)", recentRatios),
       perRound("ratio recent_messages, 2026-07-28 ÷ bare of its own body (the harder of the two)", recent2026Ratios),
-      perRound("ratio recent_messages, 2026-07-28 ÷ 2025 era: requests/s", eraRecent),
-      perRound("ratio recent_messages, 2026-07-28 ÷ 2025 era: requests per second of the server's CPU", cpuRatios(recent2026Rounds, recentRounds)),
+      ...eraFigures("recent_messages", eraRecent, cpuRatios(recent2026Rounds, recentRounds), recentSlices),
       perRound(
         "ratio recent_messages, an older page (from the database every call) ÷ bare",
         olderRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
@@ -434,12 +506,15 @@ export const runMcp = async (): Promise<SectionResult> => {
       `Belay ran as \`node bin/belay serve\` on ${databaseMode}, with a fresh data dir; account, read-write API token and the loaded network made with \`belay account add\`, \`belay token add\`, \`belay network add\`; ${
         NETWORKS - 1
       } more networks added through the admin socket (the request \`belay network add\` sends). All ${NETWORKS} networks connect to the scripted fake IRC server (test/support/FakeIrcServer.ts) in the bench process, which registers them; they stay idle.`,
-      `${MESSAGES.toLocaleString("en-US")} messages were loaded into the loaded network's ${TARGET} buffer while Belay was stopped, by \`INSERT … SELECT generate_series\` (100,000 rows a statement) through the app's own Database layer (same migrations and indexes, GIN included). No ANALYZE or VACUUM by hand: the section waits (up to ${
-        AUTOVACUUM_WAIT_MS / 1000
-      } s) for autovacuum to analyze and vacuum the table, as it would in a running service, and says when it had.`,
-      `Throughput: LeanLoad (bench/lib/LeanLoad.ts, a load generator of plain \`node:net\` keep-alive connections) on core 1, ${CONNECTIONS} connections, one request in flight each, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is the mean of per-second samples. ${ROUNDS} rounds, each measuring a bare server per call, tools/list (request id 1, as a session's first tools/list has), tools/list with id 1000 (both written as the list encoded once behind a few bytes carrying the id), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages), the same tools/list and recent_messages as 2026-07-28 requests (\`_meta\` and the mirrored Mcp-Method / Mcp-Name headers, bench/lib/McpCalls.ts \`modernRpc\`) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then each bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds. The 2026-07-28 ÷ 2025 era ratios divide the two eras' requests/s of the same call in the same round (the target), and beside them their requests per second of Belay's CPU, which the machine's other load moves less.`,
+      `${MESSAGES.toLocaleString("en-US")} messages were loaded into the loaded network's ${TARGET} buffer while Belay was stopped, by \`INSERT … SELECT generate_series\` (100,000 rows a statement) through the app's own Database layer (same migrations and indexes, GIN included), then, Belay still stopped, VACUUM (ANALYZE) of the whole database and a CHECKPOINT: the state autovacuum leaves a running service in (statistics, visibility map and hint bits set, the GIN pending list merged), reached before any load rather than beside one. With Belay up and its networks connected, the section waits until no autovacuum worker has been at work for ${
+        SETTLE.quietMs / 1000
+      } s, runs VACUUM (ANALYZE) (cheap by then: it leaves no table, the new networks included, past autovacuum's thresholds) and CHECKPOINT again, then waits (up to ${
+        QUIET_CORE.timeoutMs / 1000
+      } s) until the server core has been at most ${QUIET_CORE.maxBusy * 100} % busy over ${QUIET_CORE.windowMs / 1000} s.`,
+      `Throughput: LeanLoad (bench/lib/LeanLoad.ts, a load generator of plain \`node:net\` keep-alive connections) on core 1, ${CONNECTIONS} connections, one request in flight each, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is the mean of per-second samples. ${ROUNDS} rounds, each measuring a bare server per call, tools/list (request id 1, as a session's first tools/list has), tools/list with id 1000 (both written as the list encoded once behind a few bytes carrying the id), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages), the same tools/list and recent_messages as 2026-07-28 requests (\`_meta\` and the mirrored Mcp-Method / Mcp-Name headers, bench/lib/McpCalls.ts \`modernRpc\`) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then each bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
+      `The two eras of a call (tools/list; recent_messages' newest page) are measured together, interleaved, not one after the other: LeanLoad's alternating load sends the 2025 request and the 2026-07-28 one in turns of ${SLICE_MS} ms on the same ${CONNECTIONS} connections, ${Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS))} turns of each as warm-up, then ${Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS))} measured turns of each in passes A B, B A, A B… (so a machine getting steadily faster or slower favours neither); a turn ends when the answers in flight are in, and Belay's CPU, its PostgreSQL's (postmaster and children, live and reaped) and the server core's busy and stolen time are read from /proc between turns. An era's requests/s is its answers over the seconds of its own turns (these figures are also each era's row above and its ratio to the bare server); the era ratio (the target) divides them within a round, beside the same by Belay's CPU seconds, and beside both the ratio of every pass of two neighbouring turns (the spread the machine alone makes) and what ran beside Belay in each era's turns. Measured one after the other, 13 s or minutes apart as the rotated order put them, the eras' ratio swung from 0.75 to 0.97 between rounds with Belay at 0.97 cores in both.`,
       "Baseline (bench/results/mcp-baseline.md): a bare `node:http` server (bench/bare-server.ts) on core 0 beside Belay, that reads and JSON.parses the body and answers the bytes of the call it stands for — Belay's own tools/list response for tools/list, Belay's own newest page of recent_messages for recent_messages — with a content-length, on the same keep-alive connections and request headers. Measured from outside (a bare server of the same body, 50 connections, server and load on separate cores) the ratios were 0.51 and 0.30 where this section said 0.57 and 0.53, for two reasons: recent_messages was divided by the bare server of the tools list's bytes, and autocannon, on the one load core, could not keep the bare server busy (it ran at about half a core, 7,300 requests/s), so the baseline measured the load generator. LeanLoad does a header search and a subtraction per chunk, so the bare server is the limit; and each ratio is still the lower of requests/s ÷ the baseline's and requests per second of the server process's CPU ÷ the baseline's (bench/lib/Ratios.ts), so a baseline the load did not saturate cannot flatter Belay either.",
-      "Before the rounds, the section waits (up to 180 s) until the server core has been at most 10 % busy over 5 s: autovacuum's first pass over the 1,000,000 rows can still be running on it, and a round measured then was seen starved. Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
+      "Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
       `recent_messages' SQL alone: the statement one call for the older page sends (MessageHistory.recent with \`before\`; captured as compiled from the service; the ownership check is remembered after a network's first call), looped by ${POOL} \`pg\` connections (Belay's pool size) from the bench process for ${SECONDS} s after 1 s of warm-up, once per round: the ceiling PostgreSQL on core 0 sets for that tool before any HTTP, JSON or Belay work.`,
       `search_messages: the queries of bench/lib/Corpus.ts \`searchCases\` (each with its share of matching messages below), account-wide (${NETWORKS} networks), default limit 50. Baseline: for each query, the statements MessageHistory.search runs for it, captured as compiled from the service itself on this database (the scope with the account's networks, the window and, when the window had too few matches, what search reads below it), sent one after another with \`pg\` on one connection from the bench process (those below the window in a transaction, as the service sends them). Each query went through /mcp (one keep-alive connection from the bench process) and to the baseline back to back, the order alternating by pass, ${SEARCH_PASSES} passes per round after one warm-up pass; p95 over all requests of a round, and the ratio per round.`
