@@ -14,10 +14,22 @@ import { AppConfig } from "../../services/AppConfig.js"
 import { Authenticator } from "../../services/identity/Authenticator.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
 import { Networks } from "../../services/networks/Networks.js"
-import { ReadMarkers, type SelfOnNetwork } from "../../services/history/ReadMarkers.js"
+import { type BufferState, ReadMarkers, type SelfOnNetwork } from "../../services/history/ReadMarkers.js"
 import { memberRequest, memberRequestServices } from "../auth/MemberCredential.js"
 import { json, type Route } from "../HttpServer.js"
 import { noStore } from "../oauth/OAuthHttp.js"
+
+/** A buffer as `GET /api/buffers` lists it, and as the socket's first view carries it (src/http/ws/FirstView.ts). */
+export const bufferJson = (row: BufferState) => ({
+  networkId: row.networkId,
+  target: row.target,
+  kind: row.kind,
+  lastMessageId: row.lastMessageId,
+  lastMessageAt: toIsoTime(row.lastMessageAt),
+  readMessageId: row.readMessageId,
+  unread: row.unread,
+  highlights: row.highlights
+})
 
 export const BUFFERS_PATH = "/api/buffers"
 
@@ -44,16 +56,7 @@ export const bufferRoutes = Effect.gen(function*() {
           })))
         const rows = yield* markers.buffers(selves)
         return json(200, {
-          buffers: rows.map((row) => ({
-            networkId: row.networkId,
-            target: row.target,
-            kind: row.kind,
-            lastMessageId: row.lastMessageId,
-            lastMessageAt: toIsoTime(row.lastMessageAt),
-            readMessageId: row.readMessageId,
-            unread: row.unread,
-            highlights: row.highlights
-          }))
+          buffers: rows.map(bufferJson)
         }, noStore)
       })
   }

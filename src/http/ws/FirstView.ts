@@ -16,10 +16,11 @@
  */
 import { Effect, Option } from "effect"
 import { foldCase } from "../../irc/CaseMapping.js"
-import { SERVER_BUFFER_PREFIX, toIsoTime } from "../../schema/Ids.js"
+import { SERVER_BUFFER_PREFIX } from "../../schema/Ids.js"
 import type { NetworkControlService } from "../../actors/NetworkApi.js"
 import type { ReadMarkers, SelfOnNetwork } from "../../services/history/ReadMarkers.js"
 import type { Networks } from "../../services/networks/Networks.js"
+import { bufferJson } from "../buffers/BufferRoutes.js"
 import type { McpDispatcher } from "../mcp/McpDispatcher.js"
 import type { ToolCaller } from "../mcp/ToolHandlers.js"
 
@@ -77,16 +78,7 @@ export const firstView = (
     }))
     const rows = yield* services.markers.buffers(selves)
     // The same rows as GET /api/buffers (src/http/buffers/BufferRoutes.ts), most recently active first.
-    const buffers = JSON.stringify(rows.map((row) => ({
-      networkId: row.networkId,
-      target: row.target,
-      kind: row.kind,
-      lastMessageId: row.lastMessageId,
-      lastMessageAt: toIsoTime(row.lastMessageAt),
-      readMessageId: row.readMessageId,
-      unread: row.unread,
-      highlights: row.highlights
-    })))
+    const buffers = JSON.stringify(rows.map(bufferJson))
     // The name the tab gave, compared as the network compares names (the tab folds with RFC 1459's rule).
     const mapping = wish._tag === "Named" ? selves.find((s) => s.networkId === wish.networkId)?.caseMapping : undefined
     const wanted = wish._tag === "Named" && mapping !== undefined
