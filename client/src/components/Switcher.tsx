@@ -3,7 +3,7 @@
 // and gives the focus back to where it was. The WAI-ARIA combobox pattern (APG "Combobox", list popup): focus stays in
 // the input, the chosen option is its aria-activedescendant. KeyboardLayer installs the page's shortcuts (Keyboard.ts
 // reads the keys) and draws the dialog when asked; App renders it once.
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks"
 import { keyAction, rankItems, stepIndex, type SwitchItem } from "../Keyboard.js"
 import { parseHash } from "../Route.js"
 import type { Store } from "../Store.js"
@@ -27,9 +27,16 @@ const switchItems = (store: Store): ReadonlyArray<SwitchItem> =>
 const sidebarLinks = (): ReadonlyArray<HTMLAnchorElement> =>
   [...document.querySelectorAll<HTMLAnchorElement>("#sidebar a[href^='#/b/']")].filter((a) => a.closest("details:not([open])") === null)
 
-/** Puts the caret in the composer once the buffer is drawn: the member who switched by keyboard types next. */
+/**
+ * Puts the caret in the composer once the buffer is drawn: the member who switched by keyboard types next. A modal
+ * dialog opened in the meantime (Ctrl+K pressed right after Alt+↑) keeps the focus: the caret moving behind it would
+ * leave the member typing into a field they cannot see.
+ */
 const focusComposer = () =>
-  requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")?.focus())
+  requestAnimationFrame(() => {
+    if (document.querySelector("[role=dialog][aria-modal=true]") !== null) return
+    document.querySelector<HTMLTextAreaElement>("textarea[aria-label='Message']")?.focus()
+  })
 
 const follow = (store: Store, link: HTMLAnchorElement | undefined) => {
   const route = link === undefined ? null : parseHash(link.getAttribute("href") ?? "")
@@ -68,7 +75,9 @@ export const Switcher = ({ store, onClose }: { readonly store: Store; readonly o
   const previous = useRef<Element | null>(document.activeElement)
   const matches = rankItems(query, switchItems(store), 12)
   const index = Math.min(chosen, matches.length - 1)
-  useEffect(() => {
+  // Before the browser paints: the dialog is never shown without the caret in its input, so the keys typed right
+  // after Ctrl+K go to the query.
+  useLayoutEffect(() => {
     input.current?.focus()
     const back = previous.current
     return () => {
