@@ -113,9 +113,10 @@ const collectBody = (
   const chunks: Array<Buffer> = []
   let size = 0
   let finished = false
+  let deadline: ReturnType<typeof setTimeout> | undefined
   const finish = (result: BodyResult) => {
     finished = true
-    clearTimeout(deadline)
+    if (deadline !== undefined) clearTimeout(deadline)
     done(result)
   }
   const onData = (chunk: Buffer) => {
@@ -141,19 +142,26 @@ const collectBody = (
     if (finished) return
     finish(Either.left(new BodyReadFailed({ cause: "closed" })))
   }
-  const deadline = setTimeout(() => {
+  const onDeadline = () => {
     if (finished) return
     chunks.length = 0
     timedOutBodies.add(req)
     finish(Either.left(new BodyTimedOut({ afterMs: deadlineMs })))
-  }, deadlineMs)
+  }
+  // The deadline is armed only for a body still on its way once the bytes at hand are parsed. A small request arrives
+  // whole in one read: node's parser has its body, and the end queued, before this tick is over, and a timer made and
+  // cleared for each such request was a visible share of an answer from memory.
+  // (A body already read to its end by someone else gives no `end` again: that read keeps its deadline.)
+  process.nextTick(() => {
+    if (!finished && (!req.complete || req.readableEnded)) deadline = setTimeout(onDeadline, deadlineMs)
+  })
   req.on("data", onData)
   req.on("end", onEnd)
   req.on("error", onError)
   req.on("close", onClose)
   return () => {
     finished = true
-    clearTimeout(deadline)
+    if (deadline !== undefined) clearTimeout(deadline)
     req.off("data", onData)
     req.off("end", onEnd)
     req.off("error", onError)

@@ -32,10 +32,16 @@ export interface Router {
 export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
   const tree = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true })
   const used = new Set<Method>()
+  // Routes without parameters, by method and exact path, each with its match made once: POST /mcp is found without
+  // the tree's walk or an object per request. A path the tree would match only after decoding (`/%6dcp`) is not here
+  // and goes to the tree, which matches it as before; an exact path the tree also finds first (static before
+  // parametric segments), so both ways give the same route.
+  const exact = new Map<string, RouteMatch>()
   for (const route of routes) {
     used.add(route.method)
     // The handler slot is unused: the Route travels as the route's store.
     tree.on(route.method, route.path, () => undefined, route)
+    if (!/[:*]/.test(route.path)) exact.set(`${route.method} ${route.path}`, { _tag: "Found", route, params: NO_PARAMS })
   }
 
   // OPTIONS is the CORS preflight (Cors.ts), not a method of the resource: `Allow` names the
@@ -44,6 +50,8 @@ export const makeRouter = (routes: ReadonlyArray<Route>): Router => {
     METHODS.filter((method) => method !== "OPTIONS" && used.has(method) && tree.find(method, path) !== null)
 
   const match = (method: string, path: string): RouteMatch => {
+    const known = exact.get(`${method} ${path}`)
+    if (known !== undefined) return known
     if (isMethod(method)) {
       const found = tree.find(method, path)
       if (found !== null) {

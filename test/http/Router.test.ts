@@ -55,6 +55,19 @@ describe("Router", () => {
     }
   })
 
+  it("a route without parameters is the same route whether its path is written plainly or percent-encoded", () => {
+    const plain = router.match("POST", "/settings/passkeys/options")
+    const encoded = router.match("POST", "/settings/passkeys/%6Fptions")
+    expect(plain._tag).toBe("Found")
+    expect(encoded).toEqual(plain)
+    // A static path beside a parametric one: the static route, as the tree decides.
+    expect(makeRouter([route("GET", "/a/:id"), route("GET", "/a/b")]).match("GET", "/a/b")).toMatchObject({
+      _tag: "Found",
+      route: { name: "GET /a/b" },
+      params: {}
+    })
+  })
+
   it("two routes for one method and path are refused at start-up", () => {
     expect(() => makeRouter([route("GET", "/a"), route("GET", "/a")])).toThrow()
   })

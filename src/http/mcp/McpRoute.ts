@@ -24,7 +24,7 @@ import {
   type JsonRpcRequest,
   parseJsonBody
 } from "../../schema/JsonRpc.js"
-import { checkModernRequest, eraOf } from "../../schema/McpRequestMeta.js"
+import { checkModernRequest, type Era, eraOf, type MetaRefusal } from "../../schema/McpRequestMeta.js"
 import { MCP_BODY_LIMIT_BYTES } from "../../schema/Limits.js"
 import { isToolName, McpTools, type ToolName, toolsByName } from "../../schema/McpTools.js"
 import { mcpWwwAuthenticate } from "../../schema/OAuth.js"
@@ -102,17 +102,45 @@ export const mcpRoutes = Effect.gen(function*() {
     return dispatch(request, principal, rpc)
   }
 
+  /**
+   * The era and 2026-07-28 checks last made for a params value, with the headers they were made with. Requests made
+   * from one template (RequestTemplates) share one frozen params value, so a poll sent again with the same headers
+   * has the same era and the same refusal, or none, as the request before it: both are pure functions of these.
+   */
+  const lastChecks = new WeakMap<object, {
+    readonly method: string
+    readonly version: string | undefined
+    readonly mcpMethod: string | undefined
+    readonly mcpName: string | undefined
+    readonly era: Era
+    readonly refused: MetaRefusal | undefined
+  }>()
+
+  const checksOf = (request: HttpRequest, rpc: JsonRpcRequest) => {
+    const version = request.header("mcp-protocol-version")
+    const mcpMethod = request.header("mcp-method")
+    const mcpName = request.header("mcp-name")
+    const params = rpc.params
+    const kept = typeof params === "object" && params !== null ? lastChecks.get(params) : undefined
+    if (
+      kept !== undefined && kept.method === rpc.method && kept.version === version && kept.mcpMethod === mcpMethod &&
+      kept.mcpName === mcpName
+    ) return kept
+    const era = eraOf(rpc.method, params, version)
+    const refused = era === "2025"
+      ? undefined
+      : checkModernRequest(rpc.method, params, { protocolVersion: version, method: mcpMethod, name: mcpName })
+    const checks = { method: rpc.method, version, mcpMethod, mcpName, era, refused }
+    if (typeof params === "object" && params !== null && Object.isFrozen(params)) lastChecks.set(params, checks)
+    return checks
+  }
+
   /** The era, its checks, and the dispatcher's answer. */
   const dispatch = (request: HttpRequest, principal: Principal, rpc: JsonRpcRequest): Effect.Effect<HttpResponse> => {
-    const version = request.header("mcp-protocol-version")
-    if (eraOf(rpc.method, rpc.params, version) === "2025") {
+    const { era, refused } = checksOf(request, rpc)
+    if (era === "2025") {
       return mapNow(dispatcher.handle(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfProtocolError))
     }
-    const refused = checkModernRequest(rpc.method, rpc.params, {
-      protocolVersion: version,
-      method: request.header("mcp-method"),
-      name: request.header("mcp-name")
-    })
     if (refused !== undefined) return Effect.succeed(rpcError(400, jsonRpcErrorResponse(rpc.id, refused)))
     return mapNow(modern(principal, rpc), (outcome) => respond(rpc, outcome, httpStatusOfModernError))
   }
@@ -143,7 +171,7 @@ export const mcpRoutes = Effect.gen(function*() {
           rpcError(403, jsonRpcErrorResponse(null, new InvalidRequest({ message: "Forbidden: origin not allowed" })))
         )
       }
-      return flatMapNow(authenticator.authenticateNow(request.header("authorization")), (principal) =>
+      return flatMapNow(authenticator.authenticateNow(request.header("authorization"), request.connection), (principal) =>
         Option.isNone(principal)
           ? Effect.succeed(unauthorized(issuerFor(request, config)))
           : matchEffectNow(request.body(MCP_BODY_LIMIT_BYTES), {

@@ -62,11 +62,15 @@ const idAt = (body: Buffer, start: number, end: number): JsonRpcId | undefined =
   if (end - start > MAX_INTEGER_CHARS) return undefined
   const digits = body[start] === MINUS ? start + 1 : start
   if (digits === end || (body[digits] === ZERO && end - digits > 1)) return undefined
+  // Read digit by digit, without a string: every value up to a safe integer's is exact on the way, and a literal past
+  // the largest safe integer reads as a number past it too, refused below.
+  let magnitude = 0
   for (let i = digits; i < end; i++) {
     const c = body[i]!
     if (c < ZERO || c > NINE) return undefined
+    magnitude = magnitude * 10 + (c - ZERO)
   }
-  const id = Number(body.toString("latin1", start, end))
+  const id = digits === start ? magnitude : -magnitude
   return Number.isSafeInteger(id) ? id : undefined
 }
 

@@ -106,17 +106,36 @@ export class Authenticator extends Effect.Service<Authenticator>()("belay/Authen
     }
 
     /**
+     * The token hash of the last `Authorization` value each connection presented. A client sends the same header on
+     * every request of a connection, and hashing it again was a visible share of an answer from memory; the hash only
+     * finds the cache entry, which CredentialCache still checks against revocations on every request. Held as long as
+     * the connection (a WeakMap keyed by its socket), in memory only, like the request that carried it.
+     */
+    const lastKeys = new WeakMap<object, { readonly authorization: string; readonly raw: string; readonly key: string }>()
+
+    const keyOf = (authorization: string | undefined, connection: object | undefined): readonly [string, string] | undefined => {
+      if (authorization === undefined) return undefined
+      const known = connection === undefined ? undefined : lastKeys.get(connection)
+      if (known !== undefined && known.authorization === authorization) return [known.raw, known.key]
+      const raw = authorization.match(/^Bearer +(\S+) *$/i)?.[1]
+      if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return undefined
+      const key = sha256Base64(raw)
+      if (connection !== undefined) lastKeys.set(connection, { authorization, raw, key })
+      return [raw, key]
+    }
+
+    /**
      * `authenticate` as of the moment it is called, not when the Effect is run: a credential cached and not revoked
      * is answered with an Exit (Effect.succeed), which /mcp sends without a fiber (docs/decisions/http-and-mcp.md
-     * "Answers from memory are sent without a fiber"). Only for a caller that runs the Effect at once.
+     * "Answers from memory are sent without a fiber"). Only for a caller that runs the Effect at once. `connection`
+     * (the request's socket), when given, lets a connection's repeated header skip the hash (`lastKeys`).
      */
-    const authenticateNow = (authorization: string | undefined): Effect.Effect<Option.Option<Principal>> => {
-      const match = authorization?.match(/^Bearer +(\S+) *$/i)
-      const raw = match?.[1]
-      if (!raw || !PLAUSIBLE_TOKEN.test(raw)) return Effect.succeed(Option.none())
-      const key = sha256Base64(raw)
-      const found = cache.getOrLookup(key, lookup(raw, key))
-      return isSuccessNow(found) ? Exit.succeed(recordUse(found.value)) : Effect.map(found, recordUse)
+    const authenticateNow = (authorization: string | undefined, connection?: object): Effect.Effect<Option.Option<Principal>> => {
+      const found = keyOf(authorization, connection)
+      if (found === undefined) return Effect.succeed(Option.none())
+      const [raw, key] = found
+      const answer = cache.getOrLookup(key, () => lookup(raw, key))
+      return isSuccessNow(answer) ? Exit.succeed(recordUse(answer.value)) : Effect.map(answer, recordUse)
     }
 
     /** The principal behind an `Authorization` header value, if it is a live credential; read when run. */

@@ -26,6 +26,7 @@
  * connection read it) sees it.
  */
 import { Cause, Chunk, Deferred, Effect, Exit, Option, Queue } from "effect"
+import type { LazyArg } from "effect/Function"
 import { CredentialRevocations, type CredentialRevoked } from "./CredentialRevocations.js"
 
 const TTL_MS = 5_000
@@ -100,7 +101,10 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
     /** Lookups under way, by key, with the epoch each started in. At most one per key; gone when it ends. */
     const underWay = new Map<string, { readonly epoch: number; readonly done: Deferred.Deferred<Option.Option<CachedCredential>, unknown> }>()
 
-    const waiting = (queue: Queue.Dequeue<unknown>) => Option.getOrElse(queue.unsafeSize(), () => 0) > 0
+    const waiting = (queue: Queue.Dequeue<unknown>) => {
+      const size = queue.unsafeSize()
+      return Option.isSome(size) && size.value > 0
+    }
 
     /**
      * The answer in memory for `key` when it may be given without another step: no notice waits to be applied, LISTEN
@@ -118,15 +122,16 @@ export class CredentialCache extends Effect.Service<CredentialCache>()("belay/Cr
 
     /**
      * The cached answer for `key` (a token hash), else `lookup`'s, stored unless something was dropped meanwhile. The
-     * cache is read when this is called (a hit is an Exit, Effect.succeed); run the Effect at once.
+     * cache is read when this is called (a hit is an Exit, Effect.succeed); run the Effect at once. `lookup` is made
+     * only on a miss: a hit, most requests, builds nothing it would not use.
      */
     const getOrLookup = <A extends CachedCredential, E>(
       key: string,
-      lookup: Effect.Effect<Option.Option<A>, E>
+      lookup: LazyArg<Effect.Effect<Option.Option<A>, E>>
     ): Effect.Effect<Option.Option<A>, E> => {
       const hit = freshHit(key, clock.unsafeCurrentTimeMillis())
       // Only `lookup` of this same key stored it, so the value has its type.
-      return hit !== undefined ? Effect.succeed(hit as Option.Option<A>) : lookupAndStore(key, lookup)
+      return hit !== undefined ? Effect.succeed(hit as Option.Option<A>) : lookupAndStore(key, lookup())
     }
 
     const lookupAndStore = <A extends CachedCredential, E>(

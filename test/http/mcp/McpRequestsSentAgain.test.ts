@@ -119,6 +119,14 @@ describe(`POST /mcp requests sent again on one connection, on ${describeMode}`, 
       const legacyHeader = yield* post(recent(6, "#a"), { ...modern, "mcp-protocol-version": "2025-11-25" })
       expect(legacyHeader.status).toBe(400)
       expect(legacyHeader.json).toMatchObject({ id: 6, error: { code: -32020 } })
+      // The checks follow each request's own headers: right again after a refusal, refused again without Mcp-Method.
+      const right = yield* post(recent(7, "#a"), modern)
+      expect(right.status).toBe(200)
+      expect(right.json.result).toEqual(a.json.result)
+      const { "mcp-method": _, ...noMethod } = modern
+      const missing = yield* post(recent(9, "#a"), noMethod)
+      expect(missing.status).toBe(400)
+      expect(missing.json).toMatchObject({ id: 9, error: { code: -32020 } })
       const unknown = yield* post(recent(8, "#a"), { ...modern, authorization: "Bearer belay_not-a-token-at-all-0000" })
       expect(unknown.status).toBe(401)
     }))

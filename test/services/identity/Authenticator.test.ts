@@ -113,6 +113,26 @@ describe(`Authenticator on ${describeMode}`, () => {
         expect(scopeOf(yield* m.principal(m.apiToken))).toEqual(Option.some("read-write"))
       }))
 
+    it.effect("on one connection: the header's hash is reused, yet a revocation, another token or a bad header is judged anew", () =>
+      Effect.gen(function*() {
+        const m = yield* member
+        const authenticator = yield* Authenticator
+        const connection = {}
+        const on = (authorization: string | undefined) => Effect.suspend(() => authenticator.authenticateNow(authorization, connection))
+        const api = `Bearer ${m.apiToken}`
+        expect(Option.map(yield* on(api), (p) => p.credential)).toEqual(Option.some("api-token"))
+        expect(Option.map(yield* on(api), (p) => p.credential)).toEqual(Option.some("api-token"))
+        // Another credential on the same connection is its own principal, then the first one is again.
+        expect(Option.map(yield* on(`Bearer ${m.oauth.accessToken}`), (p) => p.credential)).toEqual(Option.some("oauth"))
+        expect(Option.map(yield* on(api), (p) => p.credential)).toEqual(Option.some("api-token"))
+        // A header that is not a bearer token, and none, are refused without touching what the connection sent before.
+        expect(yield* on(`Basic ${m.apiToken}`)).toEqual(Option.none())
+        expect(yield* on(undefined)).toEqual(Option.none())
+        expect(Option.isSome(yield* on(api))).toBe(true)
+        yield* (yield* ApiTokens).revoke(m.name, "agent").pipe(Effect.orDie)
+        expect(yield* on(api)).toEqual(Option.none())
+      }))
+
     it.effect("a token that is not a live credential is refused", () =>
       Effect.gen(function*() {
         const m = yield* member
@@ -139,16 +159,16 @@ describe("CredentialCache", () => {
         lookups++
         return Option.some(answer)
       })
-      yield* cache.getOrLookup("k", lookup)
-      yield* cache.getOrLookup("k", lookup)
+      yield* cache.getOrLookup("k", () => lookup)
+      yield* cache.getOrLookup("k", () => lookup)
       expect(lookups).toBe(1)
       // Another credential's revocation leaves this answer cached.
       yield* revocations.publish([{ credential: "oauth", tokenId: 8, accountId: 1 }])
       yield* revocations.publish([{ credential: "api-token", tokenId: 7, accountId: 1 }])
-      yield* cache.getOrLookup("k", lookup)
+      yield* cache.getOrLookup("k", () => lookup)
       expect(lookups).toBe(1)
       yield* revocations.publish([answer])
-      yield* cache.getOrLookup("k", lookup)
+      yield* cache.getOrLookup("k", () => lookup)
       expect(lookups).toBe(2)
     }).pipe(Effect.provide(cacheLayer)))
 
@@ -163,11 +183,12 @@ describe("CredentialCache", () => {
         yield* revocations.publish([answer])
         return Option.some(answer)
       })
-      yield* cache.getOrLookup("k", racing)
-      yield* cache.getOrLookup("k", Effect.sync(() => {
-        lookups++
-        return Option.none()
-      }))
+      yield* cache.getOrLookup("k", () => racing)
+      yield* cache.getOrLookup("k", () =>
+        Effect.sync(() => {
+          lookups++
+          return Option.none()
+        }))
       expect(lookups).toBe(2)
     }).pipe(Effect.provide(cacheLayer)))
 
@@ -189,7 +210,7 @@ describe("CredentialCache", () => {
         for (let i = 0; i < 1_000 && lookups < n; i++) yield* Effect.yieldNow()
         return lookups
       })
-    const miss = Effect.fork(cache.getOrLookup("k", lookup))
+    const miss = Effect.fork(cache.getOrLookup("k", () => lookup))
     const settle = Effect.gen(function*() {
       for (let i = 0; i < 20; i++) yield* Effect.yieldNow()
     })
