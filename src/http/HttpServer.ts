@@ -149,11 +149,14 @@ const collectBody = (
     finish(Either.left(new BodyTimedOut({ afterMs: deadlineMs })))
   }
   // The deadline is armed only for a body still on its way once the bytes at hand are parsed. A small request arrives
-  // whole in one read: node's parser has its body, and the end queued, before this tick is over, and a timer made and
-  // cleared for each such request was a visible share of an answer from memory.
-  // (A body already read to its end by someone else gives no `end` again: that read keeps its deadline.)
+  // whole in one read: by the next tick node's parser has handed over every byte its Content-Length declares (read or
+  // still buffered in the request), its end follows, and a timer made and cleared for each such request was a visible
+  // share of an answer from memory. A body without a declared length, or already read to its end by someone else
+  // (no `end` again), keeps its deadline.
   process.nextTick(() => {
-    if (!finished && (!req.complete || req.readableEnded)) deadline = setTimeout(onDeadline, deadlineMs)
+    if (finished) return
+    const whole = Number.isFinite(declared) && !req.readableEnded && size + req.readableLength >= declared
+    if (!whole) deadline = setTimeout(onDeadline, deadlineMs)
   })
   req.on("data", onData)
   req.on("end", onEnd)
