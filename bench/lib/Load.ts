@@ -198,12 +198,17 @@ export interface BareServer {
   readonly stop: () => Promise<void>
 }
 
-/** Starts bench/bare-server.js answering exactly `body`. */
-export const startBareServer = async (body: string): Promise<BareServer> => {
+/** Starts bench/bare-server.js answering exactly `body`, or `modernBody` to a 2026-07-28 request when given. */
+export const startBareServer = async (body: string, modernBody?: string): Promise<BareServer> => {
   const file = Path.join(scratch(), `bare-body-${Date.now()}.json`)
   Fs.writeFileSync(file, body)
+  const files = [file]
+  if (modernBody !== undefined) {
+    files.push(Path.join(scratch(), `bare-body-${Date.now()}-2026.json`))
+    Fs.writeFileSync(files[1]!, modernBody)
+  }
   const script = Path.join(ROOT, "dist-bench/bench/bare-server.js")
-  const [command, argv] = onCore(SERVER_CORE, [process.execPath, script, file])
+  const [command, argv] = onCore(SERVER_CORE, [process.execPath, script, ...files])
   const child = Child.spawn(command, argv, { stdio: ["ignore", "pipe", "inherit"] })
   const pid = child.pid!
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))

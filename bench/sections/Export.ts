@@ -1,6 +1,6 @@
 /**
  * Section I, export: `belay account export` of a member with 1,000,000 stored messages (the MCP section's corpus
- * loader, bench/sections/Mcp.ts `loadMessages`, with Belay stopped), streamed through the admin socket into a pipe
+ * loader, bench/lib/MessageLoad.ts `loadMessages`, with Belay stopped), streamed through the admin socket into a pipe
  * this process reads and counts. The figure is the growth of the `belay serve` process's RSS over the export (its
  * peak, sampled every 20 ms, minus its RSS just before), against the 32 MiB the export may use
  * (docs/decisions/leaving.md "The export: one JSON Lines stream, a `kind` on every line"), and the rate in messages
@@ -14,8 +14,8 @@ import * as Child from "node:child_process"
 import { addNetworkWithCli, createAccount, ACCOUNT, startBelay } from "../lib/Belay.js"
 import { BIN, databaseMode, freshDatabase } from "../lib/Env.js"
 import { processMemory } from "../lib/Memory.js"
+import { loadMessages } from "../lib/MessageLoad.js"
 import type { SectionResult } from "../lib/Report.js"
-import { loadMessages } from "./Mcp.js"
 
 const MiB = 1024 * 1024
 const BUDGET = 32 * MiB

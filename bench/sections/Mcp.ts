@@ -15,7 +15,8 @@
  *    rounds; each round measures a bare server of each call's own bytes, tools/list (id 1, and id 1000) and
  *    recent_messages (limit 100), in an order rotated per round, so a change of machine load meets them all; the two
  *    protocol eras of tools/list and of recent_messages take turns in 1 s slices on the same connections (LeanLoad's
- *    alternating load), so that both eras meet the same machine. Ratios are per round, then the median; against the
+ *    alternating load), so that both eras meet the same machine, and so do they on a bare server answering each era's
+ *    tools/list bytes (what the revision's bytes cost node:http itself). Ratios are per round, then the median; against the
  *    bare server, the harder of requests/s and requests per CPU-second (bench/results/mcp-baseline.md says why).
  *    Then one match of POST /mcp by Belay's router
  *    (bench/lib/RouterCost.ts) is timed, beside Belay's CPU per tools/list request in each round: what the router
@@ -41,8 +42,8 @@ import {
   createAccount,
   startBelay
 } from "../lib/Belay.js"
-import { averageLength, corpus, NICKS, searchCases } from "../lib/Corpus.js"
-import { embeddedPostmaster, maintenanceState, runningDatabaseUrl, settleDatabase, withDatabase } from "../lib/Db.js"
+import { averageLength, searchCases } from "../lib/Corpus.js"
+import { embeddedPostmaster, maintenanceState, runningDatabaseUrl, settleDatabase } from "../lib/Db.js"
 import { databaseMode, freshDatabase, pinning, RESULTS_DIR, SERVER_CORE, waitForQuietCore, waitUntil } from "../lib/Env.js"
 import {
   alternatingLoad,
@@ -57,13 +58,13 @@ import {
 import { callBody, checkAnswer, headers, modernCall, modernRpc, probe, rpc } from "../lib/McpCalls.js"
 import { captureRecent, captureSearches, direct, sqlThroughput } from "../lib/McpSql.js"
 import { serviceMemory, sum } from "../lib/Memory.js"
+import { loadMessages, MESSAGES, TARGET } from "../lib/MessageLoad.js"
 import { type ProfileSummary, summarize, type Window } from "../lib/Profile.js"
 import { routerCost } from "../lib/RouterCost.js"
 import { cpuRatios, harder, pairRatios, rawRatios, surroundings } from "../lib/Ratios.js"
 import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
-const MESSAGES = Number(process.env.BENCH_MCP_MESSAGES ?? 1_000_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -83,8 +84,6 @@ const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 1000)
 /** Connections of Belay's pool on the embedded PostgreSQL (src/services/storage/Database.ts). */
 const POOL = 5
 const COUNT = MESSAGES.toLocaleString("en-US")
-const LOAD_CHUNK = 100_000
-const TARGET = "#bench"
 const MiB = 1024 * 1024
 
 const toolsListBody = rpc("tools/list", {})
@@ -96,47 +95,6 @@ const OLDER_PAGE_OFFSET = 10_000
 const olderPageBody = (networkId: number, before: number) =>
   callBody("recent_messages", { networkId, target: TARGET, limit: 100, before })
 const searchBody = (query: string) => callBody("search_messages", { query })
-
-/**
- * 1,000,000 rows into one buffer, generated server-side from the corpus. With `settle`, then VACUUM (ANALYZE) of the
- * whole database and a CHECKPOINT: the state autovacuum leaves a running service in (statistics, visibility map, hint
- * bits set, the GIN pending list merged), reached before Belay starts rather than beside the measurements.
- */
-export const loadMessages = (env: Record<string, string>, networkId: number, options: { readonly settle?: boolean } = {}) =>
-  withDatabase(env, (sql) =>
-    Effect.gen(function*() {
-      const started = performance.now()
-      const buffer = yield* sql<{ id: number }>`
-        INSERT INTO buffers (network_id, target, target_folded, kind) VALUES (${networkId}, ${TARGET}, ${TARGET}, 'channel')
-        RETURNING id`
-      const bufferId = buffer[0]!.id
-      yield* sql`CREATE TEMP TABLE bench_corpus (id int PRIMARY KEY, text text NOT NULL)`
-      const sentences = corpus()
-      for (let i = 0; i < sentences.length; i += 1000) {
-        yield* sql`INSERT INTO pg_temp.bench_corpus ${
-          sql.insert(sentences.slice(i, i + 1000).map((text, k) => ({ id: i + k, text })))
-        }`
-      }
-      for (let from = 1; from <= MESSAGES; from += LOAD_CHUNK) {
-        const to = Math.min(MESSAGES, from + LOAD_CHUNK - 1)
-        // One message a second, ending now; nick and text cycle through the corpus.
-        yield* sql`
-          INSERT INTO messages (buffer_id, time, kind, nick, text)
-          SELECT ${bufferId}, now() - make_interval(secs => ${MESSAGES} - i), 'privmsg', 'user' || (i % ${NICKS}), c.text
-          FROM generate_series(${from}::int, ${to}::int) AS i
-          JOIN pg_temp.bench_corpus c ON c.id = i % ${sentences.length}`
-      }
-      yield* sql`UPDATE buffers SET last_message_at = now() WHERE id = ${bufferId}`
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int8 AS n FROM messages WHERE buffer_id = ${bufferId}`
-      const seconds = (performance.now() - started) / 1000
-      if (options.settle !== true) return { seconds, stored: rows[0]!.n }
-      const settling = performance.now()
-      // VACUUM refuses a transaction block; each unsafe statement here is one simple query of its own.
-      yield* sql.unsafe("VACUUM (ANALYZE)")
-      // CHECKPOINT needs a superuser or pg_checkpoint: the embedded server's `postgres` is one; a DATABASE_URL role may not be.
-      const checkpoint = yield* sql.unsafe("CHECKPOINT").pipe(Effect.as("done"), Effect.catchAll((e) => Effect.succeed(String(e))))
-      return { seconds, stored: rows[0]!.n, settleSeconds: (performance.now() - settling) / 1000, checkpoint }
-    }))
 
 type Measured = LoadResult & { readonly serverCores?: number }
 
@@ -226,6 +184,8 @@ export const runMcp = async (): Promise<SectionResult> => {
     /** Every measured slice of each round's alternating era loads. */
     const toolsSlices: Array<ReadonlyArray<Slice>> = []
     const recentSlices: Array<ReadonlyArray<Slice>> = []
+    /** Per round, the bare server's 2026-07-28 ÷ 2025 rate with each era's request and tools/list answer bytes. */
+    const bareEraTools: Array<number> = []
     let postmaster: number | undefined
     /** The lower of each round's two bare measurements (the higher is the round's baseline). */
     const bareLower: Array<number> = []
@@ -291,6 +251,9 @@ export const runMcp = async (): Promise<SectionResult> => {
       // the tools list, so dividing it by the bare server of the list's bytes flattered it (0.53 against 0.30 measured
       // with its own body).
       const bareRecentServer = await startBareServer(recentProbe.text)
+      // The eras' own bytes on the bare server (bench/bare-server.ts): what the revision's request and answer cost
+      // node:http itself, the floor under Belay's era ratio.
+      const bareErasServer = await startBareServer(toolsBody, modernToolsProbe.text)
       try {
         const request = { headers: headers(token), connections: CONNECTIONS, seconds: SECONDS }
         // LeanLoad, not autocannon: from one core autocannon kept the bare server only half busy (mcp-baseline.md).
@@ -306,20 +269,35 @@ export const runMcp = async (): Promise<SectionResult> => {
         // that both meet the same machine: measured one after the other, 13 s apart or minutes apart as the rotated order
         // put them, their ratio swung from 0.75 to 0.97 with Belay's CPU at 0.97 cores in both.
         const watch = { server: belay.pid, ...(postmaster === undefined ? {} : { database: postmaster }), ...(pinning ? { core: SERVER_CORE } : {}) }
-        const eras = (legacy: string, modern: { readonly body: string; readonly headers: Readonly<Record<string, string>> }) => () =>
+        const eras = (
+          legacy: string,
+          modern: { readonly body: string; readonly headers: Readonly<Record<string, string>> },
+          url = `${belay.url}/mcp`,
+          server = watch.server
+        ) => () =>
           alternatingLoad({
-            url: `${belay.url}/mcp`,
+            url,
             variants: [{ body: legacy, headers: headers(token) }, modern],
             connections: CONNECTIONS,
             sliceMs: SLICE_MS,
             warmupSlices: Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS)),
             slices: Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS)),
-            watch
+            watch: { ...watch, server }
           })
-        const eraRuns = { toolsEras: eras(toolsListBody, modernTools), recentEras: eras(recentBody(networkId), modernRecent) }
+        const eraRuns = {
+          toolsEras: eras(toolsListBody, modernTools),
+          recentEras: eras(recentBody(networkId), modernRecent),
+          bareEras: eras(toolsListBody, modernTools, bareErasServer.url, bareErasServer.pid)
+        }
         for (let round = 0; round < ROUNDS; round++) {
           const load0 = loadNow()
-          for (const which of rotate(["bare", "toolsEras", "toolsLate", "bareRecent", "recentEras", "older"] as const, round)) {
+          for (const which of rotate(["bare", "toolsEras", "toolsLate", "bareRecent", "recentEras", "older", "bareEras"] as const, round)) {
+            if (which === "bareEras") {
+              const r = await eraRuns.bareEras()
+              r.variants.forEach((v, i) => checkClean(`bare ${i === 0 ? "2025" : "2026-07-28"}`, v))
+              bareEraTools.push(r.variants[1]!.requestsPerSecond / r.variants[0]!.requestsPerSecond)
+              continue
+            }
             if (which === "toolsEras" || which === "recentEras") {
               const r = await eraRuns[which]()
               r.variants.forEach((v, i) => checkClean(`${which} ${i === 0 ? "2025" : "2026-07-28"}`, v))
@@ -353,6 +331,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       } finally {
         await bareServer.stop()
         await bareRecentServer.stop()
+        await bareErasServer.stop()
       }
 
       // What the router costs a /mcp request, beside what a whole tools/list request cost Belay in each round.
@@ -488,6 +467,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio tools/list ÷ bare (the harder of the two)", toolsRatios),
       perRound("ratio tools/list, 2026-07-28 ÷ bare (the harder of the two)", tools2026Ratios),
       ...eraFigures("tools/list", eraTools, cpuRatios(tools2026Rounds, toolsRounds), toolsSlices),
+      perRound("bare node:http answering each era's tools/list bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", bareEraTools),
       perRound(
         "ratio tools/list with request id 1000 ÷ bare",
         toolsLateRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
@@ -512,7 +492,7 @@ export const runMcp = async (): Promise<SectionResult> => {
         QUIET_CORE.timeoutMs / 1000
       } s) until the server core has been at most ${QUIET_CORE.maxBusy * 100} % busy over ${QUIET_CORE.windowMs / 1000} s.`,
       `Throughput: LeanLoad (bench/lib/LeanLoad.ts, a load generator of plain \`node:net\` keep-alive connections) on core 1, ${CONNECTIONS} connections, one request in flight each, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is the mean of per-second samples. ${ROUNDS} rounds, each measuring a bare server per call, tools/list (request id 1, as a session's first tools/list has), tools/list with id 1000 (both written as the list encoded once behind a few bytes carrying the id), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages), the same tools/list and recent_messages as 2026-07-28 requests (\`_meta\` and the mirrored Mcp-Method / Mcp-Name headers, bench/lib/McpCalls.ts \`modernRpc\`) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then each bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
-      `The two eras of a call (tools/list; recent_messages' newest page) are measured together, interleaved, not one after the other: LeanLoad's alternating load sends the 2025 request and the 2026-07-28 one in turns of ${SLICE_MS} ms on the same ${CONNECTIONS} connections, ${Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS))} turns of each as warm-up, then ${Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS))} measured turns of each in passes A B, B A, A B… (so a machine getting steadily faster or slower favours neither); a turn ends when the answers in flight are in, and Belay's CPU, its PostgreSQL's (postmaster and children, live and reaped) and the server core's busy and stolen time are read from /proc between turns. An era's requests/s is its answers over the seconds of its own turns (these figures are also each era's row above and its ratio to the bare server); the era ratio (the target) divides them within a round, beside the same by Belay's CPU seconds, and beside both the ratio of every pass of two neighbouring turns (the spread the machine alone makes) and what ran beside Belay in each era's turns. Measured one after the other, 13 s or minutes apart as the rotated order put them, the eras' ratio swung from 0.75 to 0.97 between rounds with Belay at 0.97 cores in both.`,
+      `The two eras of a call (tools/list; recent_messages' newest page) are measured together, interleaved, not one after the other: LeanLoad's alternating load sends the 2025 request and the 2026-07-28 one in turns of ${SLICE_MS} ms on the same ${CONNECTIONS} connections, ${Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS))} turns of each as warm-up, then ${Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS))} measured turns of each in passes A B, B A, A B… (so a machine getting steadily faster or slower favours neither); a turn ends when the answers in flight are in, and Belay's CPU, its PostgreSQL's (postmaster and children, live and reaped) and the server core's busy and stolen time are read from /proc between turns. An era's requests/s is its answers over the seconds of its own turns (these figures are also each era's row above and its ratio to the bare server); the era ratio (the target) divides them within a round, beside the same by Belay's CPU seconds, and beside both the ratio of every pass of two neighbouring turns (the spread the machine alone makes) and what ran beside Belay in each era's turns. Measured one after the other, 13 s or minutes apart as the rotated order put them, the eras' ratio swung from 0.75 to 0.97 between rounds with Belay at 0.97 cores in both. The same interleaved load on a bare server that answers each era's tools/list bytes (bench/bare-server.ts with a second body, chosen by the Mcp-Method header) gives the era ratio node:http itself has for the revision's longer request, extra header and longer answer: the floor under Belay's.`,
       "Baseline (bench/results/mcp-baseline.md): a bare `node:http` server (bench/bare-server.ts) on core 0 beside Belay, that reads and JSON.parses the body and answers the bytes of the call it stands for — Belay's own tools/list response for tools/list, Belay's own newest page of recent_messages for recent_messages — with a content-length, on the same keep-alive connections and request headers. Measured from outside (a bare server of the same body, 50 connections, server and load on separate cores) the ratios were 0.51 and 0.30 where this section said 0.57 and 0.53, for two reasons: recent_messages was divided by the bare server of the tools list's bytes, and autocannon, on the one load core, could not keep the bare server busy (it ran at about half a core, 7,300 requests/s), so the baseline measured the load generator. LeanLoad does a header search and a subtraction per chunk, so the bare server is the limit; and each ratio is still the lower of requests/s ÷ the baseline's and requests per second of the server process's CPU ÷ the baseline's (bench/lib/Ratios.ts), so a baseline the load did not saturate cannot flatter Belay either.",
       "Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
