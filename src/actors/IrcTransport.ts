@@ -225,7 +225,7 @@ export class LeanNetTransport extends NetTransport {
 /** The command handler table every Client gets (see the pitfalls above); the first client's. */
 let commandTable: unknown
 const shareCommandTable = (client: IRC.Client) => {
-  const handler = (client as unknown as { command_handler?: { handlers?: unknown } }).command_handler
+  const handler = client.command_handler
   if (handler === undefined || handler.handlers === undefined) return
   if (commandTable === undefined) commandTable = handler.handlers
   else handler.handlers = commandTable

@@ -418,6 +418,11 @@ declare module "irc-framework" {
       readonly connection: Connection
       /** True from socket open (before registration) until close. */
       readonly connected: boolean
+      /**
+       * Internal: the command handler, whose `handlers` table every Client builds anew (src/actors/IrcTransport.ts
+       * shares one). Not documented by the library; absent in a version that drops it.
+       */
+      command_handler?: { handlers?: unknown }
 
       /** Starts connecting with `options` (or the constructor's); ends any current connection first. */
       connect(options?: ClientOptions): void

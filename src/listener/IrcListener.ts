@@ -131,7 +131,7 @@ const make = Effect.gen(function*() {
         else if (!reply.originOnly || s.id === reply.session) s.offer({ _tag: "Line", line, reply })
       }
     },
-    holding: (any) => (any ? holding.unsafeOpen() : holding.unsafeClose())
+    holding: (held) => (held ? holding.unsafeOpen() : holding.unsafeClose())
   }, () => clock.unsafeCurrentTimeMillis())
   yield* holding.await.pipe(
     Effect.zipRight(Effect.sleep(Duration.millis(Duration.toMillis(HOLD_LIMIT) / 4))),

@@ -60,7 +60,7 @@ export interface LiveRoutes {
    */
   readonly line: (line: FeedLine, arrival: number) => void
   /** Something is held (true) or nothing is any more (false): the timer runs only meanwhile. */
-  readonly holding: (any: boolean) => void
+  readonly holding: (held: boolean) => void
 }
 
 /** Another node's network, while something of it is held or its rows wait for marks. */
@@ -92,9 +92,9 @@ export const makeLiveOrder = (routes: LiveRoutes, now: () => number) => {
   const sentIds = new Map<number, number>()
   let holdingNow = false
   const syncHolding = () => {
-    let any = held.size > 0
-    if (!any) for (const r of remote.values()) if (r.since !== undefined) any = true
-    if (any !== holdingNow) routes.holding((holdingNow = any))
+    let holds = held.size > 0
+    if (!holds) for (const r of remote.values()) if (r.since !== undefined) holds = true
+    if (holds !== holdingNow) routes.holding((holdingNow = holds))
   }
   const remoteOf = (networkId: number): Remote => {
     let r = remote.get(networkId)

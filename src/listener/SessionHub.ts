@@ -159,9 +159,7 @@ export const makeSessionHub = (deps: {
     /** Every session of an account, control connections included. */
     ofAccount: (accountId: number): ReadonlySet<SessionHandle> => byAccount.get(accountId) ?? new Set(),
     /** Every registered session. */
-    all: (): Iterable<SessionHandle> => [...byAccount.values()].flatMap((set) => [...set]),
-    /** Whether any session is registered at all (nothing is routed otherwise). */
-    any: (): boolean => byAccount.size > 0
+    all: (): Iterable<SessionHandle> => [...byAccount.values()].flatMap((set) => [...set])
   }
 }
 

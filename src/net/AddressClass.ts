@@ -12,6 +12,10 @@ import ipaddr from "ipaddr.js"
 
 export type Address = ipaddr.IPv4 | ipaddr.IPv6
 
+/** The IPv4 address an IPv4-mapped IPv6 address stands for (`::ffff:127.0.0.1` is 127.0.0.1); undefined for any other. */
+export const mappedIPv4 = (address: Address): ipaddr.IPv4 | undefined =>
+  address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : undefined
+
 /** Why an address is refused; `public` is not. Words as the refusal shows them. */
 export type AddressClass =
   | "public"

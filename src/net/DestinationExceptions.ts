@@ -6,7 +6,7 @@
  * matches the address a connection would go to. Pure; safe from any fiber.
  */
 import ipaddr from "ipaddr.js"
-import { type Address, parseLiteral } from "./AddressClass.js"
+import { type Address, mappedIPv4, parseLiteral } from "./AddressClass.js"
 
 export type DestinationException =
   | { readonly _tag: "Name"; readonly name: string; readonly port: number }
@@ -72,10 +72,9 @@ export const parseExceptions = (list: string): { readonly exceptions: ReadonlyAr
 /** An IPv4 address and its IPv4-mapped IPv6 form are one destination. */
 const sameFamily = (address: Address, range: Address): Address | undefined => {
   if (address.kind() === range.kind()) return address
-  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (address as ipaddr.IPv6).toIPv4Address()
-  }
-  if (address.kind() === "ipv4") return (address as ipaddr.IPv4).toIPv4MappedAddress()
+  const mapped = mappedIPv4(address)
+  if (mapped !== undefined) return mapped
+  if (address instanceof ipaddr.IPv4) return address.toIPv4MappedAddress()
   return undefined
 }
 

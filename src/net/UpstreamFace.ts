@@ -5,6 +5,7 @@
  * the same on every node and after every reconnect, never shared by two accounts. Pure; safe from any fiber.
  */
 import ipaddr from "ipaddr.js"
+import { mappedIPv4 } from "./AddressClass.js"
 
 /** `b` and the id in base 36: letters and digits, at most this long (see identOf). */
 export const IDENT_MAX_LENGTH = 9
@@ -58,7 +59,7 @@ export const parseSourceRange = (raw: string): SourceRange | { readonly error: s
     return { error: `must be an IPv4 or IPv6 CIDR such as 192.0.2.0/24 or 2001:db8::/64, got ${JSON.stringify(raw)}` }
   }
   const [address, prefix] = ipaddr.parseCIDR(text)
-  if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+  if (mappedIPv4(address) !== undefined) {
     return { error: `must name an IPv4 range in its IPv4 form, got ${JSON.stringify(raw)}` }
   }
   const family = address.kind() === "ipv4" ? 4 : 6

@@ -219,15 +219,22 @@ export type ClientFrame = typeof ClientFrame.Type
 
 const decodeFrame = Schema.decodeUnknownEither(ClientFrame)
 
-const TAG_FRAMES = { react: ReactFrame, reply: ReplyFrame, typing: TypingFrame, redact: RedactFrame } as const
+/** Each tag frame's own decoder, by its `type`: a frame's schema decodes the unknown value into that frame. */
+const TAG_FRAMES: Readonly<Record<TagFrame["type"], (value: unknown) => Either.Either<TagFrame, ParseResult.ParseError>>> = {
+  react: Schema.decodeUnknownEither(ReactFrame),
+  reply: Schema.decodeUnknownEither(ReplyFrame),
+  typing: Schema.decodeUnknownEither(TypingFrame),
+  redact: Schema.decodeUnknownEither(RedactFrame)
+}
+
+const isTagFrameType = (type: string): type is TagFrame["type"] => Object.hasOwn(TAG_FRAMES, type)
 
 /** For a tag frame that does not decode: which field is wrong (named, its value never shown), else "". */
 const frameProblem = (value: unknown): string => {
   if (typeof value !== "object" || value === null || !("type" in value)) return ""
   const type = value.type
-  if (typeof type !== "string" || !Object.hasOwn(TAG_FRAMES, type)) return ""
-  const schema: Schema.Schema<TagFrame, unknown> = TAG_FRAMES[type as keyof typeof TAG_FRAMES] as never
-  const decoded = Schema.decodeUnknownEither(schema)(value)
+  if (typeof type !== "string" || !isTagFrameType(type)) return ""
+  const decoded = TAG_FRAMES[type](value)
   if (Either.isRight(decoded)) return ""
   const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
   const field = issue?.path[0]

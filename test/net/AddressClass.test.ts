@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type AddressClass, classify, isLocalhostName, parseLiteral } from "../../src/net/AddressClass.js"
+import { type AddressClass, classify, isLocalhostName, mappedIPv4, parseLiteral } from "../../src/net/AddressClass.js"
 
 /** Every literal form a resolver reads, with the address it writes and its class (docs/decisions/hosting.md). */
 const LITERALS: ReadonlyArray<readonly [string, string, AddressClass]> = [
@@ -62,4 +62,13 @@ describe("AddressClass", () => {
     "notlocalhost",
     false
   ]] as const)("%s is a localhost name: %s", (host, expected) => expect(isLocalhostName(host)).toBe(expected))
+
+  it("an IPv4-mapped IPv6 address stands for its IPv4 address; no other address does", () => {
+    const of = (literal: string) => mappedIPv4(parseLiteral(literal)!)?.toString()
+    expect(of("::ffff:127.0.0.1")).toBe("127.0.0.1")
+    expect(of("[::ffff:7f00:1]")).toBe("127.0.0.1")
+    expect(of("127.0.0.1")).toBeUndefined()
+    expect(of("::1")).toBeUndefined()
+    expect(of("2001:db8::1")).toBeUndefined()
+  })
 })

@@ -121,16 +121,16 @@ export class McpDispatcher extends Effect.Service<McpDispatcher>()("belay/McpDis
     const failed = (tool: ToolName, failure: ToolFailure): ToolOutcome => ({ tool, isError: true, result: toolFailureResult(failure) })
 
     /** One tool call: scope and pause gate, argument decoding, the handler (whose port applies the write gate). */
-    const call = (caller: ToolCaller, name: ToolName, args: unknown): Effect.Effect<ToolOutcome> => {
+    const call = <N extends ToolName>(caller: ToolCaller, name: N, args: unknown): Effect.Effect<ToolOutcome> => {
       // The gate and the decoding are plain code: a refused or malformed call costs no Effect step.
       const refused = gate(caller, name)
       if (refused) return Effect.succeed(failed(name, refused))
       const input = decoded.decode(name, args)
       if (Either.isLeft(input)) return Effect.succeed(failed(name, input.left))
-      // The table is keyed by name, so the handler and the input belong together.
-      const handler = handlers[name] as ToolHandler<ToolName>
+      // The table is keyed by name, so the handler and the decoded input belong to the same tool.
+      const handler: ToolHandler<N> = handlers[name]
       // matchNow: a handler that answered from memory gives an Exit, and the outcome is one too (Immediate.ts).
-      const outcome = matchNow(handler(caller, input.right as never), {
+      const outcome = matchNow(handler(caller, input.right), {
         onFailure: (failure) => failed(name, failure),
         onSuccess: (payload): ToolOutcome => ({ tool: name, isError: false, result: toolSuccessResult(payload) })
       })

@@ -25,6 +25,7 @@ import {
   classify,
   familyOf,
   isLocalhostName,
+  mappedIPv4,
   parseLiteral,
   parseResolved,
   toSocketAddress
@@ -149,13 +150,7 @@ export class DestinationGuard extends Effect.Service<DestinationGuard>()("belay/
     }
 
     /** One form per destination: IPv4-mapped IPv6 compares as the IPv4 address. */
-    const canonical = (address: Address): string => {
-      if (address.kind() === "ipv6") {
-        const v6 = address as unknown as { isIPv4MappedAddress(): boolean; toIPv4Address(): Address }
-        if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
-      }
-      return address.toString()
-    }
+    const canonical = (address: Address): string => (mappedIPv4(address) ?? address).toString()
 
     /** Why `address` may not be reached on `port`, if it may not. */
     const judge = (host: string, port: number, address: Address): DestinationRefused | undefined => {
