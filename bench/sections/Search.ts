@@ -41,7 +41,6 @@ import {
   startBelay
 } from "../lib/Belay.js"
 import {
-  corpus,
   NICKS,
   nickCase,
   type SearchCase,
@@ -64,6 +63,7 @@ import {
 } from "../lib/ListenerSearch.js"
 import { sequentialClient } from "../lib/Load.js"
 import { callBody, checkAnswer, headers, probe } from "../lib/McpCalls.js"
+import { insertCorpusHistory } from "../lib/MessageLoad.js"
 import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
@@ -100,24 +100,7 @@ const benchCorpus: Corpus = {
   title: "bench corpus (5,000 sentences of a 3,000-word vocabulary, repeated)",
   cases: () => [...searchCases(), nickCase()],
   // As section A loads it: one message a second, ending now; nick and text cycle through the corpus.
-  load: (sql, bufferId) =>
-    Effect.gen(function*() {
-      yield* sql`CREATE TEMP TABLE bench_corpus (id int PRIMARY KEY, text text NOT NULL)`
-      const sentences = corpus()
-      for (let i = 0; i < sentences.length; i += 1000) {
-        yield* sql`INSERT INTO pg_temp.bench_corpus ${
-          sql.insert(sentences.slice(i, i + 1000).map((text, k) => ({ id: i + k, text })))
-        }`
-      }
-      for (let from = 1; from <= MESSAGES; from += LOAD_CHUNK) {
-        const to = Math.min(MESSAGES, from + LOAD_CHUNK - 1)
-        yield* sql`
-          INSERT INTO messages (buffer_id, time, kind, nick, text)
-          SELECT ${bufferId}, ${sql.literal(timeOf("i"))}, 'privmsg', 'user' || (i % ${NICKS}), c.text
-          FROM generate_series(${from}::int, ${to}::int) AS i
-          JOIN pg_temp.bench_corpus c ON c.id = i % ${sentences.length}`
-      }
-    })
+  load: (sql, bufferId) => insertCorpusHistory(sql, bufferId, MESSAGES)
 }
 
 const zipfCorpus: Corpus = {
