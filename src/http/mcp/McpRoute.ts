@@ -12,7 +12,8 @@
  * dispatcher's answer; everything between them is plain synchronous code. They are joined with Immediate.ts, so when
  * all three are at hand (a cached credential, a body read ahead, an answer from memory such as tools/list) the
  * handler returns the response itself, which HttpServer sends without a fiber. A body the connection sent before
- * under another id is not parsed again (RequestTemplates); the era and its checks are made for every request.
+ * under another id is not parsed again (RequestTemplates); the era and its checks follow every request's own headers
+ * (`checksOf`).
  */
 import { Effect, Either, Option } from "effect"
 import {

@@ -11,7 +11,8 @@
  * A body matches when its bytes are that prefix, an id literal (a safe integer in canonical form, or a string of
  * printable ASCII without escapes) and that suffix; JSON.parse would give the kept value with that id, so the request
  * is the kept one with its id replaced, and McpRoute's envelope checks would pass again. Everything that depends on the
- * headers (the era, the 2026-07-28 checks) and on the credential is still done for every request.
+ * headers (the era, the 2026-07-28 checks) and on the credential is still judged by each request's own (McpRoute keeps
+ * the checks' outcome only for the very headers it was reached with).
  *
  * What is kept: only requests whose content McpRoute may keep (`learn`'s caller decides: tools/list, server/discover
  * and calls of read-only tools, never a write's arguments, as DecodedArguments), of bodies at most TEMPLATE_MAX_BYTES,
