@@ -188,6 +188,25 @@ const readBody = (req: Http.IncomingMessage, limit: number, deadlineMs: number):
  */
 export const HTTP_PREREAD_BODY_BYTES = 64 * 1024
 
+/**
+ * Reads the body of a request that declared at most HTTP_PREREAD_BODY_BYTES; `done` is called once with the outcome.
+ * A request that arrived whole with its head (an MCP call: a few hundred bytes in one packet) has been parsed into the
+ * request's own buffer by the time node's parser returns from the packet, so on the next tick it is taken with one
+ * `read()`: no listeners, no switch to flowing mode and no `data` and `end` events to run, which were a measured share
+ * of an answer from memory. A body still on its way, or one someone else began reading, is collected by `collectBody`
+ * with its deadline. Nothing else runs in between: ticks run before the next I/O callback.
+ */
+const prereadBody = (req: Http.IncomingMessage, deadlineMs: number, done: (result: BodyResult, takenWhole: boolean) => void) => {
+  const declared = Number(req.headers["content-length"])
+  process.nextTick(() => {
+    // Every byte the request declares is in its buffer (`complete` is set a tick later; `collectBody`).
+    const whole = !req.destroyed && req.readableFlowing === null && !req.readableEnded && req.readableLength >= declared
+    const body: unknown = whole ? req.read() : null
+    if (Buffer.isBuffer(body)) done(Either.right(body), true)
+    else collectBody(req, HTTP_PREREAD_BODY_BYTES, deadlineMs, (result) => done(result, false))
+  })
+}
+
 /** Whether `req` declares a body small enough to read before its handler runs. */
 const preread = (req: Http.IncomingMessage): boolean => {
   const declared = req.headers["content-length"]
@@ -304,16 +323,23 @@ const drainable = (req: Http.IncomingMessage): boolean => {
 
 /**
  * Whether some of `req`'s body may still be on its way. A request without one (a GET) is not `complete` until node's
- * parser returns from the handler, so a handler that answers at once (Immediate.ts) would otherwise see it unfinished.
+ * parser returns from the handler, so a handler that answers at once (Immediate.ts) would otherwise see it unfinished;
+ * nor is one whose whole body `prereadBody` took (`bodyTaken`).
  */
-const bodyPending = (req: Http.IncomingMessage): boolean => {
-  if (req.complete) return false
+const bodyPending = (req: Http.IncomingMessage, bodyTaken: boolean): boolean => {
+  if (req.complete || bodyTaken) return false
   if (req.headers["transfer-encoding"] !== undefined) return true
   const declared = req.headers["content-length"]
   return declared !== undefined && declared !== "0"
 }
 
-const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: HttpResponse, drainMs: number) => {
+const send = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse,
+  response: HttpResponse,
+  drainMs: number,
+  bodyTaken = false
+) => {
   if (res.headersSent) return
   const parts = bodyParts(response.body)
   let length = 0
@@ -327,7 +353,7 @@ const send = (req: Http.IncomingMessage, res: Http.ServerResponse, response: Htt
   // HTTP_DRAIN_BODY_BYTES is drained like one after a 413, so a client still writing reads the answer instead of
   // EPIPE (RFC 9112 §9.6: closing at once can lose the answer to a reset). Larger, undeclared or cut by its deadline:
   // the connection ends with the answer, so node's request bound (set for the longest upload) never ends a trickle.
-  const pending = bodyPending(req)
+  const pending = bodyPending(req, bodyTaken)
   if (pending && req.readableFlowing !== true && drainable(req)) req.resume()
   if (timedOutBodies.has(req) || (pending && req.readableFlowing !== true)) headers["connection"] = "close"
   else if (pending) {
@@ -434,21 +460,22 @@ export const HttpServerLive = Layer.scoped(
       }
       const route = matched.route
       if (preread(req)) {
-        collectBody(req, HTTP_PREREAD_BODY_BYTES, limits.bodyTimeoutMs, (body) =>
-          handle(req, res, route, makeRequest(req, path, matched.params, limits, body), started))
+        prereadBody(req, limits.bodyTimeoutMs, (body, takenWhole) =>
+          handle(req, res, route, makeRequest(req, path, matched.params, limits, body), started, takenWhole))
       } else {
-        handle(req, res, route, makeRequest(req, path, matched.params, limits), started)
+        handle(req, res, route, makeRequest(req, path, matched.params, limits), started, false)
       }
     })
 
     /** Sends `route`'s answer: at once if its handler gave a successful Exit (Immediate.ts), else from its own fiber. */
-    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse, route: Route, request: HttpRequest, started: number) => {
+    /** `bodyTaken`: the request's whole body was read before its handler ran (`prereadBody`). */
+    const handle = (req: Http.IncomingMessage, res: Http.ServerResponse, route: Route, request: HttpRequest, started: number, bodyTaken: boolean) => {
       const handled = attempt(() => route.handler(request))
       // No fiber for an answer that needed nothing asynchronous: creating, running and ending one was most of the Effect
       // runtime's share of a tools/list (docs/decisions/http-and-mcp.md "Answers from memory are sent without a fiber").
       const now = valueNow(handled)
       if (now !== undefined && now.stream === undefined) {
-        send(req, res, now, limits.bodyTimeoutMs)
+        send(req, res, now, limits.bodyTimeoutMs, bodyTaken)
         return metrics.observeHttp(route.name ?? route.path, now.status, (performance.now() - started) / 1000)
       }
       const fiber = runFork(
@@ -463,13 +490,15 @@ export const HttpServerLive = Layer.scoped(
               metrics.observeHttp(route.name ?? route.path, response.status, (performance.now() - started) / 1000)
             )
             if (response.stream !== undefined) return Effect.zipRight(sendStream(res, response, response.stream), observe)
-            send(req, res, response, limits.bodyTimeoutMs)
+            send(req, res, response, limits.bodyTimeoutMs, bodyTaken)
             return observe
           })
         )
       )
       const settle = (exit: Exit.Exit<void>) => {
-        if (Exit.isFailure(exit) && !res.headersSent) send(req, res, json(503, { error: "shutting_down" }), limits.bodyTimeoutMs)
+        if (Exit.isFailure(exit) && !res.headersSent) {
+          send(req, res, json(503, { error: "shutting_down" }), limits.bodyTimeoutMs, bodyTaken)
+        }
       }
       // A fiber that finished in its first run: nothing to drain or interrupt, so it is not tracked.
       // Tracking it anyway added to and deleted from a long-lived Set on every request, and V8 allocates the new

@@ -194,6 +194,35 @@ describe("slow and abandoned connections", () => {
       expect(yield* post(stream("y".repeat(2000)))).toEqual({ status: 400, body: { error: "BodyTooLarge" } })
     }))
 
+  it.scopedLive("a small body in its head's packet, in a later packet, or behind another request is each request's own", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(SMALL)
+      const raw = yield* openSocket(server.port)
+      const request = (body: string) =>
+        `POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+      const lengths = () => [...raw.received().matchAll(/\{"length":(\d+)\}/g)].map((m) => Number(m[1]))
+      const until = (count: number) =>
+        Effect.promise(async () => {
+          for (let i = 0; i < 200 && lengths().length < count; i++) await new Promise((r) => setTimeout(r, 10))
+        })
+      // Head and body in one write: taken whole before the handler runs.
+      raw.socket.write(request("a".repeat(5)))
+      yield* until(1)
+      // The body's second half in a later packet: collected when it comes, within the body deadline.
+      const split = request("b".repeat(7))
+      raw.socket.write(split.slice(0, -3))
+      yield* Effect.sleep("100 millis")
+      raw.socket.write(split.slice(-3))
+      yield* until(2)
+      // Two requests in one write: each answer has its own body's length, in order.
+      raw.socket.write(request("c".repeat(9)) + request("d".repeat(11)))
+      yield* until(4)
+      expect(lengths()).toEqual([5, 7, 9, 11])
+      expect(raw.received().match(/HTTP\/1\.1 200 /g)).toHaveLength(4)
+      // One connection throughout: none of them closed it.
+      expect(raw.socket.destroyed).toBe(false)
+    }))
+
   it.scopedLive("a body trickled a byte at a time is cut, and a normal request is answered meanwhile", () =>
     Effect.gen(function*() {
       const server = yield* serve(SMALL)

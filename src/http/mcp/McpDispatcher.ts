@@ -80,11 +80,15 @@ const LEGACY_ENDS: ResultEnds = { ok: Buffer.from("}}"), error: Buffer.from(`,"i
 // ping (basic/utilities/ping, 2025-03-26 to 2025-11-25): "MUST respond promptly with an empty response".
 const PING_RESULT = Buffer.from(`,"result":{}}`)
 
+const RESPONSE_HEAD_START = `{"jsonrpc":${VERSION_JSON},"id":`
+
 /**
  * The opening of a response to request `id`, up to its id: a string, so that it leaves with the HTTP head (Route.ts
  * HttpResponse `body`) rather than as a Buffer made for every request.
  */
-export const responseHead = (id: JsonRpcId): string => `{"jsonrpc":${VERSION_JSON},"id":${JSON.stringify(id)}`
+export const responseHead = (id: JsonRpcId): string =>
+  // A number's JSON is its string form (JSON ids are finite), made without the JSON serializer.
+  typeof id === "number" ? RESPONSE_HEAD_START + id : RESPONSE_HEAD_START + JSON.stringify(id)
 
 /**
  * The JSON-RPC response to a tools/call, as the parts to write: the result's two texts
