@@ -76,10 +76,15 @@ const idAt = (body: Buffer, start: number, end: number): JsonRpcId | undefined =
 }
 
 /**
- * Whether `body` holds `part` at `at`. A loop: for the few dozen bytes of a template's ends it costs less than a call
- * into Buffer.compare.
+ * Up to this many bytes a loop compares for less than the call into Buffer.compare (measured on Node 20: 52 against 86
+ * ns at 35 bytes, a 2025-era tools/list's suffix); past it the native compare costs the less (84 against 557 ns at 220
+ * bytes, a 2026-07-28 request's suffix with its `_meta`).
  */
+const LOOP_COMPARE_MAX_BYTES = 48
+
+/** Whether `body` holds `part` at `at`. */
 const sameBytes = (body: Buffer, at: number, part: Buffer): boolean => {
+  if (part.length > LOOP_COMPARE_MAX_BYTES) return body.compare(part, 0, part.length, at, at + part.length) === 0
   for (let i = 0; i < part.length; i++) if (body[at + i] !== part[i]) return false
   return true
 }

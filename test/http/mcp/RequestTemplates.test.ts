@@ -70,6 +70,23 @@ describe("RequestTemplates", () => {
     expect(templates.match(undefined, Buffer.from(shapes["an id in the arguments"](2)))).toBeUndefined()
   })
 
+  it("a byte changed in a template's short end (compared in a loop) or long end (compared natively) is not matched", () => {
+    const templates = makeRequestTemplates()
+    const connection = {}
+    // Id first: a 22-byte prefix and, with `_meta`, a suffix of some 200 bytes; id last: the other way round.
+    learnText(templates, connection, shapes["id first"](1))
+    learnText(templates, connection, shapes["an id in the arguments"](1))
+    const first = shapes["id first"](2)
+    const last = shapes["an id in the arguments"](2)
+    expect(matchText(templates, connection, first)).toEqual(JSON.parse(first))
+    expect(matchText(templates, connection, last)).toEqual(JSON.parse(last))
+    expect(matchText(templates, connection, first.replace("\"2.0\"", "\"2.1\""))).toBeUndefined()
+    expect(matchText(templates, connection, first.replace("tools/list", "tools/lisT"))).toBeUndefined()
+    expect(matchText(templates, connection, first.slice(0, -3) + "]}}")).toBeUndefined()
+    expect(matchText(templates, connection, last.replace("\"2.0\"", "\"2.1\""))).toBeUndefined()
+    expect(matchText(templates, connection, last.slice(0, -1) + "]")).toBeUndefined()
+  })
+
   it("only a body that is its value's JSON.stringify, within the size bound and without the marker, is kept", () => {
     const templates = makeRequestTemplates()
     const connection = {}
