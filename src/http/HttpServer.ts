@@ -467,8 +467,10 @@ export const HttpServerLive = Layer.scoped(
       }
     })
 
-    /** Sends `route`'s answer: at once if its handler gave a successful Exit (Immediate.ts), else from its own fiber. */
-    /** `bodyTaken`: the request's whole body was read before its handler ran (`prereadBody`). */
+    /**
+     * Sends `route`'s answer: at once if its handler gave a successful Exit (Immediate.ts), else from its own fiber.
+     * `bodyTaken`: the request's whole body was read before its handler ran (`prereadBody`).
+     */
     const handle = (req: Http.IncomingMessage, res: Http.ServerResponse, route: Route, request: HttpRequest, started: number, bodyTaken: boolean) => {
       const handled = attempt(() => route.handler(request))
       // No fiber for an answer that needed nothing asynchronous: creating, running and ending one was most of the Effect
