@@ -95,6 +95,14 @@ type BodyError = BodyTooLarge | BodyReadFailed | BodyTimedOut
 type BodyResult = Either.Either<Buffer, BodyError>
 
 /**
+ * Whether every byte `req` declares has been parsed: `alreadyRead` of them taken, the rest in its buffer. Node sets
+ * `req.complete` a tick after the bytes are there, so this looks at the bytes; a request already read to its end by
+ * someone else (no `end` again) does not count.
+ */
+const declaredBytesAtHand = (req: Http.IncomingMessage, declared: number, alreadyRead: number): boolean =>
+  Number.isFinite(declared) && !req.readableEnded && alreadyRead + req.readableLength >= declared
+
+/**
  * Reads the whole body of `req`, at most `limit` bytes, within `deadlineMs`; `done` is called once with the outcome.
  * Returns what stops the read early (the handler was interrupted).
  */
@@ -155,7 +163,7 @@ const collectBody = (
   // (no `end` again), keeps its deadline.
   process.nextTick(() => {
     if (finished) return
-    const whole = Number.isFinite(declared) && !req.readableEnded && size + req.readableLength >= declared
+    const whole = declaredBytesAtHand(req, declared, size)
     if (!whole) deadline = setTimeout(onDeadline, deadlineMs)
   })
   req.on("data", onData)
@@ -199,8 +207,7 @@ export const HTTP_PREREAD_BODY_BYTES = 64 * 1024
 const prereadBody = (req: Http.IncomingMessage, deadlineMs: number, done: (result: BodyResult, takenWhole: boolean) => void) => {
   const declared = Number(req.headers["content-length"])
   process.nextTick(() => {
-    // Every byte the request declares is in its buffer (`complete` is set a tick later; `collectBody`).
-    const whole = !req.destroyed && req.readableFlowing === null && !req.readableEnded && req.readableLength >= declared
+    const whole = !req.destroyed && req.readableFlowing === null && declaredBytesAtHand(req, declared, 0)
     const body: unknown = whole ? req.read() : null
     if (Buffer.isBuffer(body)) done(Either.right(body), true)
     else collectBody(req, HTTP_PREREAD_BODY_BYTES, deadlineMs, (result) => done(result, false))
