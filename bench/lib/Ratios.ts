@@ -20,6 +20,15 @@ export const cpuRatios = (belay: ReadonlyArray<Measured>, bare: ReadonlyArray<Me
   )
 
 /**
+ * What the second of two measurements of a round costs a request beyond the first, in µs of the server process's own
+ * CPU, per round (NaN without CPU): for two eras of one call, what the revision's own work and bytes add.
+ */
+export const extraCpuMicros = (second: ReadonlyArray<Measured>, first: ReadonlyArray<Measured>): Array<number> =>
+  second.map((s, i) =>
+    1e6 * ((s.serverCores ?? Number.NaN) / s.requestsPerSecond - (first[i]!.serverCores ?? Number.NaN) / first[i]!.requestsPerSecond)
+  )
+
+/**
  * Per round, the lower of two ratios: the harder baseline. A bare `node:http` server that the load did not keep busy
  * (autocannon on one core left it at about half a core: bench/results/mcp-baseline.md) answers fewer requests per
  * second than it could; per second of its CPU it does not. LeanLoad now keeps it busy; this stays so that a load

@@ -61,7 +61,7 @@ import { serviceMemory, sum } from "../lib/Memory.js"
 import { loadMessages, MESSAGES, TARGET } from "../lib/MessageLoad.js"
 import { type ProfileSummary, summarize, type Window } from "../lib/Profile.js"
 import { routerCost } from "../lib/RouterCost.js"
-import { cpuRatios, harder, pairRatios, rawRatios, surroundings } from "../lib/Ratios.js"
+import { cpuRatios, extraCpuMicros, harder, pairRatios, rawRatios, surroundings } from "../lib/Ratios.js"
 import { type Figure, type LoadAverage, loadNow, perRound, type SectionResult, type Target } from "../lib/Report.js"
 import { median, percentile } from "../lib/Stats.js"
 
@@ -186,6 +186,8 @@ export const runMcp = async (): Promise<SectionResult> => {
     const recentSlices: Array<ReadonlyArray<Slice>> = []
     /** Per round, the bare server's 2026-07-28 ÷ 2025 rate with each era's request and tools/list answer bytes. */
     const bareEraTools: Array<number> = []
+    /** Per round, the bare server's measurement of each era (2025, then 2026-07-28) in those runs. */
+    const bareEraRounds: [Array<Measured>, Array<Measured>] = [[], []]
     let postmaster: number | undefined
     /** The lower of each round's two bare measurements (the higher is the round's baseline). */
     const bareLower: Array<number> = []
@@ -296,6 +298,8 @@ export const runMcp = async (): Promise<SectionResult> => {
               const r = await eraRuns.bareEras()
               r.variants.forEach((v, i) => checkClean(`bare ${i === 0 ? "2025" : "2026-07-28"}`, v))
               bareEraTools.push(r.variants[1]!.requestsPerSecond / r.variants[0]!.requestsPerSecond)
+              bareEraRounds[0].push(r.variants[0]!)
+              bareEraRounds[1].push(r.variants[1]!)
               continue
             }
             if (which === "toolsEras" || which === "recentEras") {
@@ -468,6 +472,10 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio tools/list, 2026-07-28 ÷ bare (the harder of the two)", tools2026Ratios),
       ...eraFigures("tools/list", eraTools, cpuRatios(tools2026Rounds, toolsRounds), toolsSlices),
       perRound("bare node:http answering each era's tools/list bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", bareEraTools),
+      // The floor in time rather than as a ratio: what the revision adds to a request in Belay beside what its bytes
+      // alone add to a bare server's (which also JSON.parses the longer body: Belay reads a polled one from a template).
+      perRound("tools/list, CPU a 2026-07-28 request costs beyond a 2025 one: Belay", extraCpuMicros(tools2026Rounds, toolsRounds), "µs"),
+      perRound("tools/list, CPU a 2026-07-28 request costs beyond a 2025 one: bare node:http", extraCpuMicros(bareEraRounds[1], bareEraRounds[0]), "µs"),
       perRound(
         "ratio tools/list with request id 1000 ÷ bare",
         toolsLateRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
@@ -477,6 +485,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio recent_messages ÷ bare of its own body (the harder of the two)", recentRatios),
       perRound("ratio recent_messages, 2026-07-28 ÷ bare of its own body (the harder of the two)", recent2026Ratios),
       ...eraFigures("recent_messages", eraRecent, cpuRatios(recent2026Rounds, recentRounds), recentSlices),
+      perRound("recent_messages, CPU a 2026-07-28 request costs beyond a 2025 one: Belay", extraCpuMicros(recent2026Rounds, recentRounds), "µs"),
       perRound(
         "ratio recent_messages, an older page (from the database every call) ÷ bare",
         olderRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)

@@ -1,11 +1,11 @@
 /**
  * bench/lib/Ratios.ts: how the slices of an alternating load (bench/lib/LeanLoad.ts) compare two variants — per pass of
  * neighbouring slices whichever came first in it, by requests per second or per CPU-second — and what ran beside the
- * server in one variant's slices.
+ * server in one variant's slices; and what the second of two measurements costs a request beyond the first.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Slice } from "../../bench/lib/Load.js"
-import { pairRatios, surroundings } from "../../bench/lib/Ratios.js"
+import { extraCpuMicros, pairRatios, surroundings } from "../../bench/lib/Ratios.js"
 
 const slice = (variant: number, requests: number, seconds: number, serverCpu: number, extra: Partial<Slice> = {}): Slice => ({
   variant,
@@ -61,5 +61,25 @@ describe("Ratios of an alternating load", () => {
     expect(b.databaseCores).toBeCloseTo(0.3, 10)
     expect(b.otherCores).toBeCloseTo(0.05, 10)
     expect(b.stolenShare).toBeCloseTo(0.02, 10)
+  })
+
+  it("says per round what a request of the second measurement costs beyond the first, in µs of the server's CPU", () => {
+    const measured = (requestsPerSecond: number, serverCores?: number) => ({
+      requestsPerSecond,
+      total: requestsPerSecond * 10,
+      p50Ms: 1,
+      p99Ms: 2,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      ...(serverCores === undefined ? {} : { serverCores })
+    })
+    // 50,000/s on one core is 20 µs a request; 40,000/s on one core 25 µs; 50,000/s on 0.9 cores 18 µs.
+    const first = [measured(50_000, 1), measured(50_000, 1), measured(50_000, 1)]
+    const second = [measured(40_000, 1), measured(50_000, 0.9), measured(50_000)]
+    const extra = extraCpuMicros(second, first)
+    expect(extra[0]).toBeCloseTo(5, 10)
+    expect(extra[1]).toBeCloseTo(-2, 10)
+    expect(extra[2]).toBeNaN()
   })
 })
