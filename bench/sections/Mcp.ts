@@ -188,6 +188,9 @@ export const runMcp = async (): Promise<SectionResult> => {
     const bareEraTools: Array<number> = []
     /** Per round, the bare server's measurement of each era (2025, then 2026-07-28) in those runs. */
     const bareEraRounds: [Array<Measured>, Array<Measured>] = [[], []]
+    /** The same with each era's request and answer of recent_messages' newest page. */
+    const bareEraRecent: Array<number> = []
+    const bareEraRecentRounds: [Array<Measured>, Array<Measured>] = [[], []]
     let postmaster: number | undefined
     /** The lower of each round's two bare measurements (the higher is the round's baseline). */
     const bareLower: Array<number> = []
@@ -256,6 +259,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       // The eras' own bytes on the bare server (bench/bare-server.ts): what the revision's request and answer cost
       // node:http itself, the floor under Belay's era ratio.
       const bareErasServer = await startBareServer(toolsBody, modernToolsProbe.text)
+      const bareRecentErasServer = await startBareServer(recentProbe.text, modernRecentProbe.text)
       try {
         const request = { headers: headers(token), connections: CONNECTIONS, seconds: SECONDS }
         // LeanLoad, not autocannon: from one core autocannon kept the bare server only half busy (mcp-baseline.md).
@@ -289,17 +293,20 @@ export const runMcp = async (): Promise<SectionResult> => {
         const eraRuns = {
           toolsEras: eras(toolsListBody, modernTools),
           recentEras: eras(recentBody(networkId), modernRecent),
-          bareEras: eras(toolsListBody, modernTools, bareErasServer.url, bareErasServer.pid)
+          bareEras: eras(toolsListBody, modernTools, bareErasServer.url, bareErasServer.pid),
+          bareRecentEras: eras(recentBody(networkId), modernRecent, bareRecentErasServer.url, bareRecentErasServer.pid)
         }
         for (let round = 0; round < ROUNDS; round++) {
           const load0 = loadNow()
-          for (const which of rotate(["bare", "toolsEras", "toolsLate", "bareRecent", "recentEras", "older", "bareEras"] as const, round)) {
-            if (which === "bareEras") {
-              const r = await eraRuns.bareEras()
-              r.variants.forEach((v, i) => checkClean(`bare ${i === 0 ? "2025" : "2026-07-28"}`, v))
-              bareEraTools.push(r.variants[1]!.requestsPerSecond / r.variants[0]!.requestsPerSecond)
-              bareEraRounds[0].push(r.variants[0]!)
-              bareEraRounds[1].push(r.variants[1]!)
+          const kinds = ["bare", "toolsEras", "toolsLate", "bareRecent", "recentEras", "older", "bareEras", "bareRecentEras"] as const
+          for (const which of rotate(kinds, round)) {
+            if (which === "bareEras" || which === "bareRecentEras") {
+              const r = await eraRuns[which]()
+              r.variants.forEach((v, i) => checkClean(`${which} ${i === 0 ? "2025" : "2026-07-28"}`, v))
+              const [ratios, rounds] = which === "bareEras" ? [bareEraTools, bareEraRounds] : [bareEraRecent, bareEraRecentRounds]
+              ratios.push(r.variants[1]!.requestsPerSecond / r.variants[0]!.requestsPerSecond)
+              rounds[0].push(r.variants[0]!)
+              rounds[1].push(r.variants[1]!)
               continue
             }
             if (which === "toolsEras" || which === "recentEras") {
@@ -336,6 +343,7 @@ export const runMcp = async (): Promise<SectionResult> => {
         await bareServer.stop()
         await bareRecentServer.stop()
         await bareErasServer.stop()
+        await bareRecentErasServer.stop()
       }
 
       // What the router costs a /mcp request, beside what a whole tools/list request cost Belay in each round.
@@ -485,7 +493,13 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio recent_messages ÷ bare of its own body (the harder of the two)", recentRatios),
       perRound("ratio recent_messages, 2026-07-28 ÷ bare of its own body (the harder of the two)", recent2026Ratios),
       ...eraFigures("recent_messages", eraRecent, cpuRatios(recent2026Rounds, recentRounds), recentSlices),
+      perRound("bare node:http answering each era's recent_messages bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", bareEraRecent),
       perRound("recent_messages, CPU a 2026-07-28 request costs beyond a 2025 one: Belay", extraCpuMicros(recent2026Rounds, recentRounds), "µs"),
+      perRound(
+        "recent_messages, CPU a 2026-07-28 request costs beyond a 2025 one: bare node:http",
+        extraCpuMicros(bareEraRecentRounds[1], bareEraRecentRounds[0]),
+        "µs"
+      ),
       perRound(
         "ratio recent_messages, an older page (from the database every call) ÷ bare",
         olderRounds.map((t, i) => t.requestsPerSecond / bareRounds[i]!.requestsPerSecond)
@@ -501,7 +515,7 @@ export const runMcp = async (): Promise<SectionResult> => {
         QUIET_CORE.timeoutMs / 1000
       } s) until the server core has been at most ${QUIET_CORE.maxBusy * 100} % busy over ${QUIET_CORE.windowMs / 1000} s.`,
       `Throughput: LeanLoad (bench/lib/LeanLoad.ts, a load generator of plain \`node:net\` keep-alive connections) on core 1, ${CONNECTIONS} connections, one request in flight each, ${WARMUP} s warm-up then ${SECONDS} s measured, POST /mcp with a Bearer token and MCP-Protocol-Version; requests/s is the mean of per-second samples. ${ROUNDS} rounds, each measuring a bare server per call, tools/list (request id 1, as a session's first tools/list has), tools/list with id 1000 (both written as the list encoded once behind a few bytes carrying the id), recent_messages (the newest page, answered from the pages kept in memory after the first call: RecentPages), the same tools/list and recent_messages as 2026-07-28 requests (\`_meta\` and the mirrored Mcp-Method / Mcp-Name headers, bench/lib/McpCalls.ts \`modernRpc\`) and recent_messages for an older page (\`before\` ${OLDER_PAGE_OFFSET.toLocaleString("en-US")} ids below the newest message, below what is kept, so read from PostgreSQL on every call), in an order rotated per round, then each bare server once more (the higher of its two measurements is the round's baseline: a starved baseline would flatter Belay); a ratio is taken within a round (same machine load), and the table shows the median and range of the rounds.`,
-      `The two eras of a call (tools/list; recent_messages' newest page) are measured together, interleaved, not one after the other: LeanLoad's alternating load sends the 2025 request and the 2026-07-28 one in turns of ${SLICE_MS} ms on the same ${CONNECTIONS} connections, ${Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS))} turns of each as warm-up, then ${Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS))} measured turns of each in passes A B, B A, A B… (so a machine getting steadily faster or slower favours neither); a turn ends when the answers in flight are in, and Belay's CPU, its PostgreSQL's (postmaster and children, live and reaped) and the server core's busy and stolen time are read from /proc between turns. An era's requests/s is its answers over the seconds of its own turns (these figures are also each era's row above and its ratio to the bare server); the era ratio (the target) divides them within a round, beside the same by Belay's CPU seconds, and beside both the ratio of every pass of two neighbouring turns (the spread the machine alone makes) and what ran beside Belay in each era's turns. Measured one after the other, 13 s or minutes apart as the rotated order put them, the eras' ratio swung from 0.75 to 0.97 between rounds with Belay at 0.97 cores in both. The same interleaved load on a bare server that answers each era's tools/list bytes (bench/bare-server.ts with a second body, chosen by the Mcp-Method header) gives the era ratio node:http itself has for the revision's longer request, extra header and longer answer: the floor under Belay's.`,
+      `The two eras of a call (tools/list; recent_messages' newest page) are measured together, interleaved, not one after the other: LeanLoad's alternating load sends the 2025 request and the 2026-07-28 one in turns of ${SLICE_MS} ms on the same ${CONNECTIONS} connections, ${Math.max(1, Math.round((WARMUP * 1000) / SLICE_MS))} turns of each as warm-up, then ${Math.max(1, Math.round((SECONDS * 1000) / SLICE_MS))} measured turns of each in passes A B, B A, A B… (so a machine getting steadily faster or slower favours neither); a turn ends when the answers in flight are in, and Belay's CPU, its PostgreSQL's (postmaster and children, live and reaped) and the server core's busy and stolen time are read from /proc between turns. An era's requests/s is its answers over the seconds of its own turns (these figures are also each era's row above and its ratio to the bare server); the era ratio (the target) divides them within a round, beside the same by Belay's CPU seconds, and beside both the ratio of every pass of two neighbouring turns (the spread the machine alone makes) and what ran beside Belay in each era's turns. Measured one after the other, 13 s or minutes apart as the rotated order put them, the eras' ratio swung from 0.75 to 0.97 between rounds with Belay at 0.97 cores in both. The same interleaved load on a bare server that answers each era's bytes of the call (bench/bare-server.ts with a second body, chosen by the Mcp-Method header) gives the era ratio node:http itself has for the revision's longer request, extra headers (Mcp-Method; Mcp-Name for a tool call) and longer answer: the floor under Belay's. Beside each ratio, what a 2026-07-28 request costs beyond a 2025 one in µs of the server's CPU (cores ÷ requests/s of each era), Belay's and the bare server's.`,
       "Baseline (bench/results/mcp-baseline.md): a bare `node:http` server (bench/bare-server.ts) on core 0 beside Belay, that reads and JSON.parses the body and answers the bytes of the call it stands for — Belay's own tools/list response for tools/list, Belay's own newest page of recent_messages for recent_messages — with a content-length, on the same keep-alive connections and request headers. Measured from outside (a bare server of the same body, 50 connections, server and load on separate cores) the ratios were 0.51 and 0.30 where this section said 0.57 and 0.53, for two reasons: recent_messages was divided by the bare server of the tools list's bytes, and autocannon, on the one load core, could not keep the bare server busy (it ran at about half a core, 7,300 requests/s), so the baseline measured the load generator. LeanLoad does a header search and a subtraction per chunk, so the bare server is the limit; and each ratio is still the lower of requests/s ÷ the baseline's and requests per second of the server process's CPU ÷ the baseline's (bench/lib/Ratios.ts), so a baseline the load did not saturate cannot flatter Belay either.",
       "Router: Belay's own router (src/http/Router.ts over find-my-way) built from every path Belay declares under every method, timed in the bench process for 1,000,000 matches of POST /mcp (fastest of 5), set beside Belay's CPU per tools/list request (its process's CPU time over the measured run ÷ the requests answered) of each round.",
       "Every measured run had zero non-2xx responses, errors and timeouts (checked). Server CPU is user+system time of the server's own process (/proc) over the measured run; 1.0 = one core. The embedded PostgreSQL's backends are separate processes on the same core (they inherit Belay's pinning) and are not in that figure; with DATABASE_URL the database server is not pinned at all.",
