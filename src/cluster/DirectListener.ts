@@ -29,6 +29,7 @@ import {
   HANDSHAKE_TIMEOUT_MS,
   FrameReader,
   FrameWriter,
+  isCallerProof,
   nonce,
   proof,
   proofMatches
@@ -94,14 +95,13 @@ export const listen = (options: ListenOptions): Effect.Effect<DirectListenerServ
 
       const reader = new FrameReader((value) => {
         if (authenticated) return onRequest(value)
-        const hello = value as { readonly nonce?: unknown; readonly proof?: unknown }
-        if (typeof hello.nonce !== "string" || !proofMatches(proof(options.secret, "caller", mine, hello.nonce), hello.proof)) {
+        if (!isCallerProof(value) || !proofMatches(proof(options.secret, "caller", mine, value.nonce), value.proof)) {
           socket.destroy()
           return
         }
         authenticated = true
         clearTimeout(handshake)
-        send({ proof: proof(options.secret, "listener", hello.nonce, mine) })
+        send({ proof: proof(options.secret, "listener", value.nonce, mine) })
       })
       socket.on("data", (chunk: string) => {
         if (!reader.feed(chunk)) socket.destroy()

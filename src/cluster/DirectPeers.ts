@@ -25,6 +25,9 @@ import {
   HANDSHAKE_TIMEOUT_MS,
   FrameReader,
   FrameWriter,
+  isDirectReply,
+  isListenerGreeting,
+  isListenerProof,
   nonce,
   proof,
   proofMatches
@@ -92,11 +95,12 @@ export const make = (secret: Buffer) =>
       const mine = nonce()
       let theirs: string | undefined
 
-      const onReply = (value: unknown) => {
-        const reply = value as { readonly id?: unknown; readonly ok?: unknown; readonly notHere?: unknown; readonly error?: unknown }
-        const pending = typeof reply.id === "number" ? peer.pending.get(reply.id) : undefined
+      const onReply = (reply: unknown) => {
+        // A frame that is no reply: the peer speaks something else, as FrameReader's refusals (calls in flight: lost).
+        if (!isDirectReply(reply)) return void socket.destroy()
+        const pending = peer.pending.get(reply.id)
         if (pending === undefined) return
-        peer.pending.delete(reply.id as number)
+        peer.pending.delete(reply.id)
         if (reply.ok === true) return pending.resolve(DONE)
         if (reply.notHere === true) return pending.resolve(NOT_HERE)
         const error = decodeFailure(reply.error)
@@ -106,13 +110,12 @@ export const make = (secret: Buffer) =>
 
       const reader = new FrameReader((value) => {
         if (peer.ready) return onReply(value)
-        const greeting = value as { readonly hello?: unknown; readonly proof?: unknown }
-        if (theirs === undefined && typeof greeting.hello === "string") {
-          theirs = greeting.hello
+        if (theirs === undefined && isListenerGreeting(value)) {
+          theirs = value.hello
           writer.write(frame({ nonce: mine, proof: proof(secret, "caller", theirs, mine) }))
           return
         }
-        if (theirs === undefined || !proofMatches(proof(secret, "listener", mine, theirs), greeting.proof)) {
+        if (theirs === undefined || !isListenerProof(value) || !proofMatches(proof(secret, "listener", mine, theirs), value.proof)) {
           socket.destroy()
           return
         }

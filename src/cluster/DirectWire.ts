@@ -59,6 +59,26 @@ export const DirectRequest = Schema.Struct({
 export type DirectRequest = typeof DirectRequest.Type
 
 export const decodeRequest = Schema.decodeUnknownEither(DirectRequest)
+
+/**
+ * The handshake's frames and the replies, as a reader checks them before reading a member: a peer, or anyone who
+ * reaches the port before proving the key, may send any JSON (`null`, a number, an array). Plain shapes, so a guard
+ * (`Schema.is`) is enough; members added by a later Belay are ignored.
+ */
+export const ListenerGreeting = Schema.Struct({ hello: Schema.String })
+export const CallerProof = Schema.Struct({ nonce: Schema.String, proof: Schema.String })
+export const ListenerProof = Schema.Struct({ proof: Schema.String })
+/** A reply: its id and one of `ok`, `notHere` or `error` (a ToolFailure, read by `decodeFailure`). */
+export const DirectReply = Schema.Struct({
+  id: Schema.Number,
+  ok: Schema.optional(Schema.Literal(true)),
+  notHere: Schema.optional(Schema.Literal(true)),
+  error: Schema.optional(Schema.Unknown)
+})
+export const isListenerGreeting = Schema.is(ListenerGreeting)
+export const isCallerProof = Schema.is(CallerProof)
+export const isListenerProof = Schema.is(ListenerProof)
+export const isDirectReply = Schema.is(DirectReply)
 export const encodeFailure = Schema.encodeSync(ToolFailure)
 const decodeFailureWithStack = Schema.decodeUnknownEither(ToolFailure)
 

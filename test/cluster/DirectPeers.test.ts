@@ -169,6 +169,43 @@ describe("DirectPeers over DirectListener", () => {
       expect(calls).toBe(0)
     }))
 
+  it.scopedLive("a handshake frame that is no object (null, a number, an array) closes that connection; the listener serves the next caller", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      const listener = yield* startListener(secret, controlOf(() => Effect.void))
+      for (const stray of ["null", "7", "[]", "\"hello\""]) {
+        const received = yield* Effect.async<string>((resume) => {
+          let text = ""
+          const socket = Net.connect(listener.address.port, listener.address.host, () => socket.write(`${stray}\n`))
+          socket.setEncoding("utf8")
+          socket.on("data", (chunk: string) => (text += chunk))
+          socket.on("error", () => {})
+          socket.on("close", () => resume(Effect.succeed(text)))
+        })
+        expect(received.trim().split("\n").map((l) => Object.keys(JSON.parse(l)))).toEqual([["hello"]])
+      }
+      const peers = yield* makePeers(secret)
+      expect(yield* peers.call(listener.address, 7, SAY, BOUND)).toEqual({ _tag: "done" })
+    }))
+
+  it.scopedLive("a listener whose greeting is no object is dropped: the call is unsent (the entity path may take it), not a crash", () =>
+    Effect.gen(function*() {
+      const secret = Crypto.randomBytes(32)
+      for (const stray of ["null", "7", "[]"]) {
+        // A fake listener: its greeting is a stray value instead of {"hello": …}.
+        const server = Net.createServer((socket) => {
+          socket.on("error", () => {})
+          socket.write(`${stray}\n`)
+        })
+        yield* Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void)))
+        yield* Effect.addFinalizer(() => Effect.async<void>((resume) => void server.close(() => resume(Effect.void))))
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        const peers = yield* makePeers(secret)
+        expect(yield* peers.call({ host: "127.0.0.1", port }, 7, SAY, BOUND)).toEqual({ _tag: "unsent" })
+      }
+    }))
+
   it.scopedLive("a listener whose node does not run the network (or lost it) answers notHere and runs nothing", () =>
     Effect.gen(function*() {
       const secret = Crypto.randomBytes(32)
