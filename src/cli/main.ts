@@ -334,18 +334,25 @@ const networkLine = (n: AdminNetwork): string =>
     n.lastError === null ? "-" : `last error: ${n.lastError}`
   ].join("\t")
 
+// What the human form reads of each answer, decoded as NetworkList's is (a server of another build cannot crash it).
+const AccountRows = Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String }))
+const TokenRows = Schema.Array(Schema.Struct({ name: Schema.String, scope: Schema.String, revoked: Schema.Boolean, createdAt: Schema.String }))
+const StatusAnswer = Schema.Struct({ status: Schema.String })
+const RecoverAnswer = Schema.Struct({ revokedApps: Schema.Number })
+const IdAnswer = Schema.Struct({ id: Schema.Number })
+const TokenAnswer = Schema.Struct({ token: Schema.String })
+
 const printHuman = (request: AdminRequest, result: unknown): string => {
-  const r = result as Record<string, unknown>
   switch (request._tag) {
     case "AccountAdd":
       return `account ${request.name} created`
     case "AccountList":
-      return (result as Array<{ name: string; status: string }>).map((a) => `${a.name}\t${a.status}`).join("\n")
+      return Schema.decodeUnknownSync(AccountRows)(result).map((a) => `${a.name}\t${a.status}`).join("\n")
     case "AccountPause":
     case "AccountResume":
-      return `account ${request.name} is ${String(r.status)}`
+      return `account ${request.name} is ${Schema.decodeUnknownSync(StatusAnswer)(result).status}`
     case "AccountRecover":
-      return `password of ${request.name} reset; ${String(r.revokedApps)} app token(s) revoked`
+      return `password of ${request.name} reset; ${Schema.decodeUnknownSync(RecoverAnswer)(result).revokedApps} app token(s) revoked`
     case "AccountLimits":
     case "AccountShow":
       return showLines(result)
@@ -354,15 +361,15 @@ const printHuman = (request: AdminRequest, result: unknown): string => {
     case "AccountExport":
       return ""
     case "NetworkAdd":
-      return String(r.id)
+      return String(Schema.decodeUnknownSync(IdAnswer)(result).id)
     case "NetworkList":
       return Schema.decodeUnknownSync(Schema.Array(AdminNetwork))(result).map(networkLine).join("\n")
     case "NetworkRemove":
       return `network ${request.id} removed`
     case "TokenAdd":
-      return String(r.token)
+      return Schema.decodeUnknownSync(TokenAnswer)(result).token
     case "TokenList":
-      return (result as Array<{ name: string; scope: string; revoked: boolean; createdAt: string }>)
+      return Schema.decodeUnknownSync(TokenRows)(result)
         .map((t) => `${t.name}\t${t.scope}\t${t.createdAt}${t.revoked ? "\trevoked" : ""}`)
         .join("\n")
     case "TokenRevoke":

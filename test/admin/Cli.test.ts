@@ -59,10 +59,12 @@ describe(`belay admin commands on ${describeMode}`, () => {
       expect((yield* cli(["token", "revoke", "alice", "agent"])).code).toBe(0)
       const tokens = JSON.parse((yield* cli(["token", "list", "alice", "--json"])).stdout)
       expect(tokens).toEqual([expect.objectContaining({ name: "agent", scope: "read", revoked: true })])
+      expect((yield* cli(["token", "list", "alice"])).stdout).toMatch(/^agent\tread\t\d{4}-\d\d-\d\dT[^\t]+\trevoked\n$/)
 
       expect((yield* cli(["account", "pause", "alice"])).stdout).toBe("account alice is paused\n")
       const accounts = JSON.parse((yield* cli(["account", "list", "--json"])).stdout)
       expect(accounts).toEqual([expect.objectContaining({ name: "alice", status: "paused" })])
+      expect((yield* cli(["account", "list"])).stdout).toBe("alice\tpaused\n")
       expect((yield* cli(["account", "resume", "alice"])).stdout).toBe("account alice is active\n")
       expect((yield* cli(["network", "remove", "alice", String(networkId + 100)])).code).toBe(1)
 
