@@ -4,8 +4,8 @@
  * limits"). A value is a whole number, `unlimited` or `default`; the server checks each against its own bounds again.
  * Pure; no state.
  */
-import { Schema } from "effect"
-import { AdminAccountShow, type AdminRequest, type LimitChanges } from "../schema/Admin.js"
+import { Either, ParseResult, Schema } from "effect"
+import { AdminAccountShow, type AdminRequest, LimitChanges } from "../schema/Admin.js"
 import { LIMIT_NAMES } from "../schema/ToolErrors.js"
 
 /** The flags of `account limits`, one per limit, named as the limits are. */
@@ -27,7 +27,13 @@ export const limitsRequest = (
     else return { usage: `--${flag} must be a whole number, unlimited or default, got ${JSON.stringify(value)}` }
   }
   if (Object.keys(changes).length === 0) return { usage: `give at least one limit: --${LIMIT_FLAGS.join(" N, --")} N` }
-  return { request: { _tag: "AccountLimits", name, limits: changes as typeof LimitChanges.Type } }
+  // The request's own Schema gives the type, and refuses here a count past its bounds (the server checks again).
+  const limits = Schema.decodeUnknownEither(LimitChanges)(changes)
+  if (Either.isLeft(limits)) {
+    const flag = String(ParseResult.ArrayFormatter.formatErrorSync(limits.left)[0]?.path[0] ?? "")
+    return { usage: `--${flag} must be a whole number from 0 to 1000000, unlimited or default, got ${flags.get(flag)}` }
+  }
+  return { request: { _tag: "AccountLimits", name, limits: limits.right } }
 }
 
 /** One line per limit: name, what is used of it, where it comes from; then the channels per network. */

@@ -21,6 +21,9 @@ describe("the uploads limit in the CLI's arguments", () => {
           request: { _tag: "AccountLimits", name: "bob", limits: { uploads: 512 } }
         })
         expect(limitsRequest("bob", new Map([["uploads", "lots"]]))).toHaveProperty("usage")
+        // Past the request's bounds (0 to 1,000,000): refused before it is sent, with the bound named.
+        const past = limitsRequest("bob", new Map([["uploads", "2000000"]]))
+        expect(past).toEqual({ usage: "--uploads must be a whole number from 0 to 1000000, unlimited or default, got 2000000" })
 
         const account = yield* (yield* Accounts).create("sizer", "a long password").pipe(Effect.orDie)
         const admin = yield* makeAccountLimitsAdmin
