@@ -11,7 +11,7 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { MemberPaths } from "../../schema/MemberApi.js"
 import { Accounts } from "../../services/identity/Accounts.js"
 import { AppConfig } from "../../services/AppConfig.js"
@@ -37,12 +37,15 @@ export const CLIENT_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; worker-src 'self'; " +
   "manifest-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-interface Manifest {
-  readonly script: string
-  readonly style: string
-  readonly serviceWorker: string
-  readonly files: ReadonlyArray<string>
-}
+/** dist/client/manifest.json as scripts/build-client.mjs writes it. */
+const Manifest = Schema.Struct({
+  script: Schema.String,
+  style: Schema.String,
+  serviceWorker: Schema.String,
+  files: Schema.Array(Schema.String)
+})
+type Manifest = typeof Manifest.Type
+const decodeManifest = Schema.decodeUnknownOption(Schema.parseJson(Manifest))
 
 interface Encoded {
   readonly type: string
@@ -99,7 +102,8 @@ const encodedAnswer = (request: HttpRequest, file: Encoded, cacheControl: string
 
 const readManifest = (dir: string): Manifest | null => {
   try {
-    return JSON.parse(Fs.readFileSync(Path.join(dir, "manifest.json"), "utf8")) as Manifest
+    // A build of another shape counts as no build, as a missing one does.
+    return Option.getOrNull(decodeManifest(Fs.readFileSync(Path.join(dir, "manifest.json"), "utf8")))
   } catch {
     return null
   }
