@@ -184,12 +184,11 @@ export const runMcp = async (): Promise<SectionResult> => {
     /** Every measured slice of each round's alternating era loads. */
     const toolsSlices: Array<ReadonlyArray<Slice>> = []
     const recentSlices: Array<ReadonlyArray<Slice>> = []
-    /** Per round, the bare server's 2026-07-28 ÷ 2025 rate with each era's request and tools/list answer bytes. */
-    const bareEraTools: Array<number> = []
-    /** Per round, the bare server's measurement of each era (2025, then 2026-07-28) in those runs. */
+    /**
+     * Per round, the bare server's measurement of each era (2025, then 2026-07-28) with that era's request and answer
+     * bytes: of tools/list, and of recent_messages' newest page.
+     */
     const bareEraRounds: [Array<Measured>, Array<Measured>] = [[], []]
-    /** The same with each era's request and answer of recent_messages' newest page. */
-    const bareEraRecent: Array<number> = []
     const bareEraRecentRounds: [Array<Measured>, Array<Measured>] = [[], []]
     let postmaster: number | undefined
     /** The lower of each round's two bare measurements (the higher is the round's baseline). */
@@ -303,8 +302,7 @@ export const runMcp = async (): Promise<SectionResult> => {
             if (which === "bareEras" || which === "bareRecentEras") {
               const r = await eraRuns[which]()
               r.variants.forEach((v, i) => checkClean(`${which} ${i === 0 ? "2025" : "2026-07-28"}`, v))
-              const [ratios, rounds] = which === "bareEras" ? [bareEraTools, bareEraRounds] : [bareEraRecent, bareEraRecentRounds]
-              ratios.push(r.variants[1]!.requestsPerSecond / r.variants[0]!.requestsPerSecond)
+              const rounds = which === "bareEras" ? bareEraRounds : bareEraRecentRounds
               rounds[0].push(r.variants[0]!)
               rounds[1].push(r.variants[1]!)
               continue
@@ -479,7 +477,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio tools/list ÷ bare (the harder of the two)", toolsRatios),
       perRound("ratio tools/list, 2026-07-28 ÷ bare (the harder of the two)", tools2026Ratios),
       ...eraFigures("tools/list", eraTools, cpuRatios(tools2026Rounds, toolsRounds), toolsSlices),
-      perRound("bare node:http answering each era's tools/list bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", bareEraTools),
+      perRound("bare node:http answering each era's tools/list bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", rawRatios(bareEraRounds[1], bareEraRounds[0])),
       // The floor in time rather than as a ratio: what the revision adds to a request in Belay beside what its bytes
       // alone add to a bare server's (which also JSON.parses the longer body: Belay reads a polled one from a template).
       perRound("tools/list, CPU a 2026-07-28 request costs beyond a 2025 one: Belay", extraCpuMicros(tools2026Rounds, toolsRounds), "µs"),
@@ -493,7 +491,7 @@ export const runMcp = async (): Promise<SectionResult> => {
       perRound("ratio recent_messages ÷ bare of its own body (the harder of the two)", recentRatios),
       perRound("ratio recent_messages, 2026-07-28 ÷ bare of its own body (the harder of the two)", recent2026Ratios),
       ...eraFigures("recent_messages", eraRecent, cpuRatios(recent2026Rounds, recentRounds), recentSlices),
-      perRound("bare node:http answering each era's recent_messages bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", bareEraRecent),
+      perRound("bare node:http answering each era's recent_messages bytes, 2026-07-28 ÷ 2025 request, interleaved: requests/s", rawRatios(bareEraRecentRounds[1], bareEraRecentRounds[0])),
       perRound("recent_messages, CPU a 2026-07-28 request costs beyond a 2025 one: Belay", extraCpuMicros(recent2026Rounds, recentRounds), "µs"),
       perRound(
         "recent_messages, CPU a 2026-07-28 request costs beyond a 2025 one: bare node:http",
