@@ -65,11 +65,11 @@ export const decodeRequest = Schema.decodeUnknownEither(DirectRequest)
  * reaches the port before proving the key, may send any JSON (`null`, a number, an array). Plain shapes, so a guard
  * (`Schema.is`) is enough; members added by a later Belay are ignored.
  */
-export const ListenerGreeting = Schema.Struct({ hello: Schema.String })
-export const CallerProof = Schema.Struct({ nonce: Schema.String, proof: Schema.String })
-export const ListenerProof = Schema.Struct({ proof: Schema.String })
+const ListenerGreeting = Schema.Struct({ hello: Schema.String })
+const CallerProof = Schema.Struct({ nonce: Schema.String, proof: Schema.String })
+const ListenerProof = Schema.Struct({ proof: Schema.String })
 /** A reply: its id and one of `ok`, `notHere` or `error` (a ToolFailure, read by `decodeFailure`). */
-export const DirectReply = Schema.Struct({
+const DirectReply = Schema.Struct({
   id: Schema.Number,
   ok: Schema.optional(Schema.Literal(true)),
   notHere: Schema.optional(Schema.Literal(true)),
