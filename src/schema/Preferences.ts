@@ -103,23 +103,22 @@ export const mergeClientDocument = (
   if (decoded._tag === "Left") {
     return { ok: false, reason: "theme must be light, dark or system; linkPreviews a boolean; other values a boolean, number, string of at most 256 characters, or null" }
   }
-  const merged: Record<string, boolean | number | string | null> = { ...stored }
-  for (const [key, value] of Object.entries(decoded.right)) {
-    if (key === "theme" || key === "linkPreviews") {
-      if (value !== undefined) merged[key] = value
-      continue
-    }
+  const input = decoded.right
+  const extras: Record<string, boolean | number | string | null> = {}
+  for (const [key, value] of Object.entries(stored)) if (key !== "theme" && key !== "linkPreviews") extras[key] = value
+  for (const [key, value] of Object.entries(input)) {
+    if (key === "theme" || key === "linkPreviews") continue
     if (!EXTRA_KEY.test(key)) return { ok: false, reason: `${JSON.stringify(key.slice(0, 40))} is not a setting name (a lower-camel word of at most 32 characters)` }
     if (typeof value === "string" && UNSTORABLE.test(value)) return { ok: false, reason: `${key} holds a character that is not text` }
-    if (value === null || value === undefined) delete merged[key]
-    else merged[key] = value
+    if (value === null || value === undefined) delete extras[key]
+    else extras[key] = value
   }
-  const extra = Object.keys(merged).filter((k) => k !== "theme" && k !== "linkPreviews").length
-  if (extra > CLIENT_EXTRA_KEYS) return { ok: false, reason: `at most ${CLIENT_EXTRA_KEYS} settings beyond theme and linkPreviews` }
-  if (new TextEncoder().encode(JSON.stringify(merged)).length > CLIENT_DOCUMENT_BYTES) {
+  if (Object.keys(extras).length > CLIENT_EXTRA_KEYS) return { ok: false, reason: `at most ${CLIENT_EXTRA_KEYS} settings beyond theme and linkPreviews` }
+  const document: ClientDocument = { theme: input.theme ?? stored.theme, linkPreviews: input.linkPreviews ?? stored.linkPreviews, ...extras }
+  if (new TextEncoder().encode(JSON.stringify(document)).length > CLIENT_DOCUMENT_BYTES) {
     return { ok: false, reason: `the settings must fit ${CLIENT_DOCUMENT_BYTES} bytes as JSON` }
   }
-  return { ok: true, document: merged as ClientDocument }
+  return { ok: true, document }
 }
 
 /** A stored document read back: whatever is not valid now (a setting dropped by a later release) is left out. */
