@@ -228,6 +228,7 @@ export interface RejectedIncoming {
   readonly error: InvalidRequest
 }
 
+const isRequest = Schema.is(JsonRpcRequest)
 const isNotification = Schema.is(JsonRpcNotification)
 const isResponse = Schema.is(JsonRpcResponse)
 /**
@@ -263,10 +264,11 @@ export const decodeIncoming = (body: unknown): Either.Either<Incoming, RejectedI
     if ("params" in body && !isPlainObject(body["params"]) && !Array.isArray(body["params"])) {
       return reject("params must be an object or an array", id)
     }
-    // With jsonrpc, method and params checked above, the body is a JsonRpcRequest exactly when its id is one.
+    // With jsonrpc, method and params checked above, the body is a request exactly when its id is one: the Schema's
+    // guard says so once more and gives the type (it runs for a body not sent before: RequestTemplates).
     if ("id" in body) {
-      return id !== null
-        ? Either.right({ _tag: "Request", request: body as JsonRpcRequest })
+      return isRequest(body)
+        ? Either.right({ _tag: "Request", request: body })
         : reject("id must be a string or an integer", null)
     }
     return isNotification(body) ? Either.right({ _tag: "Notification", notification: body }) : reject("malformed", id)
