@@ -1,11 +1,10 @@
 // Protocol: the shapes the client exchanges with the server. The socket's frames and the MCP records are the
 // server's own types (src/schema), imported as types only, so the two cannot drift; the REST bodies of the web
 // client's routes are written out here from their description (docs/architecture.md "The web client").
+import type { ChannelView, NetworkView } from "../../src/schema/NetworkEvent.js"
 import type {
-  ChannelView,
   FirstView as StoredFirstView,
   MessageRecord as StoredRecord,
-  NetworkView,
   ServerFrame
 } from "../../src/schema/SocketFrame.js"
 import type { Member } from "../../src/schema/Member.js"

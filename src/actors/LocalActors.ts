@@ -43,7 +43,7 @@ import type { CaseMapping } from "../irc/CaseMapping.js"
 import { defaultISupport } from "../irc/ISupport.js"
 import { messageTargetsOfRawLine } from "../irc/RawGuard.js"
 import type { NetworkState, NetworkStatus } from "../schema/Network.js"
-import { NO_FEATURES } from "../schema/SocketFrame.js"
+import { NO_FEATURES } from "../schema/NetworkEvent.js"
 import {
   E2eChannelUseSendMessage,
   InvalidArguments,

@@ -17,7 +17,7 @@ import type { ChannelTopic } from "../schema/ChannelTopic.js"
 import type { Member } from "../schema/Member.js"
 import type { MessageKind } from "../schema/Message.js"
 import type { NetworkStatus } from "../schema/Network.js"
-import type { NetworkEvent } from "../schema/SocketFrame.js"
+import type { NetworkEvent } from "../schema/NetworkEvent.js"
 import type {
   E2eChannelUseSendMessage,
   InvalidArguments,

@@ -20,7 +20,7 @@ import { ChannelTopic } from "../schema/ChannelTopic.js"
 import { ModeChange, ModeList, ModeListLetter } from "../schema/ChannelMode.js"
 import { Member } from "../schema/Member.js"
 import { NetworkStatus } from "../schema/Network.js"
-import type { NetworkEvent } from "../schema/SocketFrame.js"
+import { KnownNetworkEvents } from "../schema/NetworkEvent.js"
 import {
   E2eChannelUseSendMessage,
   InvalidArguments,
@@ -41,15 +41,6 @@ export const NETWORK_ENTITY_TYPE = "Network"
 /** The port's DeliveryError and WriteError as schemas (NetworkApi.ts). */
 const DeliveryErrors = Schema.Union(UnknownNetwork, NotConnected, Timeout)
 const WriteErrors = Schema.Union(UnknownNetwork, NotConnected, Timeout, InvalidArguments, SendQueueFull)
-
-/**
- * The member's-tab events a network draws itself with (src/schema/SocketFrame.ts). They are plain JSON values built by
- * the actor's LiveView; the socket sends them on as they are, so they cross the cluster as they are too.
- */
-const NetworkEventValue = Schema.declare(
-  (u: unknown): u is NetworkEvent => typeof u === "object" && u !== null && "type" in u,
-  { identifier: "NetworkEvent" }
-)
 
 /** The port's UpstreamView (NetworkApi.ts): what an IRC client on another node is welcomed with. */
 const UpstreamView = Schema.Struct({
@@ -76,7 +67,8 @@ export const NetworkEntity = Entity.make(NETWORK_ENTITY_TYPE, [
   // The port
   Rpc.make("Status", { success: NetworkStatus }),
   Rpc.make("Upstream", { success: Schema.OptionFromNullOr(UpstreamView) }),
-  Rpc.make("View", { success: Schema.Array(NetworkEventValue) }),
+  // The member's-tab events the network draws itself with, each checked where it arrives (src/schema/NetworkEvent.ts).
+  Rpc.make("View", { success: KnownNetworkEvents }),
   Rpc.make("Say", {
     payload: { kind: Schema.Literal("privmsg", "action", "notice"), target, text: Schema.String },
     error: WriteErrors

@@ -15,7 +15,7 @@
 import { Entity, Sharding } from "@effect/cluster"
 import { Cause, Duration, Effect, FiberHandle, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
-import type { NetworkEvent } from "../schema/SocketFrame.js"
+import type { NetworkEvent } from "../schema/NetworkEvent.js"
 import { type NotConnected, UnknownNetwork } from "../schema/ToolErrors.js"
 import { E2eKeys } from "../services/networks/E2eKeys.js"
 import { Networks } from "../services/networks/Networks.js"

@@ -11,7 +11,7 @@
 import { Effect, Option } from "effect"
 import { foldCase } from "../irc/CaseMapping.js"
 import { applyISupport, defaultISupport } from "../irc/ISupport.js"
-import type { ChannelView, NetworkEvent } from "../schema/SocketFrame.js"
+import type { ChannelView, NetworkEvent } from "../schema/NetworkEvent.js"
 import { passthroughChange, wantsImplicitNames } from "./CapNegotiation.js"
 import { isupportTokens, sendIsupport } from "./IsupportReply.js"
 import { type Downstream, numeric, refreshView, replyLine, SERVER_NAME, write } from "./Downstream.js"

@@ -1,15 +1,13 @@
 // SocketFrame: the frames of the browser WebSocket `GET /api/ws` (docs/contract.md "The member's
 // browser surface", WebSocket; docs/decisions/web.md "The browser WebSocket"). Text frames, one
-// JSON object each, with a `type`. The server's frames are typed here and encoded with
-// JSON.stringify once per event, whatever the number of sockets; the client's frames are
-// decoded with `decodeClientFrame`. Pure; no state.
+// JSON object each, with a `type`. The server's frames are typed here (a network's own events in
+// NetworkEvent.ts) and encoded with JSON.stringify once per event, whatever the number of sockets;
+// the client's frames are decoded with `decodeClientFrame`. Pure; no state.
 import { Either, ParseResult, Schema } from "effect"
 import { JSON_MAX_DEPTH, parseBoundedJson } from "./BoundedJson.js"
-import type { ChannelTopic } from "./ChannelTopic.js"
 import { BufferTarget, IrcParam, MessageId, NetworkId, NonEmptyIrcText } from "./Ids.js"
-import type { Member } from "./Member.js"
 import type { Message } from "./Message.js"
-import type { NetworkState } from "./Network.js"
+import type { NetworkEvent, NetworkView } from "./NetworkEvent.js"
 import type { BufferPreference, ClientDocument } from "./Preferences.js"
 
 /** The socket's path. */
@@ -17,67 +15,6 @@ export const SOCKET_PATH = "/api/ws"
 
 /** A message record exactly as the MCP tools return it (docs/contract.md "MCP tool shapes", `message`). */
 export type MessageRecord = Schema.Schema.Encoded<typeof Message>
-
-/**
- * What the upstream connection can carry for the browser (docs/contract.md "The member's browser surface"): IRCv3
- * message-tags (reactions, replies, typing), draft/message-redaction, draft/multiline. All false while not connected.
- * The browser's alone: the MCP tools' network records never carry it (the interface fixes them).
- */
-export const NetworkFeatures = Schema.Struct({ tags: Schema.Boolean, redaction: Schema.Boolean, multiline: Schema.Boolean })
-export type NetworkFeatures = typeof NetworkFeatures.Type
-
-export const NO_FEATURES: NetworkFeatures = { tags: false, redaction: false, multiline: false }
-
-/** What the `network` event says of a network (docs/contract.md: `{id, name, state, nick, features}`). */
-export interface NetworkView {
-  readonly id: number
-  readonly name: string
-  readonly state: NetworkState
-  readonly nick: string | null
-  readonly features: NetworkFeatures
-}
-
-/** An upstream `+typing` TAGMSG (IRCv3 typing): live only, never stored. `target` is the buffer (a DM: the sender). */
-export interface TypingEvent {
-  readonly type: "typing"
-  readonly networkId: number
-  readonly target: string
-  readonly nick: string
-  readonly state: "active" | "paused" | "done"
-}
-
-/** A joined channel drawn whole: its topic and every member, sorted as list_members sorts them. */
-export interface ChannelView {
-  readonly type: "channel"
-  readonly networkId: number
-  readonly channel: string
-  readonly joined: true
-  readonly topic: Omit<ChannelTopic, "channel">
-  readonly members: ReadonlyArray<Member>
-}
-
-/**
- * What the network actors tell the member's tabs about a network (docs/decisions/web.md "The
- * browser WebSocket"): its connection (`network`), which channels the member is in
- * (`channel`: drawn whole on joining and when many members changed at once, `joined:
- * false` on leaving or when the connection ends), one member changed (`member`, null when
- * the nick left the channel), a topic, and the member's own away state (`away`).
- */
-export type NetworkEvent =
-  | { readonly type: "network"; readonly network: NetworkView }
-  | { readonly type: "network-removed"; readonly networkId: number }
-  | ChannelView
-  | { readonly type: "channel"; readonly networkId: number; readonly channel: string; readonly joined: false }
-  | {
-    readonly type: "member"
-    readonly networkId: number
-    readonly channel: string
-    readonly nick: string
-    readonly member: Member | null
-  }
-  | ({ readonly type: "topic"; readonly networkId: number } & ChannelTopic)
-  | { readonly type: "away"; readonly networkId: number; readonly away: boolean }
-  | TypingEvent
 
 /**
  * What a new tab draws first (src/http/ws/FirstView.ts): the member's networks (their `network` events follow, with

@@ -11,7 +11,7 @@ import type { ModeList } from "../../src/schema/ChannelMode.js"
 import type { ChannelTopic } from "../../src/schema/ChannelTopic.js"
 import type { Member } from "../../src/schema/Member.js"
 import type { NetworkStatus } from "../../src/schema/Network.js"
-import { NO_FEATURES } from "../../src/schema/SocketFrame.js"
+import { NO_FEATURES } from "../../src/schema/NetworkEvent.js"
 import {
   E2eChannelUseSendMessage,
   LockedDown,

@@ -23,7 +23,7 @@ import type {
   Timeout
 } from "../../schema/ToolErrors.js"
 import type { E2eKeyChange } from "../../services/networks/E2eKeys.js"
-import type { NetworkEvent } from "../../schema/SocketFrame.js"
+import type { NetworkEvent } from "../../schema/NetworkEvent.js"
 import type { NetworkConfig, StoredChannel } from "../../services/networks/Networks.js"
 import type { TransportEvent } from "../IrcTransport.js"
 import type { SayKind } from "../NetworkApi.js"

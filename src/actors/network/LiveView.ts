@@ -21,7 +21,7 @@ import type { CaseMappedMap } from "../../irc/CaseMapping.js"
 import { type ISupport, prefixSymbols, rankPrefixModes } from "../../irc/ISupport.js"
 import { toIsoTime } from "../../schema/Ids.js"
 import type { Member } from "../../schema/Member.js"
-import type { ChannelView, NetworkEvent } from "../../schema/SocketFrame.js"
+import type { ChannelView, NetworkEvent } from "../../schema/NetworkEvent.js"
 import { type Actor, featuresOf } from "./ActorState.js"
 import * as Channels from "./ChannelState.js"
 

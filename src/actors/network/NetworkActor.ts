@@ -29,7 +29,7 @@ import { Cause, Data, Deferred, Effect, Exit, FiberId, Option, Scope } from "eff
 import { CaseMappedMap, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import { defaultISupport, formatISupportToken } from "../../irc/ISupport.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import type { NetworkEvent } from "../../schema/SocketFrame.js"
+import type { NetworkEvent } from "../../schema/NetworkEvent.js"
 import type { NetworkConfig } from "../../services/networks/Networks.js"
 import type { UpstreamView } from "../NetworkApi.js"
 import { makeStepper, reconnectSchedule, regainNickSchedule } from "../ReconnectPolicy.js"

@@ -31,13 +31,8 @@
 import { Deferred, Effect, FiberId, Option, PubSub, Queue, type Scope } from "effect"
 import { type CaseMapping, DEFAULT_CASE_MAPPING } from "../../irc/CaseMapping.js"
 import type { NetworkStatus } from "../../schema/Network.js"
-import {
-  type MessageRecord,
-  type NetworkEvent,
-  type NetworkFeatures,
-  NO_FEATURES,
-  type ServerFrame
-} from "../../schema/SocketFrame.js"
+import { type NetworkEvent, type NetworkFeatures, NO_FEATURES } from "../../schema/NetworkEvent.js"
+import type { MessageRecord, ServerFrame } from "../../schema/SocketFrame.js"
 import { toMessageRecord } from "../history/MessageRecord.js"
 import type { BufferKind, StoredRow } from "../history/MessageRow.js"
 import { MessageWriter } from "../history/MessageWriter.js"

@@ -287,6 +287,41 @@ describe(`cluster events on ${describeMode}`, () => {
       yield* framesUntil(tabOnB, (f) => f.type === "network-removed" && f.networkId === m.networkId, "the removal")
     }), { timeout: 120_000 })
 
+  it.scopedLive("channel events from a node of another release: each checked, what this build cannot draw left out", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* twoNodes()
+      const m = yield* member(a)
+      const tabOnB = yield* subscribeTab(b, m.accountId)
+      let q = 0
+      /** A notice as a node this build never met sends it, NOTIFYed straight into the channel. */
+      const notify = (body: Record<string, unknown>) =>
+        a.get(SqlClient.SqlClient)`SELECT pg_notify('belay_events', ${
+          JSON.stringify({ o: "a-node-of-another-release", q: ++q, ...body })
+        })`.pipe(Effect.orDie)
+      yield* notify({
+        t: "e",
+        a: m.accountId,
+        e: [
+          { type: "reaction", networkId: m.networkId, target: "#belay", emoji: "👍" },
+          { type: "away", networkId: String(m.networkId), away: false },
+          { type: "member", networkId: m.networkId, channel: "#belay", nick: "bob", member: { nick: "bob" } },
+          { type: "away", networkId: m.networkId, away: true },
+          null
+        ]
+      })
+      yield* notify({ t: "e", a: m.accountId, e: "not a list" })
+      yield* notify({ t: "e", a: m.accountId, e: [{ type: "away", networkId: m.networkId, away: false }] })
+      const frames = yield* framesUntil(tabOnB, (f) => f.type === "away" && !f.away, "the second away event")
+      expect(frames.filter((f) => ["away", "member", "reaction"].includes(f.type))).toEqual([
+        { type: "away", networkId: m.networkId, away: true },
+        { type: "away", networkId: m.networkId, away: false }
+      ])
+      // B is still at work: an event of its own build from A reaches the tab.
+      yield* eventually("A knows of B's tab", Effect.sync(() => a.get(MemberEvents).listeningElsewhere(m.accountId)), (x) => x)
+      a.get(ClusterEvents).actorEvents.publish(m.accountId, [{ type: "network-removed", networkId: m.networkId }])
+      yield* framesUntil(tabOnB, (f) => f.type === "network-removed", "the removal")
+    }), { timeout: 120_000 })
+
   it.scopedLive("Web Push goes out once for the cluster, and not while a tab on another node is focused", () =>
     Effect.gen(function*() {
       const { a, b } = yield* twoNodes()
