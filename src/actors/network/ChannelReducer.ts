@@ -14,6 +14,7 @@ import { type CaseMapping, CaseMappedMap, equalsFolded } from "../../irc/CaseMap
 import { type IrcLine, parsePrefix } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport, modeKind, rankPrefixModes, splitNamesEntry } from "../../irc/ISupport.js"
 import { Numeric } from "../../irc/Numerics.js"
+import { tagTime, unixTime } from "../../irc/ServerTime.js"
 import {
   type ChannelContext,
   ChannelEvent,
@@ -25,7 +26,6 @@ import {
   joinedChannels,
   type MemberModes,
   modifyChannel,
-  unixTime,
   withCaseMapping
 } from "./ChannelState.js"
 
@@ -382,11 +382,6 @@ const setBack = (state: ChannelState, nick: string, ctx: ChannelContext): Channe
   }
 }
 
-/** IRCv3 server-time: the `time` tag, an ISO-8601 UTC timestamp; undefined when absent or unparsable. */
-const serverTime = (line: IrcLine): Date | undefined => {
-  const tag = line.tags.get("time")
-  if (tag === undefined) return undefined
-  const ms = Date.parse(tag)
-  return Number.isNaN(ms) ? undefined : new Date(ms)
-}
+/** IRCv3 server-time: the `time` tag; undefined when absent, unparsable or out of range (ServerTime.ts). */
+const serverTime = (line: IrcLine): Date | undefined => tagTime(line.tags.get("time"))
 

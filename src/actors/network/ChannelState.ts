@@ -198,9 +198,3 @@ export const modifyChannel = (
   f: (c: JoinedChannel) => JoinedChannel
 ): ChannelState => (state.channels.has(channel) ? { ...state, channels: state.channels.modify(channel, f) } : state)
 
-/** A Unix timestamp in seconds (333, list replies); null when absent, not a number or 0 ("unknown"). */
-export const unixTime = (value: string | undefined): Date | null => {
-  if (value === undefined || !/^[0-9]{1,12}$/.test(value)) return null
-  const seconds = Number(value)
-  return seconds === 0 ? null : new Date(seconds * 1000)
-}

@@ -34,6 +34,7 @@ import { decodeCtcp } from "../../irc/Ctcp.js"
 import { type IrcLine, parseLine } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport, splitStatusMsg } from "../../irc/ISupport.js"
 import { isNumeric } from "../../irc/Numerics.js"
+import { tagTime } from "../../irc/ServerTime.js"
 
 export interface HistoryContext {
   readonly networkId: number
@@ -117,15 +118,8 @@ const sharedChannels = (ctx: HistoryContext, nick: string): ReadonlyArray<string
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .map(([, name]) => name)
 
-/** IRCv3 server-time (`time=2024-01-01T00:00:00.000Z`), when present and valid. */
-const lineTime = (ctx: HistoryContext, line: IrcLine): Date => {
-  const tag = line.tags.get("time")
-  if (tag !== undefined) {
-    const ms = Date.parse(tag)
-    if (!Number.isNaN(ms)) return new Date(ms)
-  }
-  return ctx.time
-}
+/** IRCv3 server-time (`time=2024-01-01T00:00:00.000Z`) when present and valid (ServerTime.ts), else the receive time. */
+const lineTime = (ctx: HistoryContext, line: IrcLine): Date => tagTime(line.tags.get("time")) ?? ctx.time
 
 interface Entry {
   readonly buffer: Buffer

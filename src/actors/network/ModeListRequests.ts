@@ -44,10 +44,10 @@ import { type CaseMapping, equalsFolded } from "../../irc/CaseMapping.js"
 import { formatLine, type IrcLine } from "../../irc/IrcLine.js"
 import { isChannel, type ISupport } from "../../irc/ISupport.js"
 import { isErrorNumeric, Numeric } from "../../irc/Numerics.js"
+import { unixTime } from "../../irc/ServerTime.js"
 import type { ModeList, ModeListEntry, ModeListLetter } from "../../schema/ChannelMode.js"
 import { toIsoTime } from "../../schema/Ids.js"
 import { Refused, Timeout } from "../../schema/ToolErrors.js"
-import { unixTime } from "./ChannelState.js"
 
 /** The actor's id for one waiting caller (it keeps the caller's Deferred under it). */
 export type RequestId = number

@@ -398,6 +398,17 @@ describe("topic", () => {
       name: "333 with a bare nick and a zero time",
       lines: [":irc.test 332 me #chan :t", ":irc.test 333 me #chan alice 0"],
       expected: { topic: "t", setBy: "alice", setAt: null }
+    },
+    {
+      // A time past the year 9999 has no RFC 3339 form (src/irc/ServerTime.ts): unknown, as a zero time.
+      name: "333 with a time past the year 9999",
+      lines: [":irc.test 332 me #chan :t", ":irc.test 333 me #chan alice 999999999999"],
+      expected: { topic: "t", setBy: "alice", setAt: null }
+    },
+    {
+      name: "TOPIC with a server-time of the year 33658 uses the receipt time",
+      lines: ["@time=+033658-01-01T00:00:00.000Z :bob!b@h TOPIC #chan :far"],
+      expected: { topic: "far", setBy: "bob", setAt: NOW.toISOString() }
     }
   ])("$name", ({ lines, expected }) => {
     const run = feed([":me!u@h JOIN #chan", ...lines])

@@ -92,6 +92,11 @@ describe("History.messagesFor", () => {
     expect(m!.time.toISOString()).toBe("2024-05-06T07:08:09.123Z")
     const [n] = messagesFor(ctx, parseLine("@time=garbage :alice!a@h PRIVMSG #chan :x")!)
     expect(n!.time).toEqual(new Date(1000))
+    // Parsable, but with no RFC 3339 form to send it in (src/irc/ServerTime.ts): the receive time, as for garbage.
+    for (const far of ["+033658-01-01T00:00:00.000Z", "-000001-01-01T00:00:00.000Z"]) {
+      const [o] = messagesFor(ctx, parseLine(`@time=${far} :alice!a@h PRIVMSG #chan :x`)!)
+      expect(o!.time).toEqual(new Date(1000))
+    }
   })
 
   it("ownMessages: one self message per line and per comma target", () => {
