@@ -144,7 +144,8 @@ export const applyLine = (current: ChannelState, line: IrcLine, ctx: ChannelCont
     case "TOPIC": {
       const [channel, text = ""] = p
       if (channel === undefined || nick === undefined) return unchanged
-      const setAt = serverTime(line) ?? ctx.now
+      // IRCv3 server-time when the line has a usable one (src/irc/ServerTime.ts), else the receipt time.
+      const setAt = tagTime(line.tags.get("time")) ?? ctx.now
       return {
         state: modifyChannel(state, channel, (c) => withTopic(c, text, nick, setAt)),
         events: NO_EVENTS
@@ -381,7 +382,3 @@ const setBack = (state: ChannelState, nick: string, ctx: ChannelContext): Channe
     events: self ? [ChannelEvent.SelfAwayChanged({ away: false })] : NO_EVENTS
   }
 }
-
-/** IRCv3 server-time: the `time` tag; undefined when absent, unparsable or out of range (ServerTime.ts). */
-const serverTime = (line: IrcLine): Date | undefined => tagTime(line.tags.get("time"))
-
